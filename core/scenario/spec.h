@@ -1,0 +1,119 @@
+#pragma once
+// Plain-data description of one run: the in-memory form of a scenario JSON
+// file (60-cli-formats.md). Every field has the default the spec gives, so a
+// default-constructed Scenario is the embedded default scenario ("{}").
+// Loading, validation and canonical saving live in scenario_io.h.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sl {
+
+/// A token-length distribution. Fields used depend on `kind`.
+struct LengthDist {
+  enum class Kind { Constant, Uniform, Lognormal, Empirical, Mixture };
+  Kind kind = Kind::Constant;
+  double value = 0;                    // constant
+  double min = 0, max = 0;             // uniform range
+  std::optional<double> median, p90;   // lognormal by quantiles ...
+  std::optional<double> mu, sigma;     // ... or by parameters
+  std::string path;                    // empirical: CSV or JSON-lines file
+  std::string column;                  // empirical: column / field name
+  std::vector<LengthDist> parts;       // mixture components ...
+  std::vector<double> weights;         // ... and their weights (same size)
+  std::optional<double> clipMin, clipMax;  // optional "min"/"max" clip (not for uniform)
+};
+
+/// Piecewise-constant rate schedule segment: `rate` req/s for `duration_s`.
+struct RateSegment {
+  double duration_s = 60;
+  double rate = 1;
+};
+
+struct ArrivalSpec {
+  enum class Process { Poisson, Gamma, Schedule };
+  Process process = Process::Poisson;
+  double rate = 5.0;   // req/s (Poisson, Gamma)
+  double cv = 1.0;     // Gamma: coefficient of variation of inter-arrival times
+  std::vector<RateSegment> schedule;  // Schedule: segments in order; last rate persists
+};
+
+struct TraceSpec {
+  std::string path;              // resolved against the scenario file's folder
+  std::string format = "auto";   // auto | azure | burstgpt | mooncake | servelab
+  double time_scale = 1.0;       // multiply timestamps
+  std::optional<std::int64_t> max_requests;
+  std::optional<double> window_start_s, window_end_s;  // keep arrivals in [start, end)
+};
+
+struct WorkloadSpec {
+  std::optional<std::string> preset;  // named length preset (see workload/presets.h)
+  ArrivalSpec arrival;
+  LengthDist input_tokens;     // defaults set in the constructor below
+  LengthDist reasoning_tokens;
+  LengthDist answer_tokens;
+  std::optional<TraceSpec> trace;
+  std::int64_t requests = 2000;
+  WorkloadSpec();
+};
+
+struct FabricSpec {
+  int gpus_per_node = 8;
+  double nic_gbps = 100;        // per node NIC, gigabit/s
+  double link_latency_us = 5;   // per transfer start-up latency
+};
+
+struct ClusterSpec {
+  int instances = 4;
+  std::string gpu = "h100-sxm-80g";
+  int tp = 1;
+  double gpu_memory_utilization = 0.9;
+  double kv_capacity_fraction = 1.0;
+  int block_size = 16;
+  double watermark = 0.01;
+  double swap_gib = 64;
+  std::string preemption = "swap";  // swap | recompute
+  bool chunked_prefill = true;
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 8192;
+  FabricSpec fabric;
+  std::optional<std::string> profile;  // calibrated cost profile JSON path
+  nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
+};
+
+struct PolicySpec {
+  std::string id = "fcfs";
+  std::string router = "least-loaded";
+  nlohmann::json knobs = nlohmann::json::object();
+};
+
+struct SloSpec {
+  std::optional<double> ttft_s, tpot_s;
+  double ttfat_s = 0.25;
+  double qoe_tpot_s = 0.1;
+  double qoe_threshold = 0.95;
+};
+
+struct RunSpec {
+  std::uint64_t seed = 1;
+  std::optional<double> duration_s;   // stop simulated time; null = run until drained
+  double probe_interval_s = 1.0;
+  double rolling_window_s = 30.0;
+  std::int64_t trace_request_limit = 20000;  // requests drawn in trace.json
+};
+
+struct Scenario {
+  int schema_version = 1;
+  ClusterSpec cluster;
+  std::string model = "llama-3.1-8b";
+  WorkloadSpec workload;
+  PolicySpec policy;
+  SloSpec slo;
+  RunSpec run;
+  std::string base_dir = ".";  // folder relative paths resolve against (not saved)
+};
+
+}  // namespace sl

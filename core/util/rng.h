@@ -1,0 +1,39 @@
+#pragma once
+// Deterministic random streams. One generator per stream (arrivals, lengths,
+// noise, tie-breaks), derived from the scenario seed and a stream name, so
+// changing how many numbers one stream draws never shifts another.
+// Samplers are implemented here, not with std::*_distribution, whose output
+// differs between standard libraries (10-engine.md).
+#include <cstdint>
+#include <string_view>
+
+namespace sl {
+
+/// xoshiro256** seeded through SplitMix64. Identical output on every platform.
+class Rng {
+public:
+  explicit Rng(std::uint64_t seed = 1);
+  /// A stream independent of others: seed mixed with a hash of `stream`.
+  static Rng forStream(std::uint64_t seed, std::string_view stream);
+
+  std::uint64_t next();               ///< raw 64 bits
+  double uniform01();                 ///< [0, 1), 53-bit resolution
+  double uniform(double a, double b); ///< [a, b)
+  std::uint64_t below(std::uint64_t n);  ///< uniform integer in [0, n), unbiased; n > 0
+  double exponential(double rate);    ///< mean 1/rate
+  double normal();                    ///< standard normal
+  double normal(double mean, double sd);
+  double lognormal(double mu, double sigma);
+  double gamma(double shape, double scale);  ///< mean shape*scale
+
+private:
+  std::uint64_t s_[4];
+  bool hasSpare_ = false;
+  double spare_ = 0.0;
+};
+
+/// Stable 64-bit FNV-1a hash (used for stream names and fingerprints).
+std::uint64_t fnv1a64(std::string_view s, std::uint64_t h = 14695981039346656037ull);
+std::uint64_t hashCombine(std::uint64_t h, std::uint64_t v);
+
+}  // namespace sl
