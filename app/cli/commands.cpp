@@ -1,0 +1,225 @@
+#include "cli/commands.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/progress.h"
+#include "cost/cost_report.h"
+#include "cost/presets.h"
+#include "policy/registry.h"
+#include "policy/routers.h"
+#include "run/execute.h"
+#include "run/run.h"
+#include "scenario/scenario_io.h"
+#include "util/error.h"
+#include "util/strings.h"
+#include "workload/presets.h"
+
+namespace sl::cli {
+namespace {
+
+Scenario loadWithOverrides(const ScenarioArgs& a) {
+  nlohmann::json doc = loadJsonFile(a.path);
+  for (const std::string& s : a.sets) applySetOverride(doc, s);
+  Scenario s = parseScenario(doc, a.path);
+  s.base_dir = scenarioBaseDir(a.path);
+  if (a.seed) s.run.seed = *a.seed;
+  return s;
+}
+
+RunResult runOne(const Scenario& s, const std::string& source, const std::string& out, bool quiet,
+                 bool recordWallTime) {
+  auto prepared = prepareRun(s, source);
+  ProgressBar bar(!quiet);
+  RunOptions opt;
+  opt.outDir = out;
+  opt.recordWallTime = recordWallTime;
+  opt.progress = [&bar](double f, double simS) { bar.update(f, simS); };
+  RunResult r = executeRun(*prepared, opt);
+  bar.done();
+  return r;
+}
+
+std::string fmt(double v, int decimals = 3) {
+  if (!std::isfinite(v)) return "-";
+  return formatFixed(v, decimals);
+}
+
+}  // namespace
+
+int cmdRun(const RunArgs& a) {
+  const Scenario s = loadWithOverrides(a.scenario);
+  const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime);
+  if (a.json) {
+    std::cout << r.summaryJson.dump(2) << "\n";
+  } else {
+    std::cout << "ServeLab " << kServeLabVersion << " — " << a.scenario.path << "  (policy " << s.policy.id
+              << ", seed " << s.run.seed << ")\n"
+              << formatSummaryTable(r.summary) << "fingerprint " << fingerprintHex(r.fingerprint) << ", "
+              << r.events << " events, wall " << fmt(r.wallSeconds, 2) << " s\n";
+    if (!a.out.empty()) std::cout << "wrote " << a.out << "/{summary.json,requests.csv,timeseries.csv,trace.json}\n";
+  }
+  return 0;
+}
+
+int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
+  if (policies.empty()) throw InputError("--policies: give at least one policy id, e.g. fcfs,rr");
+  const Scenario base = loadWithOverrides(a.scenario);
+  for (const std::string& p : policies) (void)policyInfo(p);  // fail before running anything
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  std::vector<Summary> sums;
+  for (const std::string& p : policies) {
+    Scenario s = base;
+    s.policy.id = p;
+    s.policy.knobs = nlohmann::json::object();
+    if (p == base.policy.id) s.policy.knobs = base.policy.knobs;
+    const std::string out = a.out.empty() ? "" : a.out + "/" + p;
+    RunResult r = runOne(s, a.scenario.path, out, a.quiet, a.recordWallTime);
+    runs.push_back({{"policy", p}, {"summary", r.summaryJson}});
+    sums.push_back(r.summary);
+  }
+  if (a.json) {
+    std::cout << nlohmann::ordered_json{{"runs", runs}}.dump(2) << "\n";
+    return 0;
+  }
+  // Side-by-side table; deltas in % against the first policy.
+  struct Row {
+    const char* name;
+    double (*get)(const Summary&);
+  };
+  const Row rows[] = {
+      {"TTFT p50 (s)", [](const Summary& s) { return s.ttft_s.p50; }},
+      {"TTFT p99 (s)", [](const Summary& s) { return s.ttft_s.p99; }},
+      {"TPOT p50 (s)", [](const Summary& s) { return s.tpot_s.p50; }},
+      {"TPOT p99 (s)", [](const Summary& s) { return s.tpot_s.p99; }},
+      {"E2E p50 (s)", [](const Summary& s) { return s.e2e_s.p50; }},
+      {"QoE mean", [](const Summary& s) { return s.qoe_mean; }},
+      {"QoE violation", [](const Summary& s) { return s.qoe_violation_rate; }},
+      {"SLO attainment", [](const Summary& s) { return s.slo_attainment; }},
+      {"tokens/s", [](const Summary& s) { return s.tokens_per_s; }},
+      {"preemptions", [](const Summary& s) { return static_cast<double>(s.preemptions); }},
+  };
+  std::printf("%-16s", "metric");
+  for (const std::string& p : policies) std::printf(" %18s", p.c_str());
+  std::printf("\n");
+  for (const Row& row : rows) {
+    std::printf("%-16s", row.name);
+    const double ref = row.get(sums[0]);
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      const double v = row.get(sums[i]);
+      std::string cell = fmt(v);
+      if (i > 0 && std::isfinite(v) && std::isfinite(ref) && ref != 0)
+        cell += " (" + std::string(v >= ref ? "+" : "") + fmt((v - ref) / std::fabs(ref) * 100, 1) + "%)";
+      std::printf(" %18s", cell.c_str());
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int cmdValidate(const ScenarioArgs& a, bool printCanonical) {
+  const Scenario s = loadWithOverrides(a);
+  auto prepared = prepareRun(s, a.path);  // checks presets, knobs, capacity, workload files
+  if (printCanonical) {
+    std::cout << dumpScenario(s);
+  } else {
+    std::cout << a.path << ": OK — " << s.cluster.instances << " × " << s.cluster.gpu << " (tp " << s.cluster.tp
+              << "), " << prepared->model.name << ", policy " << s.policy.id << ", KV capacity "
+              << prepared->sim.instance.gpuBlocks * s.cluster.block_size << " tokens per instance\n";
+  }
+  return 0;
+}
+
+int cmdPresets(const std::string& what, bool json) {
+  const PresetRegistry& reg = PresetRegistry::builtin();
+  const std::vector<std::string> kinds = {"gpus", "models", "policies", "workloads", "routers", "fabrics"};
+  if (!what.empty() && std::find(kinds.begin(), kinds.end(), what) == kinds.end()) {
+    std::string msg = "presets: unknown kind '" + what + "'";
+    if (auto s = didYouMean(what, kinds)) msg += " (did you mean '" + *s + "'?)";
+    throw InputError(msg + "; one of gpus, models, policies, workloads, routers, fabrics");
+  }
+  nlohmann::ordered_json j;
+  auto want = [&](const char* k) { return what.empty() || what == k; };
+  if (want("gpus")) {
+    auto& arr = j["gpus"] = nlohmann::ordered_json::array();
+    for (const GpuSpec& g : reg.allGpus()) {
+      arr.push_back({{"id", g.id}, {"name", g.name}, {"bf16_tflops", g.bf16_tflops}, {"hbm_tbps", g.hbm_tbps},
+                     {"hbm_gib", g.hbm_gib}});
+      if (!json)
+        std::printf("gpu       %-22s %-34s %6.0f TFLOP/s %5.2f TB/s %4.0f GiB\n", g.id.c_str(), g.name.c_str(),
+                    g.bf16_tflops, g.hbm_tbps, g.hbm_gib);
+    }
+  }
+  if (want("models")) {
+    auto& arr = j["models"] = nlohmann::ordered_json::array();
+    for (const ModelSpec& m : reg.allModels()) {
+      arr.push_back({{"id", m.id}, {"name", m.name}, {"params_b", m.paramCount() / 1e9},
+                     {"kv_bytes_per_token", m.kvBytesPerToken()}, {"max_context", m.max_context}});
+      if (!json)
+        std::printf("model     %-22s %-34s %6.2f B params %7lld KiB KV/token\n", m.id.c_str(), m.name.c_str(),
+                    m.paramCount() / 1e9, static_cast<long long>(m.kvBytesPerToken() / 1024));
+    }
+  }
+  if (want("fabrics")) {
+    auto& arr = j["fabrics"] = nlohmann::ordered_json::array();
+    for (const FabricPreset& f : reg.allFabrics()) {
+      arr.push_back({{"id", f.id}, {"name", f.name}, {"nic_gbps", f.nic_gbps}, {"gpus_per_node", f.gpus_per_node}});
+      if (!json) std::printf("fabric    %-22s %s\n", f.id.c_str(), f.name.c_str());
+    }
+  }
+  if (want("policies")) {
+    auto& arr = j["policies"] = nlohmann::ordered_json::array();
+    for (const PolicyInfo& p : policyCatalog()) {
+      nlohmann::ordered_json knobs = nlohmann::ordered_json::array();
+      for (const KnobSpec& k : p.knobs)
+        knobs.push_back({{"name", k.name}, {"unit", k.unit}, {"min", k.min}, {"max", k.max}, {"default", k.def},
+                         {"description", k.description}});
+      arr.push_back({{"id", p.id}, {"family", p.family}, {"description", p.description}, {"knobs", knobs}});
+      if (!json) {
+        std::printf("policy    %-22s [%s] %s\n", p.id.c_str(), p.family.c_str(), p.description.c_str());
+        for (const KnobSpec& k : p.knobs)
+          std::printf("            knob %-16s default %g %s, range [%g, %g]: %s\n", k.name.c_str(), k.def,
+                      k.unit.c_str(), k.min, k.max, k.description.c_str());
+      }
+    }
+  }
+  if (want("routers")) {
+    auto& arr = j["routers"] = nlohmann::ordered_json::array();
+    for (RouterKind k : {RouterKind::RoundRobin, RouterKind::LeastLoaded, RouterKind::LeastKv, RouterKind::Random,
+                         RouterKind::PowerOfTwo}) {
+      arr.push_back(routerId(k));
+      if (!json) std::printf("router    %s\n", routerId(k));
+    }
+  }
+  if (want("workloads")) {
+    auto& arr = j["workloads"] = nlohmann::ordered_json::array();
+    for (const auto& [id, desc] : workloadPresets()) {
+      arr.push_back({{"id", id}, {"description", desc}});
+      if (!json) std::printf("workload  %-22s %s\n", id.c_str(), desc.c_str());
+    }
+  }
+  if (json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
+int cmdCost(const CostArgs& a) {
+  const PresetRegistry& reg = PresetRegistry::builtin();
+  CostCoefficients c;
+  if (a.profile) c = loadCostProfile(*a.profile);
+  const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c);
+  std::optional<std::string_view> pf, dc;
+  if (a.prefill) pf = *a.prefill;
+  if (a.decode) dc = *a.decode;
+  const BatchShape batch = parseCostBatch(pf, dc);
+  CostReportOptions o;
+  o.gpu_memory_utilization = a.gpuMemoryUtilization;
+  o.kv_capacity_fraction = a.kvCapacityFraction;
+  o.block_size = a.blockSize;
+  if (a.profile) o.profile = *a.profile;
+  if (a.json) std::cout << costReportJson(model, batch, o).dump(2) << "\n";
+  else std::cout << formatCostReport(model, batch, o);
+  return 0;
+}
+
+}  // namespace sl::cli

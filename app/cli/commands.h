@@ -1,0 +1,42 @@
+#pragma once
+// The servelab-cli subcommands. Each returns the process exit code:
+// 0 success, 2 bad input (sl::InputError), 1 internal error.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sl::cli {
+
+struct ScenarioArgs {
+  std::string path;
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> seed;
+};
+
+struct RunArgs {
+  ScenarioArgs scenario;
+  std::string out;
+  bool json = false;
+  bool quiet = false;
+  bool recordWallTime = false;
+};
+
+int cmdRun(const RunArgs& a);
+int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies);
+int cmdValidate(const ScenarioArgs& a, bool printCanonical);
+int cmdPresets(const std::string& what, bool json);
+
+struct CostArgs {
+  std::string gpu = "h100-sxm-80g";
+  std::string model = "llama-3.1-8b";
+  int tp = 1;
+  std::optional<std::string> prefill, decode, profile;
+  double gpuMemoryUtilization = 0.9;
+  double kvCapacityFraction = 1.0;
+  int blockSize = 16;
+  bool json = false;
+};
+int cmdCost(const CostArgs& a);
+
+}  // namespace sl::cli

@@ -1,0 +1,91 @@
+// servelab-cli: everything the GUI does, headless (60-cli-formats.md).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "run/execute.h"
+#include "util/error.h"
+
+namespace {
+
+void addScenarioOptions(CLI::App* c, sl::cli::ScenarioArgs& s) {
+  c->add_option("scenario", s.path, "Scenario JSON file")->required();
+  c->add_option("--set", s.sets, "Override a field by JSON path, e.g. --set workload.arrival.rate=12");
+  c->add_option("--seed", s.seed, "Override run.seed");
+}
+
+void addRunOptions(CLI::App* c, sl::cli::RunArgs& a) {
+  addScenarioOptions(c, a.scenario);
+  c->add_option("--out", a.out, "Write summary.json, requests.csv, timeseries.csv, trace.json here");
+  c->add_flag("--json", a.json, "Print the summary as JSON on stdout");
+  c->add_flag("--quiet", a.quiet, "No progress bar");
+  c->add_flag("--record-wall-time", a.recordWallTime,
+              "Store wall_s in summary.json (outputs are then no longer byte-identical between runs)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ServeLab: a what-if lab for LLM serving schedulers (headless CLI)", "servelab-cli"};
+  app.set_version_flag("--version", std::string("servelab-cli ") + sl::kServeLabVersion);
+  app.require_subcommand(1);
+
+  sl::cli::RunArgs runArgs;
+  auto* run = app.add_subcommand("run", "Run one scenario and print its summary");
+  addRunOptions(run, runArgs);
+
+  sl::cli::RunArgs cmpArgs;
+  std::vector<std::string> policies;
+  auto* cmp = app.add_subcommand("compare", "Run several policies on the same seeded workload");
+  addRunOptions(cmp, cmpArgs);
+  cmp->add_option("--policies", policies, "Comma-separated policy ids, e.g. fcfs,rr")->delimiter(',')->required();
+
+  sl::cli::ScenarioArgs valArgs;
+  bool canonical = false;
+  auto* val = app.add_subcommand("validate", "Check a scenario (fields, presets, knobs, memory) without running it");
+  addScenarioOptions(val, valArgs);
+  val->add_flag("--canonical", canonical, "Print the scenario in canonical form (every field)");
+
+  std::string presetKind;
+  bool presetJson = false;
+  auto* pre = app.add_subcommand("presets", "List GPUs, models, policies, workloads, routers, fabrics");
+  pre->add_option("kind", presetKind, "gpus | models | policies | workloads | routers | fabrics");
+  pre->add_flag("--json", presetJson, "JSON output");
+
+  sl::cli::CostArgs costArgs;
+  auto* cost = app.add_subcommand("cost", "Predicted iteration time of one batch, with its breakdown");
+  cost->add_option("--gpu", costArgs.gpu, "GPU preset id")->capture_default_str();
+  cost->add_option("--model", costArgs.model, "Model preset id")->capture_default_str();
+  cost->add_option("--tp", costArgs.tp, "Tensor-parallel degree")->capture_default_str();
+  cost->add_option("--prefill", costArgs.prefill, "TOKENS[xBATCH], e.g. 512x8");
+  cost->add_option("--decode", costArgs.decode, "SEQS@CONTEXT, e.g. 32@1024");
+  cost->add_option("--profile", costArgs.profile, "Calibrated cost profile JSON");
+  cost->add_option("--gpu-memory-utilization", costArgs.gpuMemoryUtilization)->capture_default_str();
+  cost->add_option("--kv-capacity-fraction", costArgs.kvCapacityFraction)->capture_default_str();
+  cost->add_option("--block-size", costArgs.blockSize)->capture_default_str();
+  cost->add_flag("--json", costArgs.json, "JSON output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    if (*run) return sl::cli::cmdRun(runArgs);
+    if (*cmp) return sl::cli::cmdCompare(cmpArgs, policies);
+    if (*val) return sl::cli::cmdValidate(valArgs, canonical);
+    if (*pre) return sl::cli::cmdPresets(presetKind, presetJson);
+    if (*cost) return sl::cli::cmdCost(costArgs);
+  } catch (const sl::InputError& e) {
+    std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "servelab-cli: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

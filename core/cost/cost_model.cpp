@@ -1,0 +1,267 @@
+#include "cost/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cost/suggest.h"
+#include "util/error.h"
+
+namespace sl {
+
+// ------------------------------------------------------------- coefficients
+
+namespace {
+
+struct CoefField {
+  const char* key;
+  double CostCoefficients::*ptr;
+  enum Rule { Positive, NonNegative, AtLeastOne } rule;
+};
+
+const CoefField kFields[] = {
+    {"eta_c", &CostCoefficients::eta_c, CoefField::Positive},
+    {"eta_a", &CostCoefficients::eta_a, CoefField::Positive},
+    {"eta_w", &CostCoefficients::eta_w, CoefField::Positive},
+    {"eta_kv", &CostCoefficients::eta_kv, CoefField::Positive},
+    {"t_step_us", &CostCoefficients::t_step_us, CoefField::NonNegative},
+    {"t_layer_us", &CostCoefficients::t_layer_us, CoefField::NonNegative},
+    {"t_seq_us", &CostCoefficients::t_seq_us, CoefField::NonNegative},
+    {"kappa", &CostCoefficients::kappa, CoefField::NonNegative},
+    {"h_max", &CostCoefficients::h_max, CoefField::AtLeastOne},
+    {"alpha_hop_us", &CostCoefficients::alpha_hop_us, CoefField::NonNegative},
+    {"activation_reserve_gib", &CostCoefficients::activation_reserve_gib, CoefField::NonNegative},
+    {"activation_reserve_per_vocab_kib", &CostCoefficients::activation_reserve_per_vocab_kib,
+     CoefField::NonNegative},
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+const std::vector<std::string>& CostCoefficients::keys() {
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> v;
+    for (const auto& f : kFields) v.emplace_back(f.key);
+    return v;
+  }();
+  return k;
+}
+
+CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string_view where,
+                                            const CostCoefficients& base) {
+  CostCoefficients c = base;
+  const std::string w(where);
+  if (j.is_null()) return c;
+  if (!j.is_object()) throw InputError(w + ": must be an object of cost coefficients");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string place = w + "." + it.key();
+    const CoefField* field = nullptr;
+    for (const auto& f : kFields)
+      if (it.key() == f.key) field = &f;
+    if (!field) {
+      std::string msg = place + ": unknown cost coefficient";
+      const std::string hint = costdetail::closestMatch(it.key(), keys());
+      if (!hint.empty()) msg += ": did you mean '" + hint + "'?";
+      msg += " known: " + costdetail::joinList(keys());
+      throw InputError(msg);
+    }
+    if (!it->is_number()) throw InputError(place + ": must be a number (got " + it->dump() + ")");
+    const double v = it->get<double>();
+    const std::string got = " (got " + it->dump() + ")";
+    if (!std::isfinite(v)) throw InputError(place + ": must be finite" + got);
+    switch (field->rule) {
+      case CoefField::Positive:
+        if (!(v > 0)) throw InputError(place + ": must be > 0" + got);
+        break;
+      case CoefField::NonNegative:
+        if (!(v >= 0)) throw InputError(place + ": must be >= 0" + got);
+        break;
+      case CoefField::AtLeastOne:
+        if (!(v >= 1)) throw InputError(place + ": must be >= 1" + got);
+        break;
+    }
+    c.*(field->ptr) = v;
+  }
+  return c;
+}
+
+CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string_view where) {
+  return fromJson(j, where, CostCoefficients{});
+}
+
+nlohmann::json CostCoefficients::toJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& f : kFields) j[f.key] = this->*(f.ptr);
+  return j;
+}
+
+// ----------------------------------------------------------------- profiles
+
+CostProfile readCostProfile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open cost profile");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(path + ": a cost profile must be a JSON object");
+  CostProfile p;
+  for (const char* key : {"gpu", "model"}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_string()) throw InputError(path + ": " + key + ": must be a string");
+    (std::string(key) == "gpu" ? p.gpu : p.model) = it->get<std::string>();
+  }
+  auto it = j.find("coefficients");
+  if (it == j.end()) throw InputError(path + ": coefficients: missing (a cost profile needs it)");
+  p.coefficients = CostCoefficients::fromJson(*it, path + ": coefficients");
+  return p;
+}
+
+CostCoefficients loadCostProfile(const std::string& path) { return readCostProfile(path).coefficients; }
+
+nlohmann::json costProfileJson(const CostProfile& p) {
+  nlohmann::json j = nlohmann::json::object();
+  j["gpu"] = p.gpu;
+  j["model"] = p.model;
+  j["coefficients"] = p.coefficients.toJson();
+  return j;
+}
+
+void writeCostProfile(const std::string& path, const CostProfile& p) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(path + ": cannot write cost profile");
+  out << costProfileJson(p).dump(2) << '\n';
+  if (!out) throw InputError(path + ": cannot write cost profile");
+}
+
+// ---------------------------------------------------------------- CostModel
+
+CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoefficients c)
+    : gpu_(gpu), model_(model), tp_(tp), c_(c) {
+  if (tp < 1) throw InputError("cluster.tp: must be >= 1 (got " + std::to_string(tp) + ")");
+  const double tpd = tp_;
+  const double F = gpu_.flopsPerSec();
+  const double BW = gpu_.hbmBytesPerSec();
+  linComputePerToken_ = 2.0 * static_cast<double>(model_.linearParams()) / (tpd * F * c_.eta_c);
+  linWeights_ = static_cast<double>(model_.weightBytes()) / (tpd * BW * c_.eta_w);
+  prefillPerUnit_ = 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
+  decodePerToken_ = static_cast<double>(model_.kvBytesPerToken()) / (tpd * BW * c_.eta_kv);
+  overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
+  overheadPerSeq_ = c_.t_seq_us * 1e-6;
+  if (tp_ > 1) {
+    const double link = gpu_.intraNodeLinkBytesPerSec();
+    const double perLayerAr = 2.0 * model_.layers;
+    commPerToken_ = perLayerAr * 2.0 * (tpd - 1) / tpd * model_.hidden * model_.dtype_bytes /
+                    (link * 0.5);
+    commFixed_ = perLayerAr * 2.0 * (tpd - 1) * c_.alpha_hop_us * 1e-6;
+  } else {
+    commPerToken_ = 0;
+    commFixed_ = 0;
+  }
+}
+
+double CostModel::heterogeneity(const BatchShape& b) const {
+  if (b.decode_seqs < 2 || b.decode_ctx_sum <= 0) return 1.0;
+  const double n = b.decode_seqs;
+  const double mean = b.decode_ctx_sum / n;
+  const double var = std::max(0.0, b.decode_ctx_sumsq / n - mean * mean);
+  const double cv = std::sqrt(var) / mean;
+  return std::min(c_.h_max, 1.0 + c_.kappa * cv);
+}
+
+CostBreakdown CostModel::breakdown(const BatchShape& b) const {
+  CostBreakdown r;
+  const double N = b.prefill_tokens + b.decode_seqs;
+  const int seqs = b.decode_seqs + b.prefill_seqs;
+  if (N <= 0 && seqs <= 0) return r;
+  r.heterogeneity_h = heterogeneity(b);
+  r.linear_s = std::max(linComputePerToken_ * N, linWeights_);
+  r.prefill_attn_s = prefillPerUnit_ * b.prefill_attn;
+  r.decode_attn_s = r.heterogeneity_h * decodePerToken_ * b.decode_ctx_sum;
+  r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqs;
+  r.comm_s = tp_ > 1 ? commPerToken_ * N + commFixed_ : 0.0;
+  r.total_s = r.overhead_s + r.linear_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
+  return r;
+}
+
+double CostModel::iterationSeconds(const BatchShape& b) const {
+  const double N = b.prefill_tokens + b.decode_seqs;
+  const int seqs = b.decode_seqs + b.prefill_seqs;
+  if (N <= 0 && seqs <= 0) return 0.0;
+  const double h = heterogeneity(b);
+  const double linear = std::max(linComputePerToken_ * N, linWeights_);
+  const double prefill = prefillPerUnit_ * b.prefill_attn;
+  const double decode = h * decodePerToken_ * b.decode_ctx_sum;
+  const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;
+  const double comm = tp_ > 1 ? commPerToken_ * N + commFixed_ : 0.0;
+  return overhead + linear + prefill + decode + comm;
+}
+
+double CostModel::activationReserveBytes() const {
+  return c_.activation_reserve_gib * 1073741824.0 +
+         c_.activation_reserve_per_vocab_kib * 1024.0 * model_.vocab;
+}
+
+double CostModel::usableKvBytesPerGpu(double util) const {
+  return gpu_.hbmBytes() * util - weightBytesPerGpu() - activationReserveBytes();
+}
+
+std::int64_t CostModel::kvCapacityBlocks(double util, double fraction, int block_size) const {
+  if (!(util > 0 && util <= 1))
+    throw InputError("cluster.gpu_memory_utilization: must be in (0, 1] (got " + fmt("%g", util) + ")");
+  if (!(fraction > 0 && fraction <= 1))
+    throw InputError("cluster.kv_capacity_fraction: must be in (0, 1] (got " + fmt("%g", fraction) + ")");
+  if (block_size < 1)
+    throw InputError("cluster.block_size: must be >= 1 (got " + std::to_string(block_size) + ")");
+  const double usable = usableKvBytesPerGpu(util);
+  const double weights = static_cast<double>(model_.weightBytes());
+  if (usable <= 0) {
+    const double offerPerGpu = gpu_.hbmBytes() * util - activationReserveBytes();
+    std::string msg = model_.name + " needs " + fmt("%.0f", weights / 1e9) + " GB of weights; " +
+                      std::to_string(tp_) + " \u00d7 " + gpu_.id + " offers " +
+                      fmt("%.0f", std::max(0.0, offerPerGpu) * tp_ / 1e9) + " GB usable (" +
+                      fmt("%g", gpu_.hbm_gib) + " GiB \u00d7 " + fmt("%.2f", util) + " per GPU, minus " +
+                      fmt("%.1f", activationReserveBytes() / 1e9) + " GB activation reserve each)";
+    if (offerPerGpu > 0) {
+      const auto need = static_cast<int>(std::ceil(weights / offerPerGpu));
+      msg += ": use tp \u2265 " + std::to_string(std::max(need, tp_ + 1));
+    } else {
+      msg += ": raise cluster.gpu_memory_utilization or lower the activation reserve";
+    }
+    throw InputError(msg);
+  }
+  const double perBlock = static_cast<double>(block_size) * kvBytesPerTokenPerGpu();
+  const auto blocks = static_cast<std::int64_t>(std::floor(usable / perBlock * fraction));
+  if (blocks < 1)
+    throw InputError(model_.name + " on " + std::to_string(tp_) + " \u00d7 " + gpu_.id +
+                     ": no room for one KV block (" + fmt("%.3f", usable / 1e9) +
+                     " GB per GPU left after weights; a block of " + std::to_string(block_size) +
+                     " tokens needs " + fmt("%.3f", perBlock / 1e9) + " GB per GPU)");
+  return blocks;
+}
+
+double CostModel::swapSeconds(double bytes) const {
+  if (bytes <= 0) return 0.0;
+  return bytes / (tp_ * hostLinkBytesPerSec());
+}
+
+double CostModel::allreduceSeconds(double bytes) const {
+  if (tp_ <= 1 || bytes <= 0) return 0.0;
+  const double tpd = tp_;
+  return 2.0 * (tpd - 1) / tpd * bytes / (gpu_.intraNodeLinkBytesPerSec() * 0.5) +
+         2.0 * (tpd - 1) * c_.alpha_hop_us * 1e-6;
+}
+
+}  // namespace sl

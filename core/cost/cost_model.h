@@ -1,0 +1,162 @@
+#pragma once
+// Analytic roofline cost model of one serving instance (20-cost-model.md):
+// iteration time of a batch on tp GPUs, KV capacity, swap / all-reduce time.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/presets.h"
+
+namespace sl {
+
+/// Efficiency factors and overheads. Defaults from 20-cost-model.md.
+/// Keys in JSON are the field names (e.g. "eta_c", "t_step_us").
+struct CostCoefficients {
+  double eta_c = 0.70;     ///< compute efficiency of linear layers
+  double eta_a = 0.55;     ///< compute efficiency of prefill attention
+  double eta_w = 0.73;     ///< bandwidth efficiency of the weight read
+  double eta_kv = 0.51;    ///< bandwidth efficiency of the decode KV read
+  double t_step_us = 126;  ///< per-iteration overhead
+  double t_layer_us = 32;  ///< per-layer overhead
+  double t_seq_us = 4.4;   ///< per-sequence overhead
+  double kappa = 0.6;      ///< heterogeneity slope: h = min(h_max, 1 + kappa·CV)
+  double h_max = 2.1;      ///< heterogeneity cap
+  double alpha_hop_us = 1.0;  ///< latency of one all-reduce ring hop
+  double activation_reserve_gib = 1.0;            ///< per-GPU activation reserve ...
+  double activation_reserve_per_vocab_kib = 1.0;  ///< ... plus this × vocab KiB
+
+  /// Applies the keys of `j` (a JSON object) on top of `base`. `where` names
+  /// the place in errors: unknown key → InputError "<where>.<key>: unknown
+  /// cost coefficient: did you mean '...'?". Values must be finite numbers:
+  /// eta_* > 0, h_max ≥ 1, all others ≥ 0 (a least-squares fit may give 0).
+  static CostCoefficients fromJson(const nlohmann::json& j, std::string_view where,
+                                   const CostCoefficients& base);
+  /// fromJson(j, where, defaults)
+  static CostCoefficients fromJson(const nlohmann::json& j, std::string_view where = "cluster.cost");
+  /// All keys, canonical (alphabetical) order.
+  nlohmann::json toJson() const;
+  /// The JSON keys in declaration order.
+  static const std::vector<std::string>& keys();
+};
+
+/// A calibrated cost profile file: {"gpu": ..., "model": ..., "coefficients": {...}}.
+/// Other top-level keys (fit statistics) are kept out of the way and ignored.
+struct CostProfile {
+  std::string gpu;    ///< preset id it was fitted for ("" if absent)
+  std::string model;  ///< preset id it was fitted for ("" if absent)
+  CostCoefficients coefficients;
+};
+
+/// Reads a profile; errors (InputError) name the file. Missing coefficients
+/// keep their defaults.
+CostProfile readCostProfile(const std::string& path);
+/// readCostProfile(path).coefficients
+CostCoefficients loadCostProfile(const std::string& path);
+nlohmann::json costProfileJson(const CostProfile& p);
+/// Writes costProfileJson(p) (indented); InputError if the file cannot be written.
+void writeCostProfile(const std::string& path, const CostProfile& p);
+
+/// One iteration's batch, summarised. A plain aggregate the engine updates
+/// incrementally (see addDecodeSeq / addPrefillChunk).
+struct BatchShape {
+  int decode_seqs = 0;
+  double decode_ctx_sum = 0;    ///< Σ L_i (context length of each decode sequence)
+  double decode_ctx_sumsq = 0;  ///< Σ L_i²
+  int prefill_seqs = 0;
+  double prefill_tokens = 0;    ///< Σ n_j (new tokens of each prefill chunk)
+  double prefill_attn = 0;      ///< Σ n_j · (c_j + n_j / 2), c_j = cached tokens
+};
+
+inline void addDecodeSeq(BatchShape& b, double ctx) {
+  b.decode_seqs += 1;
+  b.decode_ctx_sum += ctx;
+  b.decode_ctx_sumsq += ctx * ctx;
+}
+inline void addPrefillChunk(BatchShape& b, double newTokens, double cachedTokens = 0) {
+  b.prefill_seqs += 1;
+  b.prefill_tokens += newTokens;
+  b.prefill_attn += newTokens * (cachedTokens + newTokens / 2);
+}
+inline BatchShape& operator+=(BatchShape& a, const BatchShape& b) {
+  a.decode_seqs += b.decode_seqs;
+  a.decode_ctx_sum += b.decode_ctx_sum;
+  a.decode_ctx_sumsq += b.decode_ctx_sumsq;
+  a.prefill_seqs += b.prefill_seqs;
+  a.prefill_tokens += b.prefill_tokens;
+  a.prefill_attn += b.prefill_attn;
+  return a;
+}
+
+/// Seconds per term of the iteration time; total_s is their sum.
+struct CostBreakdown {
+  double linear_s = 0;        ///< max(compute, weight read)
+  double prefill_attn_s = 0;
+  double decode_attn_s = 0;   ///< includes the heterogeneity factor
+  double overhead_s = 0;      ///< t_step + t_layer·layers + t_seq·#seqs
+  double comm_s = 0;          ///< tensor-parallel all-reduces
+  double total_s = 0;
+  double heterogeneity_h = 1;
+};
+
+class CostModel {
+public:
+  /// tp ≥ 1, else InputError naming cluster.tp.
+  CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp = 1, CostCoefficients c = {});
+
+  const GpuSpec& gpu() const { return gpu_; }
+  const ModelSpec& model() const { return model_; }
+  int tp() const { return tp_; }
+  const CostCoefficients& coefficients() const { return c_; }
+
+  CostBreakdown breakdown(const BatchShape& b) const;
+  /// Same as breakdown(b).total_s; no allocation. An empty batch costs 0.
+  double iterationSeconds(const BatchShape& b) const;
+  /// h = min(h_max, 1 + kappa · CV of decode contexts); 1 with < 2 decode seqs.
+  double heterogeneity(const BatchShape& b) const;
+
+  // ---- memory
+  std::int64_t kvBytesPerToken() const { return model_.kvBytesPerToken(); }  ///< whole instance
+  double kvBytesPerTokenPerGpu() const { return static_cast<double>(kvBytesPerToken()) / tp_; }
+  double weightBytesPerGpu() const { return static_cast<double>(model_.weightBytes()) / tp_; }
+  /// activation_reserve_gib GiB + activation_reserve_per_vocab_kib KiB × vocab.
+  double activationReserveBytes() const;
+  /// HBM × util − weights / tp − activation reserve (may be ≤ 0).
+  double usableKvBytesPerGpu(double gpu_memory_utilization) const;
+  /// ⌊usable / (block_size · kv bytes per token / tp) · kv_capacity_fraction⌋
+  /// blocks per instance. InputError when the weights do not fit ("Llama-3.1-70B
+  /// needs 141 GB of weights; 1 × h100-sxm-80g offers 76 GB usable ...: use
+  /// tp ≥ 2") or no block fits; also for util / fraction outside (0, 1] or
+  /// block_size < 1.
+  std::int64_t kvCapacityBlocks(double gpu_memory_utilization, double kv_capacity_fraction,
+                                int block_size) const;
+
+  // ---- links
+  double hostLinkBytesPerSec() const { return gpu_.hostLinkBytesPerSec(); }  ///< per GPU
+  double nvlinkBytesPerSec() const { return gpu_.nvlinkBytesPerSec(); }      ///< 0 if none
+  /// Time to copy `bytes` of an instance's KV to/from host memory: each of
+  /// the tp GPUs moves its 1/tp share over its own host link in parallel.
+  double swapSeconds(double bytes) const;
+  /// Ring all-reduce of `bytes` over the GPU's NVLink (host link if none):
+  /// 2(tp−1)/tp · bytes / (link · 0.5) + 2(tp−1) · α_hop; 0 when tp = 1.
+  double allreduceSeconds(double bytes) const;
+
+private:
+  GpuSpec gpu_;
+  ModelSpec model_;
+  int tp_;
+  CostCoefficients c_;
+  // Precomputed per-batch constants (seconds).
+  double linComputePerToken_;  // 2·P_linear / (tp·F·η_c)
+  double linWeights_;          // W / (tp·BW·η_w)
+  double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
+  double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)
+  double overheadFixed_;       // t_step + t_layer·layers
+  double overheadPerSeq_;      // t_seq
+  double commPerToken_;        // 2·layers · 2(tp−1)/tp · hidden·dtype / (link·0.5)
+  double commFixed_;           // 2·layers · 2(tp−1)·α_hop
+};
+
+}  // namespace sl

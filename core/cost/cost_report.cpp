@@ -1,0 +1,168 @@
+#include "cost/cost_report.h"
+
+#include <charconv>
+#include <cstdio>
+
+#include "util/error.h"
+
+namespace sl {
+
+namespace {
+
+constexpr std::int64_t kMaxArg = 1'000'000'000;
+
+bool parsePositive(std::string_view s, std::int64_t& out) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end && out > 0 && out <= kMaxArg;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+struct Kv {
+  bool ok = false;
+  std::int64_t blocks = 0;
+  std::string error;
+};
+
+Kv kvCapacity(const CostModel& m, const CostReportOptions& o) {
+  Kv kv;
+  try {
+    kv.blocks = m.kvCapacityBlocks(o.gpu_memory_utilization, o.kv_capacity_fraction, o.block_size);
+    kv.ok = true;
+  } catch (const InputError& e) {
+    kv.error = e.what();
+  }
+  return kv;
+}
+
+std::string describeBatch(const BatchShape& b) {
+  std::string s;
+  if (b.prefill_seqs > 0)
+    s += "prefill " + std::to_string(b.prefill_seqs) + " seq, " + fmt("%.0f", b.prefill_tokens) +
+         " tokens";
+  if (b.decode_seqs > 0) {
+    if (!s.empty()) s += "; ";
+    s += "decode " + std::to_string(b.decode_seqs) + " seq, mean context " +
+         fmt("%.0f", b.decode_ctx_sum / b.decode_seqs);
+  }
+  return s.empty() ? "empty" : s;
+}
+
+}  // namespace
+
+BatchShape parsePrefillArg(std::string_view arg) {
+  const std::string bad = "--prefill: expected TOKENS[xBATCH], e.g. 2048 or 512x8 (got '" +
+                          std::string(arg) + "')";
+  std::int64_t tokens = 0, batch = 1;
+  const auto x = arg.find_first_of("xX");
+  if (x == std::string_view::npos) {
+    if (!parsePositive(arg, tokens)) throw InputError(bad);
+  } else if (!parsePositive(arg.substr(0, x), tokens) || !parsePositive(arg.substr(x + 1), batch)) {
+    throw InputError(bad);
+  }
+  BatchShape b;
+  const double n = static_cast<double>(tokens), k = static_cast<double>(batch);
+  b.prefill_seqs = static_cast<int>(batch);
+  b.prefill_tokens = k * n;
+  b.prefill_attn = k * n * (n / 2);  // no cached context: c_j = 0
+  return b;
+}
+
+BatchShape parseDecodeArg(std::string_view arg) {
+  const std::string bad = "--decode: expected SEQS@CONTEXT, e.g. 32@1024 (got '" +
+                          std::string(arg) + "')";
+  const auto at = arg.find('@');
+  std::int64_t seqs = 0, ctx = 0;
+  if (at == std::string_view::npos || !parsePositive(arg.substr(0, at), seqs) ||
+      !parsePositive(arg.substr(at + 1), ctx))
+    throw InputError(bad);
+  BatchShape b;
+  const double c = static_cast<double>(ctx);
+  b.decode_seqs = static_cast<int>(seqs);
+  b.decode_ctx_sum = static_cast<double>(seqs) * c;
+  b.decode_ctx_sumsq = static_cast<double>(seqs) * c * c;
+  return b;
+}
+
+BatchShape parseCostBatch(std::optional<std::string_view> prefill,
+                          std::optional<std::string_view> decode) {
+  if (!prefill && !decode) return parseDecodeArg("1@1024");
+  BatchShape b;
+  if (prefill) b += parsePrefillArg(*prefill);
+  if (decode) b += parseDecodeArg(*decode);
+  return b;
+}
+
+std::string formatCostReport(const CostModel& m, const BatchShape& batch,
+                             const CostReportOptions& o) {
+  const CostBreakdown r = m.breakdown(batch);
+  const auto ms = [](double s) { return fmt("%10.3f ms", s * 1e3); };
+  const auto pct = [&](double s) {
+    return r.total_s > 0 ? fmt("  (%5.1f %%)", 100.0 * s / r.total_s) : std::string();
+  };
+  std::string out;
+  out += "Model:   " + m.model().name + " (" + m.model().id + ")\n";
+  out += "GPU:     " + std::to_string(m.tp()) + " \u00d7 " + m.gpu().id + " (" + m.gpu().name +
+         "), tp " + std::to_string(m.tp()) + "\n";
+  out += "Profile: " + (o.profile.empty() ? std::string("default coefficients") : o.profile) + "\n";
+  out += "Batch:   " + describeBatch(batch) + "\n\n";
+  out += "Predicted iteration time: " + fmt("%.3f ms", r.total_s * 1e3) + "\n";
+  out += "  linear layers       " + ms(r.linear_s) + pct(r.linear_s) + "\n";
+  out += "  attention prefill   " + ms(r.prefill_attn_s) + pct(r.prefill_attn_s) + "\n";
+  out += "  attention decode    " + ms(r.decode_attn_s) + pct(r.decode_attn_s) + "\n";
+  out += "  overheads           " + ms(r.overhead_s) + pct(r.overhead_s) + "\n";
+  out += "  communication (TP)  " + ms(r.comm_s) + pct(r.comm_s) + "\n";
+  out += "Heterogeneity factor h: " + fmt("%.3f", r.heterogeneity_h) + "\n";
+  const Kv kv = kvCapacity(m, o);
+  if (kv.ok) {
+    out += "KV capacity: " + std::to_string(kv.blocks * o.block_size) + " tokens = " +
+           std::to_string(kv.blocks) + " blocks of " + std::to_string(o.block_size) +
+           " tokens (" + std::to_string(m.kvBytesPerToken()) + " B per token)\n";
+  } else {
+    out += "KV capacity: none: " + kv.error + "\n";
+  }
+  return out;
+}
+
+nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
+                              const CostReportOptions& o) {
+  const CostBreakdown r = m.breakdown(batch);
+  nlohmann::json j;
+  j["gpu"] = m.gpu().id;
+  j["model"] = m.model().id;
+  j["tp"] = m.tp();
+  j["profile"] = o.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.profile);
+  j["batch"] = {{"decode_seqs", batch.decode_seqs},
+                {"decode_ctx_sum", batch.decode_ctx_sum},
+                {"decode_ctx_sumsq", batch.decode_ctx_sumsq},
+                {"prefill_seqs", batch.prefill_seqs},
+                {"prefill_tokens", batch.prefill_tokens},
+                {"prefill_attn", batch.prefill_attn}};
+  j["iteration_ms"] = r.total_s * 1e3;
+  j["breakdown_ms"] = {{"linear", r.linear_s * 1e3},
+                       {"prefill_attention", r.prefill_attn_s * 1e3},
+                       {"decode_attention", r.decode_attn_s * 1e3},
+                       {"overhead", r.overhead_s * 1e3},
+                       {"communication", r.comm_s * 1e3}};
+  j["heterogeneity_h"] = r.heterogeneity_h;
+  const Kv kv = kvCapacity(m, o);
+  if (kv.ok) {
+    j["kv_capacity"] = {{"tokens", kv.blocks * o.block_size},
+                        {"blocks", kv.blocks},
+                        {"block_size", o.block_size},
+                        {"bytes_per_token", m.kvBytesPerToken()}};
+  } else {
+    j["kv_capacity"] = nullptr;
+    j["kv_error"] = kv.error;
+  }
+  j["coefficients"] = m.coefficients().toJson();
+  return j;
+}
+
+}  // namespace sl

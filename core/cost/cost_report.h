@@ -1,0 +1,45 @@
+#pragma once
+// The `servelab-cli cost` subcommand's logic (60-cli-formats.md): batch
+// arguments → BatchShape, and the predicted iteration time as text or JSON.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/cost_model.h"
+
+namespace sl {
+
+/// "--prefill TOKENS[xBATCH]": BATCH prompts of TOKENS new tokens each, no
+/// cached context ("2048", "512x8"). InputError naming --prefill on bad syntax.
+BatchShape parsePrefillArg(std::string_view arg);
+/// "--decode SEQS@CONTEXT": SEQS decode sequences at context CONTEXT
+/// ("1@1024", "32@1024"). InputError naming --decode on bad syntax.
+BatchShape parseDecodeArg(std::string_view arg);
+/// Both options combined into one batch; with neither given, the batch is
+/// one decode step at 1 K context ("--decode 1@1024").
+BatchShape parseCostBatch(std::optional<std::string_view> prefill,
+                          std::optional<std::string_view> decode);
+
+struct CostReportOptions {
+  double gpu_memory_utilization = 0.9;
+  double kv_capacity_fraction = 1.0;
+  int block_size = 16;
+  std::string profile;  ///< active profile's path; "" = default coefficients
+};
+
+/// Human-readable report: iteration time and its breakdown in ms, the
+/// heterogeneity factor, KV capacity in tokens and blocks (or why the
+/// weights do not fit).
+std::string formatCostReport(const CostModel& model, const BatchShape& batch,
+                             const CostReportOptions& opts = {});
+/// The same numbers for machines (`--json`). Keys: gpu, model, tp, profile,
+/// batch{...}, iteration_ms, breakdown_ms{linear, prefill_attention,
+/// decode_attention, overhead, communication}, heterogeneity_h,
+/// kv_capacity{tokens, blocks, block_size, bytes_per_token} or
+/// kv_capacity null + kv_error, coefficients{...}.
+nlohmann::json costReportJson(const CostModel& model, const BatchShape& batch,
+                              const CostReportOptions& opts = {});
+
+}  // namespace sl

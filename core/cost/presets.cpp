@@ -1,0 +1,272 @@
+#include "cost/presets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/embedded_presets.h"
+#include "cost/suggest.h"
+#include "util/error.h"
+
+namespace sl {
+
+// ---------------------------------------------------------------- ModelSpec
+
+std::int64_t ModelSpec::kvBytesPerToken() const {
+  return std::int64_t{2} * layers * kv_heads * head_dim * dtype_bytes;
+}
+
+std::int64_t ModelSpec::linearParamsPerLayer() const {
+  const std::int64_t h = hidden, hd = head_dim;
+  return h * (q_heads + 2 * std::int64_t{kv_heads}) * hd + std::int64_t{q_heads} * hd * h +
+         3 * h * intermediate;
+}
+
+std::int64_t ModelSpec::linearParams() const {
+  return linearParamsPerLayer() * layers + std::int64_t{vocab} * hidden;
+}
+
+std::int64_t ModelSpec::paramCount() const {
+  const std::int64_t embedding = std::int64_t{vocab} * hidden;
+  const std::int64_t perLayer = linearParamsPerLayer() + 2 * std::int64_t{hidden};  // + 2 RMSNorms
+  const std::int64_t lmHead = tied_embeddings ? 0 : embedding;
+  return embedding + perLayer * layers + hidden /* final norm */ + lmHead;
+}
+
+std::int64_t ModelSpec::weightBytes() const { return paramCount() * dtype_bytes; }
+
+// ------------------------------------------------------------------ parsing
+
+namespace {
+
+using nlohmann::json;
+
+struct FileReader {
+  const std::string& file;  // e.g. "resources/hardware/x.json"
+  const json& j;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw InputError(file + ": " + key + ": " + what);
+  }
+  const json& need(const std::string& key) const {
+    auto it = j.find(key);
+    if (it == j.end()) fail(key, "missing required field");
+    return *it;
+  }
+  std::string str(const std::string& key) const {
+    const json& v = need(key);
+    if (!v.is_string() || v.get<std::string>().empty()) fail(key, "must be a non-empty string");
+    return v.get<std::string>();
+  }
+  double positive(const std::string& key) const {
+    const json& v = need(key);
+    if (!v.is_number()) fail(key, "must be a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d <= 0) fail(key, "must be > 0 (got " + v.dump() + ")");
+    return d;
+  }
+  int positiveInt(const std::string& key) const {
+    const json& v = need(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 ||
+        v.get<std::int64_t>() > 1'000'000'000)
+      fail(key, "must be a positive integer (got " + v.dump() + ")");
+    return static_cast<int>(v.get<std::int64_t>());
+  }
+  int order() const {
+    auto it = j.find("order");
+    if (it == j.end()) return 1'000'000;
+    if (!it->is_number_integer()) fail("order", "must be an integer");
+    return it->get<int>();
+  }
+  void checkKeys(const std::vector<std::string>& allowed) const {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+      std::string msg = "unknown field";
+      const std::string hint = costdetail::closestMatch(it.key(), allowed);
+      if (!hint.empty()) msg += ": did you mean '" + hint + "'?";
+      fail(it.key(), msg);
+    }
+  }
+};
+
+GpuSpec parseGpu(const FileReader& r) {
+  r.checkKeys({"id", "name", "order", "bf16_tflops", "hbm_tbps", "hbm_gib", "nvlink_gbps",
+               "host_link_gbps"});
+  GpuSpec g;
+  g.id = r.str("id");
+  g.name = r.str("name");
+  g.bf16_tflops = r.positive("bf16_tflops");
+  g.hbm_tbps = r.positive("hbm_tbps");
+  g.hbm_gib = r.positive("hbm_gib");
+  if (!r.need("nvlink_gbps").is_null()) g.nvlink_gbps = r.positive("nvlink_gbps");
+  g.host_link_gbps = r.positive("host_link_gbps");
+  return g;
+}
+
+ModelSpec parseModel(const FileReader& r) {
+  r.checkKeys({"id", "name", "order", "aliases", "layers", "hidden", "q_heads", "kv_heads",
+               "head_dim", "intermediate", "vocab", "tied_embeddings", "dtype_bytes",
+               "max_context", "published_params_b"});
+  ModelSpec m;
+  m.id = r.str("id");
+  m.name = r.str("name");
+  if (auto it = r.j.find("aliases"); it != r.j.end()) {
+    if (!it->is_array()) r.fail("aliases", "must be an array of strings");
+    for (const auto& a : *it) {
+      if (!a.is_string()) r.fail("aliases", "must be an array of strings");
+      m.aliases.push_back(a.get<std::string>());
+    }
+  }
+  m.layers = r.positiveInt("layers");
+  m.hidden = r.positiveInt("hidden");
+  m.q_heads = r.positiveInt("q_heads");
+  m.kv_heads = r.positiveInt("kv_heads");
+  m.head_dim = r.positiveInt("head_dim");
+  m.intermediate = r.positiveInt("intermediate");
+  m.vocab = r.positiveInt("vocab");
+  const json& tied = r.need("tied_embeddings");
+  if (!tied.is_boolean()) r.fail("tied_embeddings", "must be true or false");
+  m.tied_embeddings = tied.get<bool>();
+  m.dtype_bytes = r.positiveInt("dtype_bytes");
+  m.max_context = r.positiveInt("max_context");
+  m.published_params_b = r.positive("published_params_b");
+  return m;
+}
+
+FabricPreset parseFabric(const FileReader& r) {
+  r.checkKeys({"id", "name", "order", "kind", "gpus_per_node", "nic_gbps", "link_latency_us"});
+  FabricPreset f;
+  f.id = r.str("id");
+  f.name = r.str("name");
+  f.kind = r.str("kind");
+  if (f.kind != "nic" && f.kind != "nvlink") r.fail("kind", "must be \"nic\" or \"nvlink\"");
+  f.gpus_per_node = r.positiveInt("gpus_per_node");
+  f.nic_gbps = r.positive("nic_gbps");
+  f.link_latency_us = r.positive("link_latency_us");
+  return f;
+}
+
+template <class T>
+void sortByOrder(std::vector<std::pair<int, T>>& items, std::vector<T>& out) {
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.id < b.second.id;
+  });
+  for (auto& [o, t] : items) out.push_back(std::move(t));
+}
+
+template <class T>
+std::vector<std::string> idsOf(const std::vector<T>& v) {
+  std::vector<std::string> ids;
+  ids.reserve(v.size());
+  for (const auto& x : v) ids.push_back(x.id);
+  return ids;
+}
+
+[[noreturn]] void unknownPreset(const char* kind, std::string_view id,
+                                const std::vector<std::string>& known,
+                                const std::vector<std::string>& candidates) {
+  std::string msg = std::string("unknown ") + kind + " preset '" + std::string(id) + "'";
+  const std::string hint = costdetail::closestMatch(id, candidates);
+  if (!hint.empty()) msg += ": did you mean '" + hint + "'?";
+  msg += " known: " + costdetail::joinList(known);
+  throw InputError(msg);
+}
+
+}  // namespace
+
+// ----------------------------------------------------------- PresetRegistry
+
+PresetRegistry::PresetRegistry(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::pair<int, GpuSpec>> gpus;
+  std::vector<std::pair<int, ModelSpec>> models;
+  std::vector<std::pair<int, FabricPreset>> fabrics;
+  std::set<std::string> gpuIds, modelIds, fabricIds;
+  for (const auto& [path, text] : files) {
+    const std::string file = "resources/" + path;
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      throw InputError(file + ": invalid JSON: " + e.what());
+    }
+    if (!j.is_object()) throw InputError(file + ": must be a JSON object");
+    const FileReader r{file, j};
+    auto dup = [&](std::set<std::string>& ids, const std::string& id) {
+      if (!ids.insert(id).second) r.fail("id", "duplicate preset id '" + id + "'");
+    };
+    if (path.rfind("hardware/", 0) == 0) {
+      auto g = parseGpu(r);
+      dup(gpuIds, g.id);
+      gpus.emplace_back(r.order(), std::move(g));
+    } else if (path.rfind("models/", 0) == 0) {
+      auto m = parseModel(r);
+      dup(modelIds, m.id);
+      for (const auto& a : m.aliases) dup(modelIds, a);
+      models.emplace_back(r.order(), std::move(m));
+    } else if (path.rfind("fabric/", 0) == 0) {
+      auto f = parseFabric(r);
+      dup(fabricIds, f.id);
+      fabrics.emplace_back(r.order(), std::move(f));
+    } else {
+      throw InputError(file + ": not under hardware/, models/ or fabric/");
+    }
+  }
+  sortByOrder(gpus, gpus_);
+  sortByOrder(models, models_);
+  sortByOrder(fabrics, fabrics_);
+}
+
+const PresetRegistry& PresetRegistry::builtin() {
+  static const PresetRegistry reg = [] {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& f : costdetail::embeddedPresetFiles()) files.emplace_back(f.path, f.text);
+    return PresetRegistry(files);
+  }();
+  return reg;
+}
+
+const GpuSpec& PresetRegistry::gpu(std::string_view id) const {
+  for (const auto& g : gpus_)
+    if (g.id == id) return g;
+  unknownPreset("GPU", id, gpus(), gpus());
+}
+
+const ModelSpec& PresetRegistry::model(std::string_view id) const {
+  for (const auto& m : models_) {
+    if (m.id == id) return m;
+    for (const auto& a : m.aliases)
+      if (a == id) return m;
+  }
+  std::vector<std::string> candidates;
+  for (const auto& m : models_) {
+    candidates.push_back(m.id);
+    candidates.insert(candidates.end(), m.aliases.begin(), m.aliases.end());
+  }
+  unknownPreset("model", id, models(), candidates);
+}
+
+const FabricPreset& PresetRegistry::fabric(std::string_view id) const {
+  for (const auto& f : fabrics_)
+    if (f.id == id) return f;
+  unknownPreset("fabric", id, fabrics(), fabrics());
+}
+
+bool PresetRegistry::hasGpu(std::string_view id) const {
+  return std::any_of(gpus_.begin(), gpus_.end(), [&](const auto& g) { return g.id == id; });
+}
+bool PresetRegistry::hasModel(std::string_view id) const {
+  return std::any_of(models_.begin(), models_.end(), [&](const auto& m) {
+    return m.id == id || std::find(m.aliases.begin(), m.aliases.end(), id) != m.aliases.end();
+  });
+}
+bool PresetRegistry::hasFabric(std::string_view id) const {
+  return std::any_of(fabrics_.begin(), fabrics_.end(), [&](const auto& f) { return f.id == id; });
+}
+
+std::vector<std::string> PresetRegistry::gpus() const { return idsOf(gpus_); }
+std::vector<std::string> PresetRegistry::models() const { return idsOf(models_); }
+std::vector<std::string> PresetRegistry::fabrics() const { return idsOf(fabrics_); }
+
+}  // namespace sl

@@ -1,0 +1,118 @@
+#pragma once
+// GPU, model and fabric presets (20-cost-model.md). The data lives in
+// resources/{hardware,models,fabric}/*.json and is embedded into core_cost at
+// build time, so PresetRegistry::builtin() works from any directory.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sl {
+
+/// One GPU type. Units as in the preset files: TFLOP/s (10^12), TB/s
+/// (10^12 B/s), GiB (2^30 B), GB/s per direction (10^9 B/s).
+struct GpuSpec {
+  std::string id;
+  std::string name;
+  double bf16_tflops = 0;               ///< dense bf16 peak
+  double hbm_tbps = 0;                  ///< HBM bandwidth, TB/s
+  double hbm_gib = 0;                   ///< HBM size, GiB
+  std::optional<double> nvlink_gbps;    ///< NVLink GB/s per direction; none = no NVLink
+  double host_link_gbps = 0;            ///< host (PCIe) link GB/s per direction
+
+  double flopsPerSec() const { return bf16_tflops * 1e12; }
+  double hbmBytesPerSec() const { return hbm_tbps * 1e12; }
+  double hbmBytes() const { return hbm_gib * 1073741824.0; }
+  /// NVLink bytes/s per direction, 0 when the GPU has no NVLink.
+  double nvlinkBytesPerSec() const { return nvlink_gbps ? *nvlink_gbps * 1e9 : 0.0; }
+  double hostLinkBytesPerSec() const { return host_link_gbps * 1e9; }
+  /// The link tensor-parallel collectives use: NVLink, else the host link.
+  double intraNodeLinkBytesPerSec() const {
+    return nvlink_gbps ? nvlinkBytesPerSec() : hostLinkBytesPerSec();
+  }
+};
+
+/// One model architecture, numbers as in its published config. Parameter
+/// count and KV bytes per token are derived, never typed in.
+struct ModelSpec {
+  std::string id;
+  std::string name;                      ///< display name, e.g. "Llama-3.1-70B"
+  std::vector<std::string> aliases;      ///< other ids accepted by PresetRegistry::model
+  int layers = 0;
+  int hidden = 0;
+  int q_heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int intermediate = 0;
+  int vocab = 0;
+  bool tied_embeddings = false;
+  int dtype_bytes = 2;
+  int max_context = 0;
+  double published_params_b = 0;         ///< published total, billions (tests only)
+
+  /// 2 (K and V) · layers · kv_heads · head_dim · dtype_bytes.
+  std::int64_t kvBytesPerToken() const;
+  /// hidden·(q_heads + 2·kv_heads)·head_dim + q_heads·head_dim·hidden + 3·hidden·intermediate.
+  std::int64_t linearParamsPerLayer() const;
+  /// Parameters that take part in per-token matmuls: all layers' linear
+  /// weights plus the LM head (vocab × hidden, also when tied).
+  std::int64_t linearParams() const;
+  /// Embedding + layers (linear + 2 RMSNorms) + final norm + LM head unless tied.
+  std::int64_t paramCount() const;
+  /// paramCount() · dtype_bytes.
+  std::int64_t weightBytes() const;
+};
+
+/// Inter-instance fabric preset (resources/fabric/). Named FabricPreset
+/// because sl::FabricSpec is the scenario's cluster.fabric section; the
+/// fields map onto it one to one.
+struct FabricPreset {
+  std::string id;
+  std::string name;
+  std::string kind = "nic";      ///< "nic" or "nvlink"
+  int gpus_per_node = 8;
+  double nic_gbps = 100;         ///< gigabit/s per node (arrow-nvlink: 3200 = 400 GB/s)
+  double link_latency_us = 5;
+
+  double bytesPerSec() const { return nic_gbps * 1e9 / 8.0; }
+};
+
+/// Lookup of presets by id. Unknown ids throw sl::InputError with a
+/// did-you-mean hint and the list of known ids.
+class PresetRegistry {
+public:
+  /// The presets embedded from resources/ at build time.
+  static const PresetRegistry& builtin();
+
+  /// Builds a registry from (path, JSON text) pairs; path is relative to
+  /// resources/ ("hardware/x.json", "models/x.json", "fabric/x.json") and
+  /// picks the kind. Throws sl::InputError naming the file and field.
+  explicit PresetRegistry(const std::vector<std::pair<std::string, std::string>>& files);
+
+  const GpuSpec& gpu(std::string_view id) const;
+  const ModelSpec& model(std::string_view id) const;  ///< id or alias
+  const FabricPreset& fabric(std::string_view id) const;
+
+  bool hasGpu(std::string_view id) const;
+  bool hasModel(std::string_view id) const;
+  bool hasFabric(std::string_view id) const;
+
+  /// Ids in a stable order (each file's "order" field, then id); the first
+  /// is the default (h100-sxm-80g for GPUs).
+  std::vector<std::string> gpus() const;
+  std::vector<std::string> models() const;
+  std::vector<std::string> fabrics() const;
+
+  const std::vector<GpuSpec>& allGpus() const { return gpus_; }
+  const std::vector<ModelSpec>& allModels() const { return models_; }
+  const std::vector<FabricPreset>& allFabrics() const { return fabrics_; }
+
+private:
+  std::vector<GpuSpec> gpus_;
+  std::vector<ModelSpec> models_;
+  std::vector<FabricPreset> fabrics_;
+};
+
+}  // namespace sl

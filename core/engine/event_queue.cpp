@@ -1,0 +1,34 @@
+#include "engine/event_queue.h"
+
+#include <algorithm>
+
+namespace sl {
+
+const char* eventKindName(EventKind k) {
+  switch (k) {
+    case EventKind::Arrival: return "arrival";
+    case EventKind::InstanceWake: return "wake";
+    case EventKind::IterationEnd: return "iteration_end";
+    case EventKind::FlowStart: return "flow_start";
+    case EventKind::NetworkUpdate: return "network_update";
+    case EventKind::MonitorTick: return "monitor_tick";
+    case EventKind::Message: return "message";
+    case EventKind::Probe: return "probe";
+    case EventKind::StopRun: return "stop";
+  }
+  return "?";
+}
+
+void EventQueue::push(SimTime time, EventKind kind, std::int64_t a) {
+  heap_.push_back(Event{time, nextSeq_++, kind, a});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
+Event EventQueue::pop() {
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  Event e = heap_.back();
+  heap_.pop_back();
+  return e;
+}
+
+}  // namespace sl

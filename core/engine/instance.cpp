@@ -1,0 +1,199 @@
+#include "engine/instance.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/simulator.h"
+
+namespace sl {
+
+const char* roleName(InstanceRole r) {
+  switch (r) {
+    case InstanceRole::Both: return "both";
+    case InstanceRole::Prefill: return "prefill";
+    case InstanceRole::Decode: return "decode";
+  }
+  return "?";
+}
+
+Instance::Instance(int id, const InstanceConfig& cfg, std::unique_ptr<LocalPolicy> policy)
+    : id_(id), cfg_(cfg), policy_(std::move(policy)) {
+  batch_.reserve(static_cast<std::size_t>(cfg.maxNumSeqs));
+}
+
+SimTime IterationBuilder::now() const { return sim_.now(); }
+
+std::int64_t IterationBuilder::blocksToRun(const Request& r) const {
+  if (r.prefillDone()) return inst_.blocksFor(static_cast<std::int64_t>(r.kvTokens) + 1);
+  return inst_.blocksFor(r.prefillTarget);
+}
+
+std::int64_t IterationBuilder::extraBlocksToRun(const Request& r) const {
+  const std::int64_t extra = blocksToRun(r) - r.blocksGpu;
+  const std::int64_t wm = r.state == ReqState::Waiting ? inst_.cfg_.watermarkBlocks : 0;
+  return std::max<std::int64_t>(0, extra) + wm;
+}
+
+bool IterationBuilder::allocate(Request& r, std::int64_t blocks) {
+  if (blocks <= 0) return true;
+  if (blocks > inst_.freeGpuBlocks()) return false;
+  inst_.gpuUsed_ += blocks;
+  r.blocksGpu += static_cast<std::int32_t>(blocks);
+  return true;
+}
+
+void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
+  r.batchIndex = static_cast<std::int32_t>(inst_.batch_.size());
+  inst_.batch_.push_back(BatchEntry{&r, tokens, prefill});
+  tokenBudget_ -= tokens;
+  const SimTime t = sim_.now();
+  if (r.firstScheduled < 0) {
+    r.firstScheduled = t;
+    r.queueing = t - r.arrival;
+    sim_.notify(RequestEvent::FirstScheduled, r, inst_.id_);
+  }
+  if (r.blockingStart >= 0) {
+    r.blocking = t - r.blockingStart;
+    r.blockingStart = -1;
+  }
+}
+
+bool IterationBuilder::addDecode(Request& r) {
+  if (r.state != ReqState::Running || !r.prefillDone() || r.batchIndex >= 0) return false;
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  if (!allocate(r, blocksToRun(r) - r.blocksGpu)) return false;
+  addEntry(r, 1, false);
+  return true;
+}
+
+bool IterationBuilder::addPrefillChunk(Request& r) {
+  if (r.state != ReqState::Running || r.prefillDone() || r.batchIndex >= 0) return false;
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  const std::int32_t remaining = r.prefillTarget - r.prefilled;
+  std::int32_t chunk = remaining;
+  if (inst_.cfg_.chunkedPrefill) {
+    chunk = std::min(remaining, tokenBudget_);
+  } else if (remaining > tokenBudget_ && !inst_.batch_.empty()) {
+    return false;  // whole prompts only; an oversized prompt runs alone
+  }
+  if (!allocate(r, blocksToRun(r) - r.blocksGpu)) return false;
+  addEntry(r, chunk, true);
+  return true;
+}
+
+bool IterationBuilder::admit(Request& r) {
+  if (r.state != ReqState::Waiting || r.batchIndex >= 0) return false;
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  const std::int64_t need = inst_.blocksFor(r.prefillTarget);
+  if (inst_.freeGpuBlocks() - need < inst_.cfg_.watermarkBlocks) return false;
+  if (!inst_.cfg_.chunkedPrefill && r.prefillTarget - r.prefilled > tokenBudget_ && !inst_.batch_.empty())
+    return false;
+  allocate(r, need - r.blocksGpu);
+  const bool wasPreempted = r.everPreempted;
+  sim_.setState(r, ReqState::Running);
+  if (wasPreempted) sim_.notify(RequestEvent::Resumed, r, inst_.id_);
+  const bool ok = addPrefillChunk(r);
+  assert(ok);
+  (void)ok;
+  return true;
+}
+
+bool IterationBuilder::resume(Request& r) {
+  if (r.state != ReqState::Swapped || r.batchIndex >= 0) return false;
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  const std::int64_t need = blocksToRun(r);
+  if (need > inst_.freeGpuBlocks()) return false;
+  inst_.swapBytes_ += r.blocksCpu * inst_.cfg_.kvBytesPerBlock;
+  inst_.cpuUsed_ -= r.blocksCpu;
+  r.blocksCpu = 0;
+  allocate(r, need);
+  sim_.setState(r, ReqState::Running);
+  sim_.notify(RequestEvent::Resumed, r, inst_.id_);
+  const bool ok = r.prefillDone() ? addDecode(r) : addPrefillChunk(r);
+  assert(ok);
+  (void)ok;
+  return true;
+}
+
+bool IterationBuilder::run(Request& r) {
+  switch (r.state) {
+    case ReqState::Running: return r.prefillDone() ? addDecode(r) : addPrefillChunk(r);
+    case ReqState::Swapped: return resume(r);
+    case ReqState::Waiting: return admit(r);
+    default: return false;
+  }
+}
+
+void IterationBuilder::preempt(Request& r) {
+  if (r.state != ReqState::Running) return;
+  if (r.batchIndex >= 0) {  // take it back out of this iteration's batch
+    auto& batch = inst_.batch_;
+    const auto idx = static_cast<std::size_t>(r.batchIndex);
+    tokenBudget_ += batch[idx].newTokens;
+    batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(idx));
+    for (std::size_t i = idx; i < batch.size(); ++i) batch[i].r->batchIndex = static_cast<std::int32_t>(i);
+    r.batchIndex = -1;
+  }
+  sim_.cancelLive(r);
+  const std::int64_t blocks = r.blocksGpu;
+  inst_.gpuUsed_ -= blocks;
+  r.blocksGpu = 0;
+  if (inst_.cfg_.swapPreemption && blocks <= inst_.freeCpuBlocks()) {
+    inst_.cpuUsed_ += blocks;
+    r.blocksCpu = static_cast<std::int32_t>(blocks);
+    inst_.swapBytes_ += blocks * inst_.cfg_.kvBytesPerBlock;
+    sim_.setState(r, ReqState::Swapped);
+  } else {  // recompute: drop the KV; prefill re-runs over prompt + generated tokens
+    r.kvTokens = 0;
+    r.prefilled = 0;
+    r.prefillTarget = r.input + r.generated;
+    r.everPreempted = true;
+    sim_.setState(r, ReqState::Waiting);
+  }
+  ++r.preemptions;
+  ++sim_.preemptions_;
+  ++inst_.preemptionsThisIter_;
+  sim_.notify(RequestEvent::Preempted, r, inst_.id_);
+}
+
+std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
+  // Blocks the prefix may use: everything not held by requests outside `order`.
+  std::int64_t heldByOrder = 0;
+  for (const Request* r : order)
+    if (r->state == ReqState::Running) heldByOrder += r->blocksGpu;
+  const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
+  std::int64_t cum = 0;
+  std::size_t n = 0;
+  for (; n < order.size(); ++n) {
+    const Request& r = *order[n];
+    if (static_cast<std::int32_t>(n) >= inst_.cfg_.maxNumSeqs) break;
+    const std::int64_t need = std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
+    const std::int64_t wm = r.state == ReqState::Waiting ? inst_.cfg_.watermarkBlocks : 0;
+    if (cum + need + wm > avail) break;
+    cum += need;
+  }
+  for (std::size_t i = order.size(); i-- > n;)
+    if (order[i]->state == ReqState::Running) preempt(*order[i]);
+
+  const auto prefix = order.first(n);
+  if (!inst_.cfg_.chunkedPrefill) {
+    bool anyNew = false;
+    for (Request* r : prefix) anyNew |= r->state == ReqState::Waiting;
+    if (anyNew) {  // vLLM V0: an iteration that admits prompts is prefill-only
+      for (Request* r : prefix)
+        if (r->state == ReqState::Waiting && !admit(*r)) break;
+    } else {
+      for (Request* r : prefix) run(*r);
+    }
+    return n;
+  }
+  for (Request* r : prefix)  // decodes first ...
+    if (r->prefillDone() && r->state != ReqState::Waiting) run(*r);
+  for (Request* r : prefix) {  // ... then prefill chunks fill the token budget
+    if (tokenBudget_ <= 0) break;
+    if (r->batchIndex < 0 && (!r->prefillDone() || r->state == ReqState::Waiting)) run(*r);
+  }
+  return n;
+}
+
+}  // namespace sl

@@ -1,0 +1,157 @@
+#pragma once
+// One serving instance: a model replica on `tp` GPUs with a paged KV cache,
+// a CPU swap space, a local policy and the continuous-batching loop
+// (10-engine.md "Instances"). The batch of the running iteration lives here.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "engine/policy_api.h"
+#include "engine/request.h"
+
+namespace sl {
+
+enum class InstanceRole : std::uint8_t { Both, Prefill, Decode };
+const char* roleName(InstanceRole r);
+
+/// Per-instance configuration derived from the scenario.
+struct InstanceConfig {
+  std::int64_t gpuBlocks = 0;       // KV capacity in blocks
+  std::int64_t cpuBlocks = 0;       // swap capacity in blocks
+  std::int32_t blockSize = 16;
+  std::int64_t watermarkBlocks = 0; // free blocks kept at admission
+  bool swapPreemption = true;       // false: recompute
+  bool chunkedPrefill = true;
+  std::int32_t maxNumSeqs = 256;
+  std::int32_t maxBatchedTokens = 8192;
+  double kvBytesPerBlock = 0;       // whole-instance bytes of one block (all tp shards)
+  double hostLinkBytesPerSec = 64e9;
+};
+
+struct BatchEntry {
+  Request* r;
+  std::int32_t newTokens;  // prefill chunk size, or 1 for a decode
+  bool prefill;
+};
+
+class Simulator;
+
+class Instance {
+public:
+  Instance(int id, const InstanceConfig& cfg, std::unique_ptr<LocalPolicy> policy);
+
+  int id() const { return id_; }
+  const InstanceConfig& config() const { return cfg_; }
+  LocalPolicy& policy() { return *policy_; }
+  const LocalPolicy& policy() const { return *policy_; }
+
+  InstanceRole role() const { return role_; }
+  void setRole(InstanceRole r) { role_ = r; }
+
+  // ---- KV accounting
+  std::int64_t gpuBlocksUsed() const { return gpuUsed_; }
+  std::int64_t gpuBlocksReserved() const { return gpuReserved_; }
+  std::int64_t cpuBlocksUsed() const { return cpuUsed_; }
+  std::int64_t freeGpuBlocks() const { return cfg_.gpuBlocks - gpuUsed_ - gpuReserved_; }
+  std::int64_t freeCpuBlocks() const { return cfg_.cpuBlocks - cpuUsed_; }
+  /// KV footprint (GPU + CPU blocks), PASCAL's and least-KV's load measure.
+  std::int64_t kvFootprintBlocks() const { return gpuUsed_ + cpuUsed_; }
+  std::int32_t blocksFor(std::int64_t tokens) const {
+    return static_cast<std::int32_t>((tokens + cfg_.blockSize - 1) / cfg_.blockSize);
+  }
+
+  // ---- load counters (for routers and the GUI)
+  std::int64_t assignedRequests() const { return assigned_; }
+  std::int64_t assignedTokens() const { return assignedTokens_; }  // Σ input + generated
+  std::int64_t tokensProduced() const { return tokensProduced_; }
+
+  // ---- iteration state
+  bool busy() const { return busy_; }
+  SimTime iterationStart() const { return iterStart_; }
+  SimTime iterationEnd() const { return iterEnd_; }
+  const std::vector<BatchEntry>& batch() const { return batch_; }
+  std::int64_t iterations() const { return iterations_; }
+
+private:
+  friend class Simulator;
+  friend class IterationBuilder;
+
+  int id_;
+  InstanceConfig cfg_;
+  std::unique_ptr<LocalPolicy> policy_;
+  InstanceRole role_ = InstanceRole::Both;
+
+  std::int64_t gpuUsed_ = 0, gpuReserved_ = 0, cpuUsed_ = 0;
+  std::int64_t assigned_ = 0, assignedTokens_ = 0, tokensProduced_ = 0;
+
+  bool busy_ = false;
+  bool wakePending_ = false;
+  SimTime iterStart_ = 0, iterEnd_ = 0;
+  std::int64_t iterations_ = 0;
+  std::vector<BatchEntry> batch_;
+  BatchShape shape_{};
+  double swapBytes_ = 0;
+  int preemptionsThisIter_ = 0;
+};
+
+/// What a local policy uses to build one iteration's batch. Every method
+/// keeps the KV accounting exact; a method that returns false changed
+/// nothing. Memory for new tokens is taken one block at a time as a
+/// sequence crosses a block boundary; admission takes the whole prompt plus
+/// the watermark (10-engine.md).
+class IterationBuilder {
+public:
+  IterationBuilder(Simulator& sim, Instance& inst) : sim_(sim), inst_(inst) {}
+
+  Instance& instance() { return inst_; }
+  const InstanceConfig& config() const { return inst_.cfg_; }
+  SimTime now() const;
+  std::int64_t freeBlocks() const { return inst_.freeGpuBlocks(); }
+  std::int32_t seqSlotsLeft() const {
+    return inst_.cfg_.maxNumSeqs - static_cast<std::int32_t>(inst_.batch_.size());
+  }
+  std::int32_t tokenBudgetLeft() const { return tokenBudget_; }
+  bool chunkedPrefill() const { return inst_.cfg_.chunkedPrefill; }
+  bool empty() const { return inst_.batch_.empty(); }
+  bool inBatch(const Request& r) const { return r.batchIndex >= 0; }
+  int preemptionsThisIteration() const { return inst_.preemptionsThisIter_; }
+
+  /// GPU blocks `r` needs resident to run in this iteration.
+  std::int64_t blocksToRun(const Request& r) const;
+  /// Extra free blocks `r` needs to run now (0 if it already holds them;
+  /// includes the watermark for an admission).
+  std::int64_t extraBlocksToRun(const Request& r) const;
+
+  /// Running request with prefill complete: one decode token.
+  bool addDecode(Request& r);
+  /// Running request with prefill incomplete: next chunk (whole remainder
+  /// without chunked prefill).
+  bool addPrefillChunk(Request& r);
+  /// Waiting request: allocate its prompt (+ watermark) and add its first chunk.
+  bool admit(Request& r);
+  /// Swapped request: copy its KV back (time added to this iteration) and run it.
+  bool resume(Request& r);
+  /// Add `r` in whatever way its state needs (decode, chunk, admit, resume).
+  bool run(Request& r);
+  /// Evict a Running request (swap, or recompute when swap is off or full).
+  void preempt(Request& r);
+
+  /// Run the longest prefix of `order` that fits in GPU memory and the
+  /// iteration's limits; running requests outside the prefix are preempted,
+  /// tail first (RR, PASCAL, priority). Without chunked prefill, an iteration
+  /// that admits new prompts is prefill-only. Returns the prefix length.
+  std::size_t runPrefix(std::span<Request* const> order);
+
+private:
+  friend class Simulator;
+  void addEntry(Request& r, std::int32_t tokens, bool prefill);
+  bool allocate(Request& r, std::int64_t blocks);
+
+  Simulator& sim_;
+  Instance& inst_;
+  std::int32_t tokenBudget_ = 0;
+};
+
+}  // namespace sl

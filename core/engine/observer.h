@@ -1,0 +1,60 @@
+#pragma once
+// Whoever watches a simulation (trace writer, time-series recorder, GUI
+// bridge, tests) implements SimObserver. The engine calls it only when at
+// least one observer is attached, so batch runs pay nothing (the OMNeT++
+// "cenvir" idea).
+#include <cstdint>
+#include <vector>
+
+#include "util/time.h"
+
+namespace sl {
+
+struct Request;
+struct RequestRecord;
+class Instance;
+
+enum class RequestEvent : std::uint8_t {
+  Arrived,         // routed to `instance`
+  FirstScheduled,  // first iteration that includes it
+  Preempted,       // swapped out or dropped for recompute
+  Resumed,         // back in a batch after a preemption
+  ReasoningEnd,    // produced its R-th token
+  MigrationStart,  // left `instance` (stop-and-copy or final live hand-over)
+  MigrationEnd,    // arrived on `instance`
+  HandoffStart,    // disaggregated: prefill done, waiting for a decode instance
+  Finished,
+  Aborted,         // can never fit this instance's memory
+};
+const char* requestEventName(RequestEvent e);
+
+/// One probe sample: counters over the last interval and instant state.
+struct ProbeInstance {
+  std::int64_t gpuBlocks = 0, cpuBlocks = 0, gpuCapacity = 0;
+  std::int32_t queued = 0;    // waiting + swapped
+  std::int32_t running = 0;   // KV on GPU
+  std::int32_t batch = 0;     // sequences in the last iteration
+  std::int32_t role = 0;
+};
+struct ProbeSample {
+  SimTime time = 0;
+  double intervalS = 1;
+  std::int64_t arrivals = 0, completions = 0, tokens = 0;
+  std::int64_t inFlight = 0;
+  double ttftP50 = -1, ttftP99 = -1, tpotP50 = -1, tpotP99 = -1;  // rolling window, -1 = none
+  double sloAttainment = -1, qoeViolationRate = -1;
+  std::vector<ProbeInstance> instances;
+};
+
+class SimObserver {
+public:
+  virtual ~SimObserver() = default;
+  virtual void onRequestEvent(RequestEvent, const Request&, int /*instance*/, SimTime) {}
+  virtual void onIteration(const Instance&, SimTime /*start*/, SimTime /*end*/) {}
+  virtual void onTransfer(const Request&, int /*src*/, int /*dst*/, SimTime /*start*/,
+                          SimTime /*end*/, double /*bytes*/) {}
+  virtual void onProbe(const ProbeSample&) {}
+  virtual void onFinished(const RequestRecord&) {}
+};
+
+}  // namespace sl

@@ -1,0 +1,66 @@
+#pragma once
+// The two policy interfaces every scheduler implements (30-schedulers.md):
+// a LocalPolicy per instance builds each iteration's batch; one GlobalPolicy
+// per cluster routes arrivals and may move requests between instances.
+// Policies are small classes registered by id (policy/registry.h).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/time.h"
+
+namespace sl {
+
+struct Request;
+class IterationBuilder;
+class Simulator;
+
+/// One queue of a local policy as the GUI shows it.
+struct QueueView {
+  std::string name;
+  std::vector<const Request*> requests;
+};
+
+class LocalPolicy {
+public:
+  virtual ~LocalPolicy() = default;
+  virtual const char* name() const = 0;
+  /// A request joins this instance: new arrival (Waiting), migrated in
+  /// (Running, KV on GPU), handed off. The policy takes ownership of its order.
+  virtual void enqueue(Request& r) = 0;
+  /// The request leaves (finished, migrating away, aborted).
+  virtual void remove(Request& r) = 0;
+  /// Build this iteration's batch. Called at each iteration start.
+  virtual void schedule(IterationBuilder& b) = 0;
+  /// After each output token of a request that ran in the iteration.
+  virtual void onToken(Request& /*r*/) {}
+  /// Number of requests held (any state).
+  virtual std::size_t size() const = 0;
+  /// Queues for snapshots (cleared and refilled; cheap, no simulation effect).
+  virtual void describe(std::vector<QueueView>& out) const = 0;
+};
+
+class GlobalPolicy {
+public:
+  virtual ~GlobalPolicy() = default;
+  virtual const char* name() const = 0;
+  virtual void attach(Simulator& sim) { sim_ = &sim; }
+  /// Instance for a newly arrived request.
+  virtual int route(const Request& r) = 0;
+  /// The request produced its R-th token (`</think>`); it is at an iteration
+  /// boundary on its instance. May call Simulator::migrate.
+  virtual void onReasoningEnd(Request& /*r*/) {}
+  /// Disaggregated: prefill finished on a prefill-role instance. Must hand the
+  /// request to a decode instance; the default picks the least-loaded one.
+  virtual void onPrefillDone(Request& r);
+  virtual void onFinished(const Request& /*r*/) {}
+  virtual void onMigrationDone(Request& /*r*/, int /*src*/, int /*dst*/) {}
+  /// Monitor tick period (0 = none) and handler.
+  virtual SimTime tickInterval() const { return 0; }
+  virtual void onTick() {}
+
+protected:
+  Simulator* sim_ = nullptr;
+};
+
+}  // namespace sl

@@ -1,0 +1,33 @@
+#include "engine/record.h"
+
+namespace sl {
+
+RequestRecord makeRecord(const Request& r, bool finished) {
+  RequestRecord rec;
+  rec.id = r.id;
+  rec.arrival = r.arrival;
+  rec.input = r.input;
+  rec.reasoning = r.reasoning;
+  rec.answer = r.answer;
+  rec.predicted = r.predicted;
+  rec.generated = r.generated;
+  rec.domain = r.domain;
+  rec.instance = r.instance;
+  rec.finished = finished;
+  rec.first_token = r.gFirst;
+  rec.reasoning_end = r.gReasoningEnd;
+  rec.first_visible = r.gFirstVisible;
+  rec.last_token = r.gLast;
+  rec.queueing = r.firstScheduled >= 0 ? r.queueing : 0;
+  rec.blocking = r.blocking;
+  rec.preempted = r.preemptedTime;
+  rec.swapped = r.swappedTime;
+  rec.migrating = r.migratingTime;
+  rec.handoff_wait = r.handoffTime;
+  rec.preemptions = r.preemptions;
+  rec.migrations = r.migrations;
+  rec.qoe = finished && r.pacer.complete() ? r.pacer.qoe() : -1;
+  return rec;
+}
+
+}  // namespace sl

@@ -1,0 +1,84 @@
+#pragma once
+// A request in flight: identity, progress, KV residency and the timeline
+// counters that become its RequestRecord when it finishes (10-engine.md).
+#include <cstdint>
+
+#include "metrics/token_pacer.h"
+#include "util/time.h"
+
+namespace sl {
+
+enum class ReqState : std::uint8_t {
+  Waiting,      // never ran, or queued for recompute (no KV)
+  Running,      // KV on GPU, owned by an instance's local policy
+  Swapped,      // KV in CPU memory
+  Migrating,    // KV in flight to another instance (stop-and-copy) or awaiting it
+  HandoffWait,  // disaggregated: prefill done, waiting for a decode instance
+  Finished,
+};
+const char* reqStateName(ReqState s);
+
+enum class Phase : std::uint8_t { Prefill, Reasoning, Answering };
+const char* phaseName(Phase p);
+
+struct Request {
+  // ---- identity (from the workload)
+  std::int64_t id = 0;
+  SimTime arrival = 0;
+  std::int32_t input = 1;
+  std::int32_t reasoning = 0;  // R
+  std::int32_t answer = 1;     // A
+  std::int32_t domain = -1;
+  std::int32_t predicted = -1;  // predicted output length (self-scheduling)
+  std::int32_t slot = -1;       // index in the simulator's request pool
+
+  // ---- progress
+  std::int32_t generated = 0;      // output tokens produced so far (0..R+A)
+  std::int32_t prefilled = 0;      // tokens of the current prefill target computed
+  std::int32_t prefillTarget = 0;  // tokens whose KV must exist before decoding
+  std::int32_t kvTokens = 0;       // tokens whose KV exists (on GPU or CPU)
+  std::int32_t blocksGpu = 0;      // KV blocks held on the instance's GPU
+  std::int32_t blocksCpu = 0;      // KV blocks held in the instance's swap space
+  ReqState state = ReqState::Waiting;
+  std::int32_t instance = -1;      // owning instance (-1 before routing)
+
+  // ---- local-policy scratch (owned by whichever policy holds the request)
+  std::int32_t queue = 0;          // which queue of the policy
+  std::int32_t quantumUsed = 0;    // tokens since last (re)placement (RR)
+  std::int64_t policyKey = 0;      // ordering key (RR position, priority ...)
+  std::int32_t batchIndex = -1;    // index in the current iteration's batch, -1 if none
+  bool pendingMigration = false;   // migrate at the current iteration's end
+
+  // ---- timeline accounting
+  SimTime stateSince = 0;          // when `state` was entered
+  SimTime firstScheduled = -1;     // first iteration start that included it
+  SimTime queueing = 0;            // arrival -> first schedule
+  SimTime preemptedTime = 0;       // time preempted (Swapped, or Waiting for recompute)
+  SimTime swappedTime = 0;         // time with KV on CPU
+  SimTime migratingTime = 0;       // time in Migrating
+  SimTime handoffTime = 0;         // disaggregated wait for a decode instance
+  std::int32_t preemptions = 0;
+  std::int32_t migrations = 0;
+  bool everPreempted = false;      // currently preempted for recompute (Waiting with history)
+
+  SimTime gFirst = -1;             // g_1
+  SimTime gReasoningEnd = -1;      // g_R
+  SimTime gFirstVisible = -1;      // g_{R+1}
+  SimTime gLast = -1;              // last token so far
+  SimTime blockingStart = -1;      // reasoning->answer transition awaiting a schedule
+  SimTime blocking = -1;           // PASCAL blocking latency (ns), -1 when undefined
+
+  TokenPacer pacer;                // answer-stream QoE, O(1) state
+
+  std::int32_t outputLen() const { return reasoning + answer; }
+  bool prefillDone() const { return prefilled >= prefillTarget; }
+  bool finished() const { return generated >= reasoning + answer; }
+  Phase phase() const {
+    if (!prefillDone()) return Phase::Prefill;
+    return generated < reasoning ? Phase::Reasoning : Phase::Answering;
+  }
+  /// Reasoning phase in PASCAL's sense: prefill counts as reasoning.
+  bool inReasoning() const { return generated == 0 || generated < reasoning; }
+};
+
+}  // namespace sl

@@ -1,0 +1,204 @@
+#pragma once
+// The discrete-event simulator of one cluster: event loop, arrivals,
+// iteration scheduling, KV transfers (stop-and-copy, live, disaggregated
+// hand-off), control messages, monitor and probe ticks. Policies act on it
+// through the public "policy API" section; observers watch it.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "engine/event_queue.h"
+#include "engine/instance.h"
+#include "engine/network.h"
+#include "engine/observer.h"
+#include "engine/policy_api.h"
+#include "engine/request.h"
+#include "engine/snapshot.h"
+#include "metrics/request_record.h"
+#include "metrics/rolling.h"
+#include "scenario/spec.h"
+#include "util/rng.h"
+#include "workload/workload_source.h"
+
+namespace sl {
+
+struct SimConfig {
+  int instances = 4;
+  InstanceConfig instance;
+  int tp = 1;
+  int gpusPerNode = 8;
+  double nvlinkBytesPerSec = 0;  // per instance port; 0 = no NVLink (use host link)
+  double nicBytesPerSec = 12.5e9;
+  SimTime linkLatency = 5'000;   // per transfer start-up
+  double kvBytesPerToken = 0;    // whole instance
+  SimTime probeInterval = kNsPerSecond;
+  double rollingWindowS = 30;
+  std::optional<SimTime> stopAt;
+  SloSpec slo;
+  std::uint64_t seed = 1;
+  int liveMaxConcurrent = 3;     // live migrations per instance (as source or destination)
+  int liveMaxRounds = 8;
+};
+
+using LocalPolicyFactory = std::function<std::unique_ptr<LocalPolicy>(int instance)>;
+
+class Simulator {
+public:
+  Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_ptr<WorkloadSource> workload,
+            std::unique_ptr<GlobalPolicy> global, const LocalPolicyFactory& makeLocal);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  void addObserver(SimObserver* o) { observers_.push_back(o); }
+
+  /// Process one event. Returns false when the run is over.
+  bool step();
+  /// Run until the end (or until simulated time `until`, if given).
+  void run(SimTime until = kTimeNever);
+  bool done() const { return done_; }
+
+  // ---- results
+  SimTime now() const { return now_; }
+  std::int64_t arrived() const { return arrived_; }
+  std::int64_t finishedCount() const { return static_cast<std::int64_t>(records_.size()); }
+  std::int64_t inFlight() const { return inFlight_; }
+  std::int64_t aborted() const { return aborted_; }
+  std::int64_t eventsProcessed() const { return events_; }
+  std::int64_t preemptions() const { return preemptions_; }
+  std::int64_t migrations() const { return migrationsDone_; }
+  const std::vector<RequestRecord>& records() const { return records_; }
+  /// Records of requests still in flight (call at the end of a run).
+  std::vector<RequestRecord> inFlightRecords() const;
+  /// Hash over the event trajectory (time, kind, ids): the run's fingerprint.
+  std::uint64_t fingerprint() const { return fingerprint_; }
+  const SimConfig& config() const { return cfg_; }
+  const CostModel& cost() const { return cost_; }
+  void fillSnapshot(Snapshot& s) const;
+
+  // ---- policy API
+  int numInstances() const { return static_cast<int>(instances_.size()); }
+  Instance& instance(int i) { return *instances_[static_cast<std::size_t>(i)]; }
+  const Instance& instance(int i) const { return *instances_[static_cast<std::size_t>(i)]; }
+  GlobalPolicy& globalPolicy() { return *global_; }
+  Rng& rng(const std::string& stream);
+  /// Stop-and-copy move of `r` to `dst` (deferred to the end of the source's
+  /// running iteration when `r` is in it). The destination reserves blocks
+  /// first; copies wait FCFS in its incoming queue until it can.
+  bool migrate(Request& r, int dst);
+  /// Disaggregated hand-off of a request in HandoffWait to decode instance `dst`.
+  void handoff(Request& r, int dst);
+  /// Live migration: `r` keeps decoding on its source while its KV is copied
+  /// in rounds. Returns false if a concurrency cap or memory refuses it.
+  bool migrateLive(Request& r, int dst);
+  int liveMigrations(int instance) const;
+  /// Deliver `fn` after `delay` (control messages, bid-ask).
+  void sendMessage(SimTime delay, std::function<void()> fn);
+  void setRole(int instance, InstanceRole role);
+  /// Wake an idle instance (an iteration starts at the current time).
+  void wake(int instance);
+  /// Every request currently held by an instance's local policy or in flight to it.
+  template <class F> void forEachActive(F&& f) const {
+    for (const auto& chunk : pool_)
+      for (std::size_t i = 0; i < kChunk; ++i)
+        if (chunk[i].slot >= 0 && chunk[i].state != ReqState::Finished) f(chunk[i]);
+  }
+
+private:
+  friend class IterationBuilder;
+  static constexpr std::size_t kChunk = 4096;
+  struct Migration {
+    Request* r = nullptr;
+    int src = -1, dst = -1;
+    bool live = false;
+    bool handoff = false;
+    bool finalCopy = false;       // live: the stop-and-copy remainder
+    std::int32_t copiedTokens = 0;
+    std::int32_t round = 0;
+    std::int64_t reserved = 0;    // blocks reserved on dst
+    std::int64_t flow = -1;
+    std::int32_t flowTokens = 0;
+    SimTime flowStart = 0;
+    bool active = false;
+  };
+
+  Request* allocRequest();
+  void releaseRequest(Request* r);
+  void setState(Request& r, ReqState s);
+  void notify(RequestEvent e, const Request& r, int inst);
+
+  void scheduleNextArrival();
+  void onArrival(std::int64_t slot);
+  void startIteration(Instance& inst);
+  void endIteration(Instance& inst);
+  void emitToken(Instance& inst, Request& r, std::vector<Request*>& boundary);
+  void finish(Instance& inst, Request& r);
+  void abortRequest(Instance& inst, Request& r);
+  void probe();
+
+  // transfers
+  std::int64_t newMigration(Request& r, int src, int dst, bool live, bool handoff);
+  void beginStopAndCopy(std::int64_t mid);
+  void tryStartIncoming(int dst);
+  void startFlow(std::int64_t mid, std::int32_t tokens);
+  void onFlowStart(std::int64_t mid);
+  void onNetworkUpdate();
+  void onFlowDone(std::int64_t mid);
+  void completeMigration(std::int64_t mid);
+  void cancelLive(Request& r);
+  void scheduleNetworkWake();
+  void resourcesFor(int src, int dst, int& a, int& b) const;
+  std::int64_t blocksToHold(const Request& r) const;
+
+  SimConfig cfg_;
+  const CostModel& cost_;
+  std::unique_ptr<WorkloadSource> workload_;
+  std::unique_ptr<GlobalPolicy> global_;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::vector<SimObserver*> observers_;
+
+  EventQueue events_q_;
+  SimTime now_ = 0;
+  bool done_ = false;
+  bool workloadDone_ = false;
+  std::int64_t events_ = 0;
+  std::uint64_t fingerprint_ = 1469598103934665603ull;
+
+  // request pool: stable addresses, slots reused
+  std::vector<std::unique_ptr<Request[]>> pool_;
+  std::vector<std::int32_t> freeSlots_;
+  RequestSpec nextSpec_{};
+  bool haveNext_ = false;
+
+  std::int64_t arrived_ = 0, inFlight_ = 0, aborted_ = 0, preemptions_ = 0, migrationsDone_ = 0;
+  std::vector<RequestRecord> records_;
+
+  // transfers
+  Network net_;
+  std::vector<int> nicRes_, linkOutRes_, linkInRes_;
+  std::vector<Migration> migrations_;
+  std::vector<std::int64_t> freeMigrations_;
+  std::vector<std::vector<std::int64_t>> incoming_;  // per dst: FCFS copies awaiting blocks
+  std::vector<int> liveCount_;
+  std::vector<std::int64_t> scratchTags_;
+  std::vector<Request*> scratchBoundary_;
+  std::vector<Request*> pendingMoves_;
+  std::uint64_t netWakeVersion_ = 0;
+
+  // messages
+  std::vector<std::function<void()>> messages_;
+  std::vector<std::int64_t> freeMessages_;
+
+  // probes
+  std::int64_t probeArrivals_ = 0, probeCompletions_ = 0, probeTokens_ = 0;
+  RollingWindow rolling_;
+  ProbeSample probeSample_;
+
+  std::vector<std::pair<std::string, Rng>> rngs_;
+};
+
+}  // namespace sl

@@ -1,0 +1,279 @@
+// Simulator: inter-instance KV transfers — stop-and-copy migration,
+// disaggregated hand-off and live (multi-round) migration (10-engine.md).
+#include <algorithm>
+#include <cassert>
+
+#include "engine/simulator.h"
+
+namespace sl {
+
+std::int64_t Simulator::blocksToHold(const Request& r) const {
+  const Instance& in = instance(0);
+  if (r.prefillDone()) return in.blocksFor(static_cast<std::int64_t>(r.kvTokens) + 1);
+  return in.blocksFor(r.prefillTarget);
+}
+
+void Simulator::resourcesFor(int src, int dst, int& a, int& b) const {
+  const int perNode = std::max(1, cfg_.gpusPerNode / std::max(1, cfg_.tp));
+  const int ns = src / perNode, nd = dst / perNode;
+  if (ns == nd) {
+    a = linkOutRes_[static_cast<std::size_t>(src)];
+    b = linkInRes_[static_cast<std::size_t>(dst)];
+  } else {
+    a = nicRes_[static_cast<std::size_t>(2 * ns)];
+    b = nicRes_[static_cast<std::size_t>(2 * nd + 1)];
+  }
+}
+
+int Simulator::liveMigrations(int i) const { return liveCount_[static_cast<std::size_t>(i)]; }
+
+std::int64_t Simulator::newMigration(Request& r, int src, int dst, bool live, bool handoff) {
+  std::int64_t id;
+  if (!freeMigrations_.empty()) {
+    id = freeMigrations_.back();
+    freeMigrations_.pop_back();
+  } else {
+    id = static_cast<std::int64_t>(migrations_.size());
+    migrations_.emplace_back();
+  }
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  m = Migration{};
+  m.r = &r;
+  m.src = src;
+  m.dst = dst;
+  m.live = live;
+  m.handoff = handoff;
+  m.active = true;
+  return id;
+}
+
+bool Simulator::migrate(Request& r, int dst) {
+  if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
+  if (r.state == ReqState::Finished || r.state == ReqState::Migrating || r.state == ReqState::HandoffWait)
+    return false;
+  for (const Migration& m : migrations_)
+    if (m.active && m.r == &r) return false;  // already moving
+  const std::int64_t id = newMigration(r, r.instance, dst, false, false);
+  Instance& src = instance(r.instance);
+  if (src.busy_ && r.batchIndex >= 0) {
+    r.pendingMigration = true;  // leaves at the end of the running iteration
+    return true;
+  }
+  beginStopAndCopy(id);
+  return true;
+}
+
+void Simulator::handoff(Request& r, int dst) {
+  assert(r.state == ReqState::HandoffWait);
+  if (dst == r.instance || dst < 0) {  // decode where it prefilled
+    Instance& in = instance(r.instance);
+    setState(r, ReqState::Running);
+    in.policy_->enqueue(r);
+    wake(in.id_);
+    return;
+  }
+  const std::int64_t id = newMigration(r, r.instance, dst, false, true);
+  incoming_[static_cast<std::size_t>(dst)].push_back(id);
+  tryStartIncoming(dst);
+}
+
+// The request leaves its source's queues and waits (FCFS) for the destination
+// to reserve its blocks; its source keeps the KV until the copy ends.
+void Simulator::beginStopAndCopy(std::int64_t id) {
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  Request& r = *m.r;
+  Instance& src = instance(m.src);
+  if (!m.live) {
+    src.policy_->remove(r);
+    setState(r, ReqState::Migrating);
+    notify(RequestEvent::MigrationStart, r, m.src);
+    if (r.kvTokens == 0 && r.blocksGpu == 0 && r.blocksCpu == 0) {  // nothing to copy: re-route
+      completeMigration(id);
+      return;
+    }
+    incoming_[static_cast<std::size_t>(m.dst)].push_back(id);
+    tryStartIncoming(m.dst);
+    return;
+  }
+  // Live: final stop-and-copy of the remainder.
+  src.policy_->remove(r);
+  setState(r, ReqState::Migrating);
+  notify(RequestEvent::MigrationStart, r, m.src);
+  Instance& dst = instance(m.dst);
+  const std::int64_t need = blocksToHold(r);
+  const std::int64_t more = need - m.reserved;
+  if (more > 0) {
+    if (more > dst.freeGpuBlocks()) {  // wait for room like any stop-and-copy
+      incoming_[static_cast<std::size_t>(m.dst)].push_back(id);
+      tryStartIncoming(m.dst);
+      return;
+    }
+    dst.gpuReserved_ += more;
+    m.reserved = need;
+  }
+  startFlow(id, r.kvTokens - m.copiedTokens);
+}
+
+void Simulator::tryStartIncoming(int di) {
+  auto& q = incoming_[static_cast<std::size_t>(di)];
+  Instance& dst = instance(di);
+  while (!q.empty()) {
+    const std::int64_t id = q.front();
+    Migration& m = migrations_[static_cast<std::size_t>(id)];
+    const std::int64_t need = blocksToHold(*m.r) - m.reserved;
+    if (need > dst.freeGpuBlocks()) break;
+    dst.gpuReserved_ += std::max<std::int64_t>(0, need);
+    m.reserved += std::max<std::int64_t>(0, need);
+    q.erase(q.begin());
+    if (m.handoff) {
+      setState(*m.r, ReqState::Migrating);
+      notify(RequestEvent::MigrationStart, *m.r, m.src);
+    }
+    startFlow(id, m.r->kvTokens - m.copiedTokens);
+  }
+}
+
+void Simulator::startFlow(std::int64_t id, std::int32_t tokens) {
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  m.flowTokens = std::max(0, tokens);
+  m.flowStart = now_;
+  m.flow = -2;  // latency phase
+  events_q_.push(now_ + cfg_.linkLatency, EventKind::FlowStart, id);
+}
+
+void Simulator::onFlowStart(std::int64_t id) {
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  if (!m.active || m.flow != -2) return;  // cancelled meanwhile
+  int a, b;
+  resourcesFor(m.src, m.dst, a, b);
+  m.flow = net_.start(now_, m.flowTokens * cfg_.kvBytesPerToken, a, b, id);
+  scheduleNetworkWake();
+}
+
+void Simulator::scheduleNetworkWake() {
+  netWakeVersion_ = net_.version();
+  const SimTime t = net_.nextFinish();
+  if (t != kTimeNever) events_q_.push(std::max(t, now_), EventKind::NetworkUpdate, static_cast<std::int64_t>(netWakeVersion_));
+}
+
+void Simulator::onNetworkUpdate() {
+  scratchTags_.clear();
+  net_.collectFinished(now_, scratchTags_);
+  const std::vector<std::int64_t> done = scratchTags_;  // callbacks may start new flows
+  scheduleNetworkWake();
+  for (std::int64_t id : done) onFlowDone(id);
+}
+
+void Simulator::onFlowDone(std::int64_t id) {
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  if (!m.active) return;
+  Request& r = *m.r;
+  const double bytes = m.flowTokens * cfg_.kvBytesPerToken;
+  for (SimObserver* o : observers_) o->onTransfer(r, m.src, m.dst, m.flowStart, now_, bytes);
+  m.flow = -1;
+  m.copiedTokens += m.flowTokens;
+  if (!m.live || m.finalCopy) {
+    completeMigration(id);
+    return;
+  }
+  // Live round finished: copy what was produced meanwhile, or hand over.
+  ++m.round;
+  const std::int32_t remainder = r.kvTokens - m.copiedTokens;
+  if (remainder < instance(m.src).cfg_.blockSize || m.round >= cfg_.liveMaxRounds) {
+    m.finalCopy = true;
+    if (instance(m.src).busy_ && r.batchIndex >= 0) {
+      r.pendingMigration = true;
+    } else {
+      beginStopAndCopy(id);
+    }
+  } else {
+    startFlow(id, remainder);
+  }
+}
+
+void Simulator::completeMigration(std::int64_t id) {
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  Request& r = *m.r;
+  Instance& src = instance(m.src);
+  Instance& dst = instance(m.dst);
+  src.gpuUsed_ -= r.blocksGpu;
+  src.cpuUsed_ -= r.blocksCpu;
+  --src.assigned_;
+  src.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
+  dst.gpuReserved_ -= m.reserved;
+  dst.gpuUsed_ += m.reserved;
+  r.blocksGpu = static_cast<std::int32_t>(m.reserved);
+  r.blocksCpu = 0;
+  ++dst.assigned_;
+  dst.assignedTokens_ += static_cast<std::int64_t>(r.input) + r.generated;
+  r.instance = m.dst;
+  ++r.migrations;
+  ++migrationsDone_;
+  if (m.live) {
+    --liveCount_[static_cast<std::size_t>(m.src)];
+    --liveCount_[static_cast<std::size_t>(m.dst)];
+  }
+  m.active = false;
+  m.r = nullptr;
+  freeMigrations_.push_back(id);
+  // A request without KV (never ran, or dropped for recompute) arrives waiting.
+  setState(r, r.blocksGpu > 0 || r.kvTokens > 0 ? ReqState::Running : ReqState::Waiting);
+  if (r.state == ReqState::Waiting && r.blocksGpu > 0) {
+    dst.gpuUsed_ -= r.blocksGpu;
+    r.blocksGpu = 0;
+  }
+  notify(RequestEvent::MigrationEnd, r, m.dst);
+  fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id) * 31u + static_cast<std::uint64_t>(m.dst));
+  dst.policy_->enqueue(r);
+  global_->onMigrationDone(r, m.src, m.dst);
+  tryStartIncoming(m.src);
+  wake(m.dst);
+  wake(m.src);
+}
+
+bool Simulator::migrateLive(Request& r, int dst) {
+  if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
+  if (r.state != ReqState::Running || !r.prefillDone()) return false;
+  const int src = r.instance;
+  if (liveCount_[static_cast<std::size_t>(src)] >= cfg_.liveMaxConcurrent ||
+      liveCount_[static_cast<std::size_t>(dst)] >= cfg_.liveMaxConcurrent)
+    return false;
+  for (const Migration& m : migrations_)
+    if (m.active && m.r == &r) return false;
+  Instance& d = instance(dst);
+  const std::int64_t need = blocksToHold(r);
+  if (need > d.freeGpuBlocks()) return false;
+  const std::int64_t id = newMigration(r, src, dst, true, false);
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  d.gpuReserved_ += need;
+  m.reserved = need;
+  ++liveCount_[static_cast<std::size_t>(src)];
+  ++liveCount_[static_cast<std::size_t>(dst)];
+  startFlow(id, r.kvTokens);
+  return true;
+}
+
+// A live migration whose request finished or was preempted on its source is
+// abandoned: the destination's reservation is released.
+void Simulator::cancelLive(Request& r) {
+  for (std::size_t i = 0; i < migrations_.size(); ++i) {
+    Migration& m = migrations_[i];
+    if (!m.active || m.r != &r || !m.live || r.state == ReqState::Migrating) continue;
+    if (m.flow >= 0) {
+      net_.cancel(now_, m.flow);
+      scheduleNetworkWake();
+    }
+    auto& q = incoming_[static_cast<std::size_t>(m.dst)];
+    std::erase(q, static_cast<std::int64_t>(i));
+    instance(m.dst).gpuReserved_ -= m.reserved;
+    --liveCount_[static_cast<std::size_t>(m.src)];
+    --liveCount_[static_cast<std::size_t>(m.dst)];
+    r.pendingMigration = false;
+    m.active = false;
+    m.r = nullptr;
+    freeMigrations_.push_back(static_cast<std::int64_t>(i));
+    wake(m.dst);
+  }
+}
+
+}  // namespace sl

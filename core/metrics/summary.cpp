@@ -1,0 +1,201 @@
+#include "metrics/summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sl {
+
+double percentileSorted(std::span<const double> sorted, double p) {
+  const std::size_t n = sorted.size();
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  p = std::clamp(p, 0.0, 1.0);
+  const double h = static_cast<double>(n - 1) * p;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  if (lo + 1 >= n) return sorted[n - 1];
+  const double frac = h - static_cast<double>(lo);
+  return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+LatencyStats computeStats(std::vector<double>& values) {
+  LatencyStats st;
+  st.n = static_cast<std::int64_t>(values.size());
+  if (values.empty()) return st;
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values) sum += v;
+  st.mean = sum / static_cast<double>(values.size());
+  st.p50 = percentileSorted(values, 0.50);
+  st.p90 = percentileSorted(values, 0.90);
+  st.p95 = percentileSorted(values, 0.95);
+  st.p99 = percentileSorted(values, 0.99);
+  st.max = values.back();
+  return st;
+}
+
+bool meetsSlo(const RequestRecord& rec, const SloSpec& slo) {
+  if (!rec.finished) return false;
+  if (slo.ttft_s) {
+    const auto v = rec.ttft();
+    if (!v || *v > *slo.ttft_s) return false;
+  }
+  if (slo.tpot_s) {
+    const auto v = rec.tpot();
+    if (!v || *v > *slo.tpot_s) return false;
+  }
+  if (rec.hasQoe() && rec.qoe < slo.qoe_threshold) return false;
+  return true;
+}
+
+Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
+                  SimTime sim_end, const SloSpec& slo) {
+  Summary s;
+  s.arrived = arrived;
+  s.sim_s = nsToSeconds(sim_end);
+  std::vector<double> ttft, tpot, ttfat, reasoning, e2e, blocking, queueing, qoe;
+  for (const auto& r : records) {
+    s.output_tokens += r.generated;
+    s.preemptions += r.preemptions;
+    s.migrations += r.migrations;
+    if (!r.finished) continue;
+    ++s.finished;
+    if (auto v = r.ttft()) ttft.push_back(*v);
+    if (auto v = r.tpot()) tpot.push_back(*v);
+    if (auto v = r.ttfat()) ttfat.push_back(*v);
+    if (auto v = r.reasoningLatency()) reasoning.push_back(*v);
+    if (auto v = r.e2e()) e2e.push_back(*v);
+    if (auto v = r.blockingLatency()) blocking.push_back(*v);
+    queueing.push_back(r.queueingS());
+    if (r.hasQoe()) qoe.push_back(r.qoe);
+    if (meetsSlo(r, slo)) ++s.slo_met;
+  }
+  s.in_flight = arrived - s.finished;
+  s.ttft_s = computeStats(ttft);
+  s.tpot_s = computeStats(tpot);
+  s.ttfat_s = computeStats(ttfat);
+  s.reasoning_s = computeStats(reasoning);
+  s.e2e_s = computeStats(e2e);
+  s.blocking_s = computeStats(blocking);
+  s.queueing_s = computeStats(queueing);
+
+  s.qoe_n = static_cast<std::int64_t>(qoe.size());
+  if (!qoe.empty()) {
+    std::sort(qoe.begin(), qoe.end());
+    double sum = 0;
+    std::int64_t viol = 0;
+    for (double q : qoe) {
+      sum += q;
+      if (q < slo.qoe_threshold) ++viol;
+    }
+    s.qoe_mean = sum / static_cast<double>(qoe.size());
+    s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(qoe.size());
+  }
+  if (s.finished > 0) s.slo_attainment = static_cast<double>(s.slo_met) / static_cast<double>(s.finished);
+  if (s.sim_s > 0) {
+    s.goodput_rps = static_cast<double>(s.slo_met) / s.sim_s;
+    s.tokens_per_s = static_cast<double>(s.output_tokens) / s.sim_s;
+    s.requests_per_s = static_cast<double>(s.finished) / s.sim_s;
+  }
+  return s;
+}
+
+namespace {
+nlohmann::ordered_json num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+nlohmann::ordered_json statsJson(const LatencyStats& st) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  const bool has = st.n > 0;
+  j["mean"] = has ? num(st.mean) : nullptr;
+  j["p50"] = has ? num(st.p50) : nullptr;
+  j["p90"] = has ? num(st.p90) : nullptr;
+  j["p95"] = has ? num(st.p95) : nullptr;
+  j["p99"] = has ? num(st.p99) : nullptr;
+  j["max"] = has ? num(st.max) : nullptr;
+  j["n"] = st.n;
+  return j;
+}
+}  // namespace
+
+nlohmann::ordered_json summaryToJson(const Summary& s) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["requests"] = {{"arrived", s.arrived}, {"finished", s.finished}, {"in_flight", s.in_flight}};
+  j["ttft_s"] = statsJson(s.ttft_s);
+  j["tpot_s"] = statsJson(s.tpot_s);
+  j["ttfat_s"] = statsJson(s.ttfat_s);
+  j["reasoning_s"] = statsJson(s.reasoning_s);
+  j["e2e_s"] = statsJson(s.e2e_s);
+  j["blocking_s"] = statsJson(s.blocking_s);
+  j["queueing_s"] = statsJson(s.queueing_s);
+  nlohmann::ordered_json q = nlohmann::ordered_json::object();
+  q["mean"] = num(s.qoe_mean);
+  q["violation_rate"] = num(s.qoe_violation_rate);
+  q["n"] = s.qoe_n;
+  j["qoe"] = q;
+  j["slo_attainment"] = num(s.slo_attainment);
+  j["goodput_rps"] = num(s.goodput_rps);
+  nlohmann::ordered_json t = nlohmann::ordered_json::object();
+  t["tokens_per_s"] = num(s.tokens_per_s);
+  t["requests_per_s"] = num(s.requests_per_s);
+  j["throughput"] = t;
+  j["preemptions"] = s.preemptions;
+  j["migrations"] = s.migrations;
+  j["sim_s"] = num(s.sim_s);
+  return j;
+}
+
+namespace {
+void padLeft(std::string& out, const std::string& cell, std::size_t width) {
+  if (cell.size() < width) out.append(width - cell.size(), ' ');
+  out += cell;
+}
+std::string fixed(double v, int decimals) {
+  std::string s;
+  if (!std::isfinite(v)) return "-";
+  appendFixed(v, decimals, s);
+  return s;
+}
+std::string integer(std::int64_t v) {
+  std::string s;
+  appendInt(v, s);
+  return s;
+}
+}  // namespace
+
+std::string formatSummaryTable(const Summary& s) {
+  std::string out;
+  constexpr std::size_t kName = 16, kCol = 12;
+  out += "metric (ms)";
+  out.append(kName - 11, ' ');
+  for (const char* h : {"n", "mean", "p50", "p90", "p99", "max"}) padLeft(out, h, kCol);
+  out += '\n';
+  const std::pair<const char*, const LatencyStats*> rows[] = {
+      {"ttft", &s.ttft_s},       {"tpot", &s.tpot_s},         {"ttfat", &s.ttfat_s},
+      {"reasoning", &s.reasoning_s}, {"blocking", &s.blocking_s}, {"queueing", &s.queueing_s},
+      {"e2e", &s.e2e_s}};
+  for (const auto& [name, st] : rows) {
+    const std::string n(name);
+    out += n;
+    out.append(kName - n.size(), ' ');
+    padLeft(out, integer(st->n), kCol);
+    for (double v : {st->mean, st->p50, st->p90, st->p99, st->max})
+      padLeft(out, st->n > 0 ? fixed(v * 1e3, 1) : "-", kCol);
+    out += '\n';
+  }
+  out += '\n';
+  out += "requests        arrived " + integer(s.arrived) + ", finished " + integer(s.finished) +
+         ", in flight " + integer(s.in_flight) + '\n';
+  out += "QoE             mean " + fixed(s.qoe_mean, 4) + ", violation rate " +
+         (std::isfinite(s.qoe_violation_rate) ? fixed(s.qoe_violation_rate * 100, 2) + " %" : "-") +
+         " (n " + integer(s.qoe_n) + ")\n";
+  out += "SLO attainment  " +
+         (std::isfinite(s.slo_attainment) ? fixed(s.slo_attainment * 100, 2) + " %" : std::string("-")) +
+         ", goodput " + fixed(s.goodput_rps, 3) + " req/s\n";
+  out += "throughput      " + fixed(s.tokens_per_s, 1) + " tok/s, " + fixed(s.requests_per_s, 3) +
+         " req/s\n";
+  out += "preemptions     " + integer(s.preemptions) + ", migrations " + integer(s.migrations) +
+         ", simulated " + fixed(s.sim_s, 3) + " s\n";
+  return out;
+}
+
+}  // namespace sl

@@ -1,0 +1,83 @@
+#pragma once
+// Aggregate metrics of a run (40-metrics.md) and their summary.json form
+// (60-cli-formats.md).
+//
+// Percentiles are exact (full sort) with LINEAR interpolation between the two
+// closest ranks (numpy's default, Hyndman–Fan type 7): for sorted x[0..n-1],
+// h = (n−1)·p, p_q = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/request_record.h"
+#include "scenario/spec.h"
+#include "util/time.h"
+
+namespace sl {
+
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  std::int64_t n = 0;  // samples; all values are 0 (JSON null) when n = 0
+};
+
+/// Linear-interpolated percentile of an ascending array; p in [0, 1].
+/// Returns NaN for an empty array.
+double percentileSorted(std::span<const double> sorted, double p);
+
+/// Sorts `values` in place and fills the stats (mean summed in sorted order,
+/// so the result does not depend on the input order).
+LatencyStats computeStats(std::vector<double>& values);
+
+/// Does a finished request meet every SLO the scenario sets?
+/// TTFT <= ttft_s if set; TPOT <= tpot_s if set; QoE >= qoe_threshold if the
+/// request's answer stream was scored (rec.hasQoe()). Unfinished: false.
+bool meetsSlo(const RequestRecord& rec, const SloSpec& slo);
+/// Scored QoE below the threshold.
+inline bool qoeViolated(const RequestRecord& rec, const SloSpec& slo) {
+  return rec.hasQoe() && rec.qoe < slo.qoe_threshold;
+}
+
+struct Summary {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+  std::int64_t arrived = 0, finished = 0, in_flight = 0;
+  // Over finished requests with the metric defined.
+  LatencyStats ttft_s, tpot_s, ttfat_s, reasoning_s, e2e_s, blocking_s, queueing_s;
+  std::int64_t qoe_n = 0;             // finished requests with a scored QoE
+  double qoe_mean = kNaN;             // NaN (null) when qoe_n = 0
+  double qoe_violation_rate = kNaN;   // share of scored with QoE < threshold
+  std::int64_t slo_met = 0;           // finished requests meeting every set SLO
+  double slo_attainment = kNaN;       // slo_met / finished; NaN when finished = 0
+  double goodput_rps = kNaN;          // slo_met / sim_s
+  std::int64_t output_tokens = 0;     // Σ generated (reasoning + answer) over all records
+  double tokens_per_s = kNaN;         // output_tokens / sim_s
+  double requests_per_s = kNaN;       // finished / sim_s
+  std::int64_t preemptions = 0, migrations = 0;  // over all records
+  double sim_s = 0;
+};
+
+/// `records`: finished requests plus those still in flight at the end (only
+/// finished ones feed latency/QoE/SLO; all feed tokens, preemptions,
+/// migrations). `arrived`: requests that arrived during the run.
+/// `sim_end`: simulated end time (the run spans [0, sim_end]).
+Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
+                  SimTime sim_end, const SloSpec& slo);
+
+/// summary.json metric groups, stable key order:
+/// requests{arrived,finished,in_flight}, ttft_s, tpot_s, ttfat_s, reasoning_s,
+/// e2e_s, blocking_s, queueing_s (each {mean,p50,p90,p95,p99,max,n}; values
+/// null when n = 0), qoe{mean,violation_rate,n}, slo_attainment, goodput_rps,
+/// throughput{tokens_per_s,requests_per_s}, preemptions, migrations, sim_s.
+/// NaN values are written as null. (wall_s, scenario echo etc. are added by
+/// the output module.)
+nlohmann::ordered_json summaryToJson(const Summary& s);
+
+/// Plain-text table for the CLI: per latency metric n, mean, p50, p90, p99,
+/// max in milliseconds; then QoE, SLO attainment, throughput.
+std::string formatSummaryTable(const Summary& s);
+
+}  // namespace sl

@@ -1,0 +1,23 @@
+#pragma once
+// Records the engine's probe samples as timeseries.csv rows (40-metrics.md
+// "Time series"): cluster rates, rolling tail latencies and per-instance KV,
+// queue and batch columns.
+#include <string>
+
+#include "engine/observer.h"
+
+namespace sl {
+
+class TimeSeriesRecorder : public SimObserver {
+public:
+  explicit TimeSeriesRecorder(int instances);
+  void onProbe(const ProbeSample& s) override;
+  const std::string& csv() const { return csv_; }
+  std::size_t rows() const { return rows_; }
+
+private:
+  std::string csv_;
+  std::size_t rows_ = 0;
+};
+
+}  // namespace sl

@@ -1,0 +1,155 @@
+#include "output/trace_recorder.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/instance.h"
+#include "engine/request.h"
+#include "metrics/request_record.h"
+
+namespace sl {
+namespace {
+// Trace timestamps are microseconds; 3 decimals keep nanosecond precision.
+void appendUs(SimTime ns, std::string& o) { appendFixed(static_cast<double>(ns) / 1000.0, 3, o); }
+}  // namespace
+
+TraceRecorder::TraceRecorder(int instances, std::int64_t requestLimit, std::int64_t iterationLimit)
+    : requestLimit_(requestLimit), iterationLimit_(iterationLimit), instances_(instances) {
+  for (int i = 0; i < instances; ++i) {
+    events_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(i + 1) +
+               ",\"args\":{\"name\":\"instance " + std::to_string(i) + "\"}},\n";
+    events_ += "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(i + 1) +
+               ",\"args\":{\"sort_index\":" + std::to_string(i) + "}},\n";
+    events_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(i + 1) +
+               ",\"tid\":0,\"args\":{\"name\":\"iterations\"}},\n";
+  }
+}
+
+void TraceRecorder::span(const char* name, const char* cat, int pid, std::int64_t tid, SimTime start,
+                         SimTime end, std::int64_t request) {
+  std::string& o = events_;
+  o += "{\"name\":\"";
+  o += name;
+  o += "\",\"cat\":\"";
+  o += cat;
+  o += "\",\"ph\":\"X\",\"ts\":";
+  appendUs(start, o);
+  o += ",\"dur\":";
+  appendUs(end - start, o);
+  o += ",\"pid\":";
+  appendInt(pid, o);
+  o += ",\"tid\":";
+  appendInt(tid, o);
+  if (request >= 0) {
+    o += ",\"args\":{\"request\":";
+    appendInt(request, o);
+    o += '}';
+  }
+  o += "},\n";
+}
+
+const char* TraceRecorder::runningName(const Request& r) {
+  if (r.reasoning == 0) return "running";
+  return r.generated < r.reasoning ? "reasoning" : "answering";
+}
+
+void TraceRecorder::openSpan(std::int64_t id, const char* name, SimTime t, int instance) {
+  open_[id] = Open{name, t, instance};
+}
+
+void TraceRecorder::closeSpan(std::int64_t id, SimTime t) {
+  auto it = open_.find(id);
+  if (it == open_.end()) return;
+  span(it->second.name, "request", it->second.instance + 1, id + 1, it->second.start, t, id);
+  open_.erase(it);
+}
+
+void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, SimTime t) {
+  if (r.id >= requestLimit_) return;
+  const std::int64_t id = r.id;
+  switch (e) {
+    case RequestEvent::Arrived:
+      events_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(inst + 1) +
+                 ",\"tid\":" + std::to_string(id + 1) + ",\"args\":{\"name\":\"request " + std::to_string(id) +
+                 "\"}},\n";
+      openSpan(id, "queued", t, inst);
+      break;
+    case RequestEvent::FirstScheduled:
+    case RequestEvent::Resumed:
+      closeSpan(id, t);
+      openSpan(id, runningName(r), t, inst);
+      break;
+    case RequestEvent::ReasoningEnd:
+      closeSpan(id, t);
+      openSpan(id, "answering", t, inst);
+      break;
+    case RequestEvent::Preempted:
+      closeSpan(id, t);
+      openSpan(id, "preempted", t, inst);
+      break;
+    case RequestEvent::HandoffStart:
+      closeSpan(id, t);
+      openSpan(id, "handoff", t, inst);
+      break;
+    case RequestEvent::MigrationStart: {
+      closeSpan(id, t);
+      openSpan(id, "migrating", t, inst);
+      const std::int64_t fid = ++flowIds_;
+      flowOf_[id] = fid;
+      events_ += "{\"name\":\"migration\",\"cat\":\"migration\",\"ph\":\"s\",\"id\":" + std::to_string(fid) +
+                 ",\"pid\":" + std::to_string(inst + 1) + ",\"tid\":" + std::to_string(id + 1) + ",\"ts\":";
+      appendUs(t, events_);
+      events_ += "},\n";
+      break;
+    }
+    case RequestEvent::MigrationEnd: {
+      closeSpan(id, t);
+      events_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(inst + 1) +
+                 ",\"tid\":" + std::to_string(id + 1) + ",\"args\":{\"name\":\"request " + std::to_string(id) +
+                 "\"}},\n";
+      openSpan(id, r.state == ReqState::Running ? runningName(r) : "queued", t, inst);
+      if (auto f = flowOf_.find(id); f != flowOf_.end()) {
+        events_ += "{\"name\":\"migration\",\"cat\":\"migration\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
+                   std::to_string(f->second) + ",\"pid\":" + std::to_string(inst + 1) +
+                   ",\"tid\":" + std::to_string(id + 1) + ",\"ts\":";
+        appendUs(t, events_);
+        events_ += "},\n";
+        flowOf_.erase(f);
+      }
+      break;
+    }
+    case RequestEvent::Finished:
+    case RequestEvent::Aborted:
+      closeSpan(id, t);
+      break;
+  }
+}
+
+void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) {
+  if (iterations_ >= iterationLimit_) return;
+  ++iterations_;
+  std::string& o = events_;
+  o += "{\"name\":\"iteration\",\"cat\":\"iteration\",\"ph\":\"X\",\"ts\":";
+  appendUs(start, o);
+  o += ",\"dur\":";
+  appendUs(end - start, o);
+  o += ",\"pid\":";
+  appendInt(in.id() + 1, o);
+  o += ",\"tid\":0,\"args\":{\"batch\":";
+  appendInt(static_cast<std::int64_t>(in.batch().size()), o);
+  o += "}},\n";
+}
+
+std::string TraceRecorder::finish(SimTime end) {
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, _] : open_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());  // deterministic order
+  for (std::int64_t id : ids) closeSpan(id, end);
+  std::string doc = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  doc += events_;
+  if (!events_.empty()) doc.erase(doc.size() - 2);  // drop the last ",\n"
+  doc += "\n]}\n";
+  return doc;
+}
+
+}  // namespace sl

@@ -1,0 +1,44 @@
+#pragma once
+// Builds trace.json in the Chrome trace-event format that Perfetto and
+// chrome://tracing open: one process per instance; in it a track per request
+// (spans: queued, reasoning, answering, preempted, migrating, handoff) and an
+// "iterations" track; migrations are flow arrows between instances.
+// Requests with id >= the request limit are not drawn, and iteration spans
+// stop after a cap, so huge runs give a trace a viewer can still open.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "engine/observer.h"
+
+namespace sl {
+
+class TraceRecorder : public SimObserver {
+public:
+  TraceRecorder(int instances, std::int64_t requestLimit, std::int64_t iterationLimit = 50000);
+  void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override;
+  void onIteration(const Instance& in, SimTime start, SimTime end) override;
+  /// Close open spans at `end` and return the whole JSON document.
+  std::string finish(SimTime end);
+
+private:
+  struct Open {
+    const char* name;
+    SimTime start;
+    int instance;
+  };
+  void span(const char* name, const char* cat, int pid, std::int64_t tid, SimTime start, SimTime end,
+            std::int64_t request);
+  void openSpan(std::int64_t id, const char* name, SimTime t, int instance);
+  void closeSpan(std::int64_t id, SimTime t);
+  static const char* runningName(const Request& r);
+
+  std::string events_;
+  std::int64_t requestLimit_, iterationLimit_, iterations_ = 0;
+  std::int64_t flowIds_ = 0;
+  std::unordered_map<std::int64_t, Open> open_;
+  std::unordered_map<std::int64_t, std::int64_t> flowOf_;
+  int instances_;
+};
+
+}  // namespace sl

@@ -1,0 +1,92 @@
+#include "policy/local_fcfs.h"
+
+#include <algorithm>
+
+#include "engine/instance.h"
+#include "engine/request.h"
+
+namespace sl {
+namespace {
+bool byArrival(const Request* a, const Request* b) {
+  return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
+}
+}  // namespace
+
+void FcfsLocal::enqueue(Request& r) {
+  if (r.state == ReqState::Running) {
+    running_.insert(std::upper_bound(running_.begin(), running_.end(), &r, byArrival), &r);
+  } else {
+    // Keep the queue in arrival order (migrated-in requests may be older).
+    queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), &r, byArrival), &r);
+  }
+}
+
+void FcfsLocal::remove(Request& r) {
+  if (auto it = std::find(running_.begin(), running_.end(), &r); it != running_.end()) {
+    running_.erase(it);
+    return;
+  }
+  if (auto it = std::find(queue_.begin(), queue_.end(), &r); it != queue_.end()) queue_.erase(it);
+}
+
+void FcfsLocal::requeueFront(Request* r) {
+  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), r, byArrival), r);
+}
+
+void FcfsLocal::schedule(IterationBuilder& b) {
+  // Without chunked prefill (vLLM V0) an iteration that can admit the head
+  // prompt(s) is prefill-only; resumes of swapped requests come first.
+  if (!b.chunkedPrefill() && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
+    bool admitted = false;
+    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && b.admit(*queue_.front())) {
+      Request* r = queue_.front();
+      queue_.pop_front();
+      running_.insert(std::upper_bound(running_.begin(), running_.end(), r, byArrival), r);
+      admitted = true;
+    }
+    if (admitted) return;
+  }
+
+  bool preempted = false;
+  // Running requests in arrival order; decodes first, then prefill chunks.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      Request* r = running_[i];
+      if (r->batchIndex >= 0 || r->prefillDone() != (pass == 0)) continue;
+      while (!b.run(*r)) {
+        if (b.seqSlotsLeft() <= 0 || b.tokenBudgetLeft() <= 0) goto admit;  // limits, not memory
+        if (b.extraBlocksToRun(*r) <= b.freeBlocks()) break;              // cannot run for another reason
+        Request* victim = running_.back();
+        if (victim->batchIndex >= 0 && victim != r) {
+          // Only requests already batched remain: preempt r itself.
+          victim = r;
+        }
+        b.preempt(*victim);
+        running_.erase(std::find(running_.begin(), running_.end(), victim));
+        requeueFront(victim);
+        preempted = true;
+        if (victim == r) {
+          --i;
+          break;
+        }
+      }
+    }
+  }
+admit:
+  if (preempted) return;  // vLLM admits nothing in an iteration that preempted
+  while (!queue_.empty()) {
+    Request* r = queue_.front();
+    if (!b.run(*r)) break;  // no skipping: later requests wait behind the head
+    queue_.pop_front();
+    running_.insert(std::upper_bound(running_.begin(), running_.end(), r, byArrival), r);
+  }
+}
+
+void FcfsLocal::describe(std::vector<QueueView>& out) const {
+  QueueView run{"running", {running_.begin(), running_.end()}};
+  QueueView wait{"waiting", {queue_.begin(), queue_.end()}};
+  out.push_back(std::move(run));
+  out.push_back(std::move(wait));
+}
+
+}  // namespace sl

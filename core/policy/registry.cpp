@@ -1,0 +1,101 @@
+#include "policy/registry.h"
+
+#include <cmath>
+
+#include "policy/local_fcfs.h"
+#include "policy/local_rr.h"
+#include "policy/routers.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace sl {
+
+const std::vector<PolicyInfo>& policyCatalog() {
+  static const std::vector<PolicyInfo> catalog = {
+      {"fcfs", "Baselines",
+       "vLLM first-come-first-served: admit in arrival order, preempt the latest arrival when memory runs out",
+       true, {}},
+      {"rr", "Baselines",
+       "Round-robin with a token quantum: exhausted requests go to the tail; the longest fitting prefix runs",
+       true,
+       {{"quantum", "tokens", 1, 1e6, 500, true, true,
+         "tokens a request produces before it goes to the tail of the queue"}}},
+      {"oracle", "Baselines", "FCFS with unlimited KV memory: no blocking or preemption caused by memory", true, {}},
+      {"decode-first", "Baselines",
+       "vLLM V1 colocated: decodes first, then chunked prefills fill the token budget (chunked prefill forced on)",
+       true, {}},
+  };
+  return catalog;
+}
+
+const PolicyInfo& policyInfo(const std::string& id) {
+  std::vector<std::string> ids;
+  for (const PolicyInfo& p : policyCatalog()) {
+    if (p.id == id) return p;
+    ids.push_back(p.id);
+  }
+  std::string msg = "policy.id: unknown policy '" + id + "'";
+  if (auto s = didYouMean(id, ids)) msg += " (did you mean '" + *s + "'?)";
+  msg += "; see `servelab-cli presets policies`";
+  throw InputError(msg);
+}
+
+Knobs::Knobs(const PolicyInfo& info, const nlohmann::json& given) {
+  std::vector<std::string> names;
+  for (const KnobSpec& k : info.knobs) names.push_back(k.name);
+  if (!given.is_null() && !given.is_object()) throw InputError("policy.knobs: expected an object");
+  if (given.is_object()) {
+    for (auto it = given.begin(); it != given.end(); ++it) {
+      bool known = false;
+      for (const KnobSpec& k : info.knobs) known |= k.name == it.key();
+      if (!known) {
+        std::string msg = "policy.knobs." + it.key() + ": unknown knob for policy '" + info.id + "'";
+        if (auto s = didYouMean(it.key(), names)) msg += " (did you mean '" + *s + "'?)";
+        if (names.empty()) msg += "; it has no knobs";
+        throw InputError(msg);
+      }
+    }
+  }
+  for (const KnobSpec& k : info.knobs) {
+    double v = k.def;
+    if (given.is_object() && given.contains(k.name)) {
+      const auto& j = given.at(k.name);
+      if (!j.is_number()) throw InputError("policy.knobs." + k.name + ": expected a number");
+      v = j.get<double>();
+      if (!std::isfinite(v) || v < k.min || v > k.max)
+        throw InputError("policy.knobs." + k.name + ": must be in [" + formatDouble(k.min) + ", " +
+                         formatDouble(k.max) + "] " + k.unit + " (got " + formatDouble(v) + ")");
+      if (k.integer && v != std::floor(v))
+        throw InputError("policy.knobs." + k.name + ": must be an integer (got " + formatDouble(v) + ")");
+    }
+    values_.emplace_back(k.name, v);
+  }
+}
+
+double Knobs::get(const std::string& name) const {
+  for (const auto& [n, v] : values_)
+    if (n == name) return v;
+  throw std::logic_error("knob not declared: " + name);
+}
+
+PolicyBundle makePolicy(const PolicySpec& spec) {
+  const PolicyInfo& info = policyInfo(spec.id);
+  const Knobs knobs(info, spec.knobs);
+  PolicyBundle b;
+  if (info.usesRouter) b.global = std::make_unique<RouterPolicy>(parseRouter(spec.router));
+  if (spec.id == "fcfs") {
+    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
+  } else if (spec.id == "oracle") {
+    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
+    b.unlimitedKv = true;
+  } else if (spec.id == "decode-first") {
+    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
+    b.chunkedPrefill = true;
+  } else if (spec.id == "rr") {
+    const int q = knobs.getInt("quantum");
+    b.makeLocal = [q](int) { return std::make_unique<RoundRobinLocal>(q); };
+  }
+  return b;
+}
+
+}  // namespace sl

@@ -1,0 +1,88 @@
+#include "run/execute.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "output/timeseries_recorder.h"
+#include "output/trace_recorder.h"
+#include "scenario/scenario_io.h"
+#include "util/atomic_file.h"
+#include "workload/presets.h"
+
+namespace sl {
+
+std::string fingerprintHex(std::uint64_t f) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(f));
+  return buf;
+}
+
+RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
+  Simulator& sim = *run.simulator;
+  const Scenario& s = run.scenario;
+  const bool writing = !opt.outDir.empty();
+  TimeSeriesRecorder series(s.cluster.instances);
+  TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
+  if (writing) {
+    sim.addObserver(&series);
+    sim.addObserver(&trace);
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const double total = run.expectedRequests > 0 ? static_cast<double>(run.expectedRequests) : 0.0;
+  std::int64_t n = 0;
+  while (sim.step()) {
+    if (opt.progress && (++n & 0xFFFF) == 0) {
+      double frac = 0;
+      if (s.run.duration_s) frac = nsToSeconds(sim.now()) / *s.run.duration_s;
+      else if (total > 0) frac = static_cast<double>(sim.finishedCount()) / total;
+      opt.progress(std::clamp(frac, 0.0, 1.0), nsToSeconds(sim.now()));
+    }
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.progress) opt.progress(1.0, nsToSeconds(sim.now()));
+
+  RunResult res;
+  res.wallSeconds = wall;
+  res.fingerprint = sim.fingerprint();
+  res.events = sim.eventsProcessed();
+
+  std::vector<RequestRecord> records = sim.records();
+  std::vector<RequestRecord> open = sim.inFlightRecords();
+  records.insert(records.end(), open.begin(), open.end());
+  std::sort(records.begin(), records.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+  res.summary = summarize(records, sim.arrived(), sim.now(), s.slo);
+
+  nlohmann::ordered_json j;
+  j["servelab_version"] = kServeLabVersion;
+  j["policy"] = s.policy.id;
+  j["seed"] = s.run.seed;
+  j["fingerprint"] = fingerprintHex(res.fingerprint);
+  j["events"] = res.events;
+  j["aborted"] = sim.aborted();
+  const nlohmann::ordered_json metrics = summaryToJson(res.summary);
+  for (auto it = metrics.begin(); it != metrics.end(); ++it) j[it.key()] = it.value();
+  j["wall_s"] = opt.recordWallTime ? nlohmann::ordered_json(wall) : nlohmann::ordered_json(nullptr);
+  j["scenario"] = scenarioToJson(s);
+  res.summaryJson = j;
+
+  if (writing) {
+    ensureDirectory(opt.outDir);
+    std::vector<std::string> domains;
+    for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
+    std::string csv = requestsCsvHeader();
+    csv.reserve(records.size() * 160);
+    for (const RequestRecord& r : records) appendRequestCsvRow(r, csv, domains);
+    // Build everything first, then write: nothing half-written on error.
+    const std::string traceDoc = trace.finish(sim.now());
+    writeFileAtomic(opt.outDir + "/summary.json", j.dump(2) + "\n");
+    writeFileAtomic(opt.outDir + "/requests.csv", csv);
+    writeFileAtomic(opt.outDir + "/timeseries.csv", series.csv());
+    writeFileAtomic(opt.outDir + "/trace.json", traceDoc);
+  }
+  if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;
+  return res;
+}
+
+}  // namespace sl

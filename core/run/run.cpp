@@ -1,0 +1,92 @@
+#include "run/run.h"
+
+#include <cmath>
+
+#include "cost/presets.h"
+#include "util/error.h"
+#include "workload/presets.h"
+#include "workload/workload_source.h"
+
+namespace sl {
+
+namespace {
+// Prefix InputErrors with the scenario's name so the user knows which file.
+template <class F> auto withSource(const std::string& source, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(source + ":", 0) == 0) throw;
+    throw InputError(source + ": " + msg);
+  }
+}
+}  // namespace
+
+std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
+  const PresetRegistry& reg = PresetRegistry::builtin();
+  const GpuSpec& gpu = reg.gpu(s.cluster.gpu);
+  const ModelSpec& model = reg.model(s.model);
+  CostCoefficients c;
+  if (s.cluster.profile) {
+    std::string path = *s.cluster.profile;
+    if (!path.empty() && path[0] != '/') path = s.base_dir + "/" + path;
+    c = loadCostProfile(path);
+  }
+  c = CostCoefficients::fromJson(s.cluster.cost, "cluster.cost", c);
+  return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c);
+}
+
+std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source) {
+  return withSource(source, [&] {
+    auto run = std::make_unique<PreparedRun>();
+    run->scenario = in;
+    Scenario& s = run->scenario;
+    if (s.workload.preset) applyWorkloadPreset(*s.workload.preset, s.workload);
+    run->cost = makeCostModel(s);
+    run->gpu = run->cost->gpu();
+    run->model = run->cost->model();
+    const CostModel& cost = *run->cost;
+
+    PolicyBundle policy = makePolicy(s.policy);
+    run->policyName = s.policy.id;
+
+    SimConfig& c = run->sim;
+    c.instances = s.cluster.instances;
+    c.tp = s.cluster.tp;
+    InstanceConfig& ic = c.instance;
+    ic.blockSize = s.cluster.block_size;
+    // KV capacity (errors when the weights do not fit), then the oracle's
+    // "unlimited" memory: far more blocks than any run can use.
+    ic.gpuBlocks = cost.kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction,
+                                         s.cluster.block_size);
+    if (policy.unlimitedKv) ic.gpuBlocks = std::int64_t{1} << 40;
+    c.kvBytesPerToken = static_cast<double>(cost.kvBytesPerToken());
+    ic.kvBytesPerBlock = c.kvBytesPerToken * s.cluster.block_size;
+    ic.cpuBlocks = static_cast<std::int64_t>(std::floor(s.cluster.swap_gib * 1073741824.0 / ic.kvBytesPerBlock));
+    ic.watermarkBlocks = static_cast<std::int64_t>(std::floor(s.cluster.watermark * static_cast<double>(ic.gpuBlocks)));
+    if (policy.unlimitedKv) ic.watermarkBlocks = 0;
+    ic.swapPreemption = s.cluster.preemption == "swap";
+    ic.chunkedPrefill = policy.chunkedPrefill.value_or(s.cluster.chunked_prefill);
+    ic.maxNumSeqs = s.cluster.max_num_seqs;
+    ic.maxBatchedTokens = s.cluster.max_num_batched_tokens;
+    // The host link of each of the instance's tp GPUs works in parallel.
+    ic.hostLinkBytesPerSec = cost.hostLinkBytesPerSec() * s.cluster.tp;
+    c.nvlinkBytesPerSec = cost.nvlinkBytesPerSec() * s.cluster.tp;
+    c.gpusPerNode = s.cluster.fabric.gpus_per_node;
+    c.nicBytesPerSec = s.cluster.fabric.nic_gbps * 1e9 / 8.0;
+    c.linkLatency = secondsToNs(s.cluster.fabric.link_latency_us * 1e-6);
+    c.probeInterval = secondsToNs(s.run.probe_interval_s);
+    c.rollingWindowS = s.run.rolling_window_s;
+    if (s.run.duration_s) c.stopAt = secondsToNs(*s.run.duration_s);
+    c.slo = s.slo;
+    c.seed = s.run.seed;
+
+    auto workload = makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
+    run->expectedRequests = workload->expectedCount();
+    run->simulator = std::make_unique<Simulator>(c, *run->cost, std::move(workload), std::move(policy.global),
+                                                 policy.makeLocal);
+    return run;
+  });
+}
+
+}  // namespace sl

@@ -1,0 +1,32 @@
+#pragma once
+// Scenario -> a ready Simulator: resolves presets, the cost model and its
+// coefficients, KV capacity, the policy and the workload. Every user error is
+// an InputError raised here, before anything runs or is written.
+#include <memory>
+#include <string>
+
+#include "cost/cost_model.h"
+#include "engine/simulator.h"
+#include "policy/registry.h"
+#include "scenario/spec.h"
+
+namespace sl {
+
+struct PreparedRun {
+  Scenario scenario;             // after the workload preset has been applied
+  GpuSpec gpu;
+  ModelSpec model;
+  std::unique_ptr<CostModel> cost;
+  SimConfig sim;
+  std::string policyName;
+  std::unique_ptr<Simulator> simulator;
+  std::int64_t expectedRequests = -1;
+};
+
+/// `source` names the scenario in messages (file path or "scenario").
+std::unique_ptr<PreparedRun> prepareRun(const Scenario& s, const std::string& source = "scenario");
+
+/// Build only the cost model of a scenario's cluster (for `cost` and checks).
+std::unique_ptr<CostModel> makeCostModel(const Scenario& s);
+
+}  // namespace sl

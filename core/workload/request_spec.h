@@ -1,0 +1,21 @@
+#pragma once
+// One request as a workload produces it (10-engine.md "Requests").
+#include <cstdint>
+
+#include "util/time.h"
+
+namespace sl {
+
+struct RequestSpec {
+  std::int64_t id = 0;          ///< 0, 1, 2, ... in arrival order
+  SimTime arrival = 0;          ///< ns since simulation start
+  std::int32_t input = 1;       ///< prompt tokens, >= 1
+  std::int32_t reasoning = 0;   ///< reasoning tokens R, >= 0 (0: non-reasoning)
+  std::int32_t answer = 1;      ///< answer tokens A, >= 1; output = R + A
+  std::int32_t domain = -1;     ///< optional domain tag (presets.h kDomain*), -1: none
+
+  std::int64_t output() const { return static_cast<std::int64_t>(reasoning) + answer; }
+  friend bool operator==(const RequestSpec&, const RequestSpec&) = default;
+};
+
+}  // namespace sl

@@ -1,0 +1,129 @@
+#include "workload/workload_source.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "util/error.h"
+#include "util/rng.h"
+#include "workload/arrival.h"
+#include "workload/length_dist.h"
+#include "workload/presets.h"
+#include "workload/trace_formats.h"
+
+namespace sl {
+
+WorkloadSource::~WorkloadSource() = default;
+std::int64_t WorkloadSource::expectedCount() const { return -1; }
+
+void clipRequestLengths(std::int64_t input, std::int64_t reasoning, std::int64_t answer, int max_context,
+                        RequestSpec& out) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  input = std::clamp<std::int64_t>(input, 1, kMax);
+  reasoning = std::clamp<std::int64_t>(reasoning, 0, kMax);
+  answer = std::clamp<std::int64_t>(answer, 1, kMax);
+  if (max_context > 0) {
+    const std::int64_t ctx = std::max(max_context, 2);
+    input = std::min(input, ctx - 1);
+    const std::int64_t budget = ctx - input;  // >= 1
+    if (reasoning + answer > budget) {
+      reasoning = std::max<std::int64_t>(0, budget - answer);
+      answer = std::min(answer, budget - reasoning);
+    }
+  }
+  out.input = static_cast<std::int32_t>(input);
+  out.reasoning = static_cast<std::int32_t>(reasoning);
+  out.answer = static_cast<std::int32_t>(answer);
+}
+
+namespace {
+
+class SyntheticWorkload final : public WorkloadSource {
+public:
+  SyntheticWorkload(const WorkloadSpec& spec, std::uint64_t seed, int max_context, const std::string& base_dir,
+                    std::optional<double> duration_s)
+      : arrival_(spec.arrival, "workload.arrival"),
+        input_(spec.input_tokens, base_dir, "workload.input_tokens"),
+        reasoning_(spec.reasoning_tokens, base_dir, "workload.reasoning_tokens"),
+        answer_(spec.answer_tokens, base_dir, "workload.answer_tokens"),
+        rngArrivals_(Rng::forStream(seed, "arrivals")),
+        rngInput_(Rng::forStream(seed, "input")),
+        rngReasoning_(Rng::forStream(seed, "reasoning")),
+        rngAnswer_(Rng::forStream(seed, "answer")),
+        rngDomain_(Rng::forStream(seed, "domain")),
+        rngMixture_(Rng::forStream(seed, "mixture")),
+        limit_(spec.requests),
+        maxContext_(max_context),
+        domain_(spec.preset ? presetDomain(*spec.preset) : kDomainNone) {
+    if (spec.requests < 0)
+      throw InputError("workload.requests: must be >= 0 (got " + std::to_string(spec.requests) + ")");
+    if (duration_s) {
+      if (!(*duration_s >= 0)) throw InputError("run.duration_s: must be >= 0");
+      durationNs_ = secondsToNs(*duration_s);
+    }
+    // Joint mixtures: fields that are mixtures with identical weights.
+    const LengthSampler* f[3] = {&input_, &reasoning_, &answer_};
+    for (int i = 0; i < 3; ++i) {
+      if (f[i]->mixtureParts() < 2) continue;
+      for (int j = 0; j < 3; ++j) {
+        if (j == i || f[j]->mixtureParts() != f[i]->mixtureParts()) continue;
+        if (f[j]->mixtureCumulative() == f[i]->mixtureCumulative()) joint_[i] = true;
+      }
+    }
+    expected_ = (durationNs_ || arrival_.finite()) ? -1 : limit_;
+  }
+
+  bool next(RequestSpec& out) override {
+    if (count_ >= limit_) return false;
+    const auto t = arrival_.next(rngArrivals_);
+    if (!t || (durationNs_ && *t > *durationNs_)) {
+      count_ = limit_;  // exhausted for good
+      return false;
+    }
+    std::size_t component = 0;
+    if (joint_[0] || joint_[1] || joint_[2]) {
+      const LengthSampler* f[3] = {&input_, &reasoning_, &answer_};
+      for (int i = 0; i < 3; ++i)
+        if (joint_[i]) {
+          component = f[i]->pickComponent(rngMixture_);
+          break;
+        }
+    }
+    const std::int64_t in = joint_[0] ? input_.sampleComponent(component, rngInput_) : input_.sample(rngInput_);
+    const std::int64_t re =
+        joint_[1] ? reasoning_.sampleComponent(component, rngReasoning_) : reasoning_.sample(rngReasoning_);
+    const std::int64_t an = joint_[2] ? answer_.sampleComponent(component, rngAnswer_) : answer_.sample(rngAnswer_);
+    out.id = count_++;
+    out.arrival = *t;
+    clipRequestLengths(in, re, an, maxContext_, out);
+    out.domain = domain_;
+    return true;
+  }
+
+  std::int64_t expectedCount() const override { return expected_; }
+
+private:
+  ArrivalProcess arrival_;
+  LengthSampler input_, reasoning_, answer_;
+  Rng rngArrivals_, rngInput_, rngReasoning_, rngAnswer_;
+  [[maybe_unused]] Rng rngDomain_;  // reserved: presets give one fixed domain today
+  Rng rngMixture_;
+  std::int64_t limit_;
+  int maxContext_;
+  int domain_;
+  std::optional<SimTime> durationNs_;
+  bool joint_[3] = {false, false, false};
+  std::int64_t count_ = 0;
+  std::int64_t expected_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkloadSource> makeWorkload(const WorkloadSpec& spec, std::uint64_t seed, int max_context,
+                                             const std::string& base_dir, std::optional<double> duration_s) {
+  if (max_context < 2)
+    throw InputError("model context window must be >= 2 tokens (got " + std::to_string(max_context) + ")");
+  if (spec.trace) return openTraceWorkload(*spec.trace, base_dir, max_context, duration_s);
+  return std::make_unique<SyntheticWorkload>(spec, seed, max_context, base_dir, duration_s);
+}
+
+}  // namespace sl

@@ -1,0 +1,169 @@
+// Presets: embedded data, derived model numbers, lookups with did-you-mean.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "cost/embedded_presets.h"
+#include "cost/presets.h"
+#include "cost/suggest.h"
+#include "util/error.h"
+
+using namespace sl;
+
+namespace {
+const PresetRegistry& reg() { return PresetRegistry::builtin(); }
+using Files = std::vector<std::pair<std::string, std::string>>;
+
+std::string errorOf(auto&& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+}  // namespace
+
+TEST(Presets, GpuTableInStableOrderDefaultFirst) {
+  const std::vector<std::string> expected = {"h100-sxm-80g", "h100-96g", "h100-nvl-94g",
+                                             "h100-pcie-80g", "h800-80g", "h20-141g",
+                                             "l40-48g", "a100-40g"};
+  EXPECT_EQ(reg().gpus(), expected);
+  const GpuSpec& h = reg().gpu("h100-sxm-80g");
+  EXPECT_DOUBLE_EQ(h.bf16_tflops, 989);
+  EXPECT_DOUBLE_EQ(h.hbm_tbps, 3.35);
+  EXPECT_DOUBLE_EQ(h.hbm_gib, 80);
+  ASSERT_TRUE(h.nvlink_gbps.has_value());
+  EXPECT_DOUBLE_EQ(h.nvlinkBytesPerSec(), 450e9);
+  EXPECT_DOUBLE_EQ(h.hostLinkBytesPerSec(), 64e9);
+  EXPECT_DOUBLE_EQ(h.hbmBytes(), 80.0 * 1024 * 1024 * 1024);
+
+  EXPECT_FALSE(reg().gpu("h100-96g").nvlink_gbps.has_value());
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-96g").hbm_gib, 96);
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-96g").nvlinkBytesPerSec(), 0.0);
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-96g").intraNodeLinkBytesPerSec(), 64e9);
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-nvl-94g").bf16_tflops, 835);
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-nvl-94g").hbm_tbps, 3.9);
+  EXPECT_DOUBLE_EQ(*reg().gpu("h100-nvl-94g").nvlink_gbps, 300);
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-pcie-80g").bf16_tflops, 756);
+  EXPECT_DOUBLE_EQ(reg().gpu("h100-pcie-80g").hbm_tbps, 2.0);
+  EXPECT_FALSE(reg().gpu("h100-pcie-80g").nvlink_gbps);
+  EXPECT_DOUBLE_EQ(*reg().gpu("h800-80g").nvlink_gbps, 200);
+  EXPECT_DOUBLE_EQ(reg().gpu("h20-141g").bf16_tflops, 148);
+  EXPECT_DOUBLE_EQ(reg().gpu("h20-141g").hbm_tbps, 4.8);
+  EXPECT_DOUBLE_EQ(reg().gpu("h20-141g").hbm_gib, 141);
+  EXPECT_DOUBLE_EQ(reg().gpu("l40-48g").hbm_tbps, 0.864);
+  EXPECT_FALSE(reg().gpu("l40-48g").nvlink_gbps);
+  EXPECT_DOUBLE_EQ(reg().gpu("l40-48g").host_link_gbps, 32);
+  EXPECT_DOUBLE_EQ(reg().gpu("a100-40g").bf16_tflops, 312);
+  EXPECT_DOUBLE_EQ(reg().gpu("a100-40g").hbm_tbps, 1.555);
+  EXPECT_DOUBLE_EQ(*reg().gpu("a100-40g").nvlink_gbps, 300);
+}
+
+TEST(Presets, ModelsListed) {
+  const std::vector<std::string> expected = {"r1-distill-qwen-32b", "llama-3.1-8b",
+                                             "llama-3.2-3b",        "qwen3-14b",
+                                             "llama-3.1-70b",       "llama-2-70b"};
+  EXPECT_EQ(reg().models(), expected);
+  EXPECT_EQ(&reg().model("deepseek-r1-distill-qwen-32b"), &reg().model("r1-distill-qwen-32b"));
+  EXPECT_TRUE(reg().hasModel("deepseek-r1-distill-qwen-32b"));
+  EXPECT_FALSE(reg().hasModel("gpt-5"));
+  EXPECT_TRUE(reg().model("llama-3.2-3b").tied_embeddings);
+  EXPECT_FALSE(reg().model("llama-3.1-8b").tied_embeddings);
+}
+
+TEST(Presets, DerivedParamCountsMatchPublishedWithinOnePercent) {
+  for (const auto& m : reg().allModels()) {
+    const double derived = static_cast<double>(m.paramCount());
+    const double published = m.published_params_b * 1e9;
+    EXPECT_LT(std::abs(derived / published - 1.0), 0.01)
+        << m.id << ": derived " << derived / 1e9 << " B vs published " << m.published_params_b;
+    EXPECT_EQ(m.weightBytes(), m.paramCount() * m.dtype_bytes) << m.id;
+  }
+}
+
+TEST(Presets, DerivedNumbersExact) {
+  const ModelSpec& q = reg().model("r1-distill-qwen-32b");
+  EXPECT_EQ(q.kvBytesPerToken(), 262144);  // 256 KiB
+  // 64 · (5120·(40+16)·128 + 40·128·5120 + 3·5120·27648)
+  EXPECT_EQ(q.linearParamsPerLayer(), 487'587'840);
+  // Embedding + LM head + layers + norms: the published 32.76 B less the QKV biases.
+  EXPECT_EQ(q.paramCount(), 32'763'417'600);
+  const ModelSpec& l8 = reg().model("llama-3.1-8b");
+  EXPECT_EQ(l8.kvBytesPerToken(), 131072);
+  EXPECT_EQ(l8.paramCount(), 8'030'261'248);  // exactly the published count
+  const ModelSpec& l3 = reg().model("llama-3.2-3b");
+  EXPECT_EQ(l3.paramCount(), 3'212'749'824);  // tied: no separate LM head
+  EXPECT_EQ(l3.linearParams(), l3.linearParamsPerLayer() * 28 + 128256LL * 3072);
+  EXPECT_EQ(reg().model("llama-2-70b").paramCount(), 68'976'648'192);
+  EXPECT_EQ(reg().model("llama-3.1-70b").paramCount(), 70'553'706'496);
+}
+
+TEST(Presets, Fabrics) {
+  const std::vector<std::string> expected = {"pascal-100g", "cascade-400g", "arrow-nvlink"};
+  EXPECT_EQ(reg().fabrics(), expected);
+  EXPECT_DOUBLE_EQ(reg().fabric("pascal-100g").bytesPerSec(), 12.5e9);
+  EXPECT_DOUBLE_EQ(reg().fabric("cascade-400g").bytesPerSec(), 50e9);
+  EXPECT_DOUBLE_EQ(reg().fabric("arrow-nvlink").bytesPerSec(), 400e9);
+  EXPECT_EQ(reg().fabric("arrow-nvlink").kind, "nvlink");
+  for (const auto& f : reg().allFabrics()) EXPECT_EQ(f.gpus_per_node, 8) << f.id;
+}
+
+TEST(Presets, UnknownIdsSuggest) {
+  const std::string g = errorOf([] { reg().gpu("h100-sxm-80"); });
+  EXPECT_NE(g.find("unknown GPU preset 'h100-sxm-80': did you mean 'h100-sxm-80g'?"),
+            std::string::npos) << g;
+  EXPECT_NE(g.find("known: h100-sxm-80g, h100-96g,"), std::string::npos) << g;
+  const std::string g2 = errorOf([] { reg().gpu("h100x"); });
+  EXPECT_NE(g2.find("did you mean 'h100-"), std::string::npos) << g2;
+  const std::string m = errorOf([] { reg().model("llama-3.1-8"); });
+  EXPECT_NE(m.find("unknown model preset 'llama-3.1-8': did you mean 'llama-3.1-8b'?"),
+            std::string::npos) << m;
+  const std::string m2 = errorOf([] { reg().model("deepseek-r1-distil-qwen-32b"); });
+  EXPECT_NE(m2.find("did you mean 'deepseek-r1-distill-qwen-32b'?"), std::string::npos) << m2;
+  const std::string far = errorOf([] { reg().model("zzzzzzzzzzzzzzzzzzzzzz"); });
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+  EXPECT_NE(far.find("known: r1-distill-qwen-32b"), std::string::npos) << far;
+  const std::string f = errorOf([] { reg().fabric("pascal-100"); });
+  EXPECT_NE(f.find("did you mean 'pascal-100g'?"), std::string::npos) << f;
+}
+
+TEST(Presets, EditDistance) {
+  EXPECT_EQ(costdetail::editDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(costdetail::editDistance("", "abc"), 3u);
+  EXPECT_EQ(costdetail::editDistance("same", "same"), 0u);
+  EXPECT_EQ(costdetail::closestMatch("eta_x", {"eta_c", "eta_kv"}), "eta_c");
+  EXPECT_EQ(costdetail::closestMatch("completely-different", {"eta_c"}), "");
+}
+
+TEST(Presets, BadPresetFilesNameFileAndField) {
+  const std::string bad = errorOf([] {
+    PresetRegistry r(Files{{"hardware/x.json",
+                       R"({"id":"x","name":"X","bf16_tflops":-1,"hbm_tbps":1,"hbm_gib":1,)"
+                       R"("nvlink_gbps":null,"host_link_gbps":1})"}});
+  });
+  EXPECT_NE(bad.find("resources/hardware/x.json: bf16_tflops: must be > 0"), std::string::npos)
+      << bad;
+  const std::string typo = errorOf([] {
+    PresetRegistry r(Files{{"fabric/y.json", R"({"id":"y","name":"Y","kind":"nic","gpus_per_node":8,)"
+                                        R"("nic_gbps":1,"link_latency_us":1,"nic_gbp":3})"}});
+  });
+  EXPECT_NE(typo.find("resources/fabric/y.json: nic_gbp: unknown field: did you mean 'nic_gbps'?"),
+            std::string::npos) << typo;
+  const std::string missing = errorOf([] { PresetRegistry r(Files{{"models/z.json", R"({"id":"z"})"}}); });
+  EXPECT_NE(missing.find("resources/models/z.json: name: missing"), std::string::npos) << missing;
+}
+
+TEST(Presets, EmbeddedFilesMatchSourceTree) {
+  const auto files = costdetail::embeddedPresetFiles();
+  EXPECT_EQ(files.size(), 8u + 6u + 3u);
+  for (const auto& f : files) {
+    std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/resources/" + f.path);
+    ASSERT_TRUE(in) << f.path;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str(), std::string(f.text)) << f.path << " is stale: re-run CMake";
+  }
+}

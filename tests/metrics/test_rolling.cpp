@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "metrics/rolling.h"
+#include "metrics/summary.h"
+
+namespace sl {
+namespace {
+
+TEST(RollingWindow, EvictsOldEntries) {
+  RollingWindow w(30 * kNsPerSecond);
+  EXPECT_EQ(w.sample(0).n, 0);
+  EXPECT_TRUE(std::isnan(w.sample(0).ttft_p50));
+  // One completion per second at t = 1..40; ttft = t/10, tpot = t/100.
+  for (int t = 1; t <= 40; ++t)
+    w.add(t * kNsPerSecond, t / 10.0, t / 100.0, t % 2 == 0, t % 4 == 0);
+  // Window (10, 40]: t = 11..40.
+  RollingSample s = w.sample(40 * kNsPerSecond);
+  EXPECT_EQ(s.n, 30);
+  EXPECT_NEAR(s.ttft_p50, 2.55, 1e-12);               // median of 1.1..4.0
+  EXPECT_NEAR(s.ttft_p99, 1.1 + 0.1 * 29 * 0.99, 1e-12);
+  EXPECT_NEAR(s.tpot_p50, 0.255, 1e-12);
+  EXPECT_NEAR(s.slo_attainment, 0.5, 1e-12);
+  EXPECT_NEAR(s.qoe_violation_rate, 8.0 / 30, 1e-12);  // 12,16,...,40
+  // Later sample: window (25, 55] holds t = 26..40.
+  s = w.sample(55 * kNsPerSecond);
+  EXPECT_EQ(s.n, 15);
+  EXPECT_NEAR(s.ttft_p50, 3.3, 1e-12);
+  s = w.sample(70 * kNsPerSecond);  // t = 40 evicted (40 <= 70 - 30)
+  EXPECT_EQ(s.n, 0);
+  EXPECT_EQ(w.size(), 0);
+  w.add(71 * kNsPerSecond, 9, 0.5, true, false);  // ring reuse after full drain
+  s = w.sample(71 * kNsPerSecond);
+  EXPECT_EQ(s.n, 1);
+  EXPECT_EQ(s.ttft_p99, 9);
+  EXPECT_EQ(s.slo_attainment, 1.0);
+}
+
+TEST(RollingWindow, MatchesSortedPercentiles) {
+  std::mt19937_64 rng(99);
+  RollingWindow w(5 * kNsPerSecond);
+  std::vector<std::pair<SimTime, double>> all;
+  SimTime t = 0;
+  for (int i = 0; i < 2000; ++i) {
+    t += static_cast<SimTime>(rng() % 50'000'000);
+    const double v = static_cast<double>(rng() % 100000) / 1000.0;
+    w.add(t, v, v / 10, true, false);
+    all.emplace_back(t, v);
+    if (i % 97 == 0) {
+      const SimTime now = t + static_cast<SimTime>(rng() % 1'000'000'000);
+      const RollingSample s = w.sample(now);
+      std::vector<double> in;
+      for (const auto& [tt, vv] : all)
+        if (tt > now - 5 * kNsPerSecond && tt <= now) in.push_back(vv);
+      ASSERT_EQ(s.n, static_cast<std::int64_t>(in.size()));
+      const LatencyStats st = computeStats(in);
+      EXPECT_DOUBLE_EQ(s.ttft_p50, st.p50);
+      EXPECT_DOUBLE_EQ(s.ttft_p99, st.p99);
+      EXPECT_NEAR(s.tpot_p99, st.p99 / 10, 1e-12);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sl

@@ -1,0 +1,189 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "metrics/summary.h"
+
+namespace sl {
+namespace {
+
+SimTime s(double sec) { return secondsToNs(sec); }
+
+TEST(Percentiles, KnownArrays) {
+  std::vector<double> v{5, 1, 4, 2, 3};
+  const LatencyStats st = computeStats(v);
+  EXPECT_EQ(st.n, 5);
+  EXPECT_DOUBLE_EQ(st.mean, 3.0);
+  EXPECT_DOUBLE_EQ(st.p50, 3.0);
+  EXPECT_DOUBLE_EQ(st.p90, 4.6);   // h = 3.6
+  EXPECT_DOUBLE_EQ(st.p95, 4.8);
+  EXPECT_DOUBLE_EQ(st.p99, 4.96);
+  EXPECT_DOUBLE_EQ(st.max, 5.0);
+
+  std::vector<double> hundred;
+  for (int i = 100; i >= 1; --i) hundred.push_back(i);
+  const LatencyStats h = computeStats(hundred);
+  EXPECT_DOUBLE_EQ(h.p50, 50.5);
+  EXPECT_NEAR(h.p99, 99.01, 1e-12);
+  EXPECT_NEAR(h.p90, 90.1, 1e-12);
+
+  std::vector<double> one{7};
+  const LatencyStats o = computeStats(one);
+  EXPECT_EQ(o.p50, 7);
+  EXPECT_EQ(o.p99, 7);
+  std::vector<double> none;
+  EXPECT_EQ(computeStats(none).n, 0);
+  EXPECT_TRUE(std::isnan(percentileSorted({}, 0.5)));
+}
+
+std::vector<RequestRecord> handBuilt() {
+  std::vector<RequestRecord> v;
+  RequestRecord r1;  // R = 0, A = 3: ttft 0.5, tpot 0.1, not QoE-scored
+  r1.id = 1;
+  r1.arrival = 0;
+  r1.answer = 3;
+  r1.generated = 3;
+  r1.finished = true;
+  r1.first_token = r1.first_visible = s(0.5);
+  r1.last_token = s(0.7);
+  r1.queueing = s(0.2);
+  v.push_back(r1);
+  RequestRecord r2;  // R = 10, A = 2: ttft 1.1, tpot 0.4, ttfat 0.1, reasoning 1.0, qoe 0.9
+  r2.id = 2;
+  r2.arrival = s(1);
+  r2.reasoning = 10;
+  r2.answer = 2;
+  r2.generated = 12;
+  r2.finished = true;
+  r2.first_token = s(1.1);
+  r2.reasoning_end = s(2.0);
+  r2.first_visible = s(2.1);
+  r2.last_token = s(2.5);
+  r2.blocking = s(0.05);
+  r2.qoe = 0.9;
+  r2.preemptions = 1;
+  v.push_back(r2);
+  RequestRecord r3;  // R = 0, A = 1: ttft 0.2, tpot 0, qoe 1
+  r3.id = 3;
+  r3.arrival = s(2);
+  r3.answer = 1;
+  r3.generated = 1;
+  r3.finished = true;
+  r3.first_token = r3.first_visible = r3.last_token = s(2.2);
+  r3.qoe = 1.0;
+  v.push_back(r3);
+  RequestRecord r4;  // in flight at the end
+  r4.id = 4;
+  r4.arrival = s(3);
+  r4.reasoning = 100;
+  r4.answer = 50;
+  r4.generated = 40;
+  r4.first_token = s(3.5);
+  r4.preemptions = 2;
+  r4.migrations = 1;
+  v.push_back(r4);
+  return v;
+}
+
+TEST(Summary, HandBuiltRecords) {
+  SloSpec slo;  // TTFT / TPOT unset, QoE threshold 0.95
+  const Summary sm = summarize(handBuilt(), 5, s(10), slo);
+  EXPECT_EQ(sm.arrived, 5);
+  EXPECT_EQ(sm.finished, 3);
+  EXPECT_EQ(sm.in_flight, 2);
+  EXPECT_EQ(sm.ttft_s.n, 3);
+  EXPECT_NEAR(sm.ttft_s.mean, (0.5 + 1.1 + 0.2) / 3, 1e-12);
+  EXPECT_NEAR(sm.ttft_s.p50, 0.5, 1e-12);
+  EXPECT_NEAR(sm.ttft_s.max, 1.1, 1e-12);
+  EXPECT_NEAR(sm.tpot_s.mean, (0.1 + 0.4 + 0.0) / 3, 1e-12);
+  EXPECT_EQ(sm.ttfat_s.n, 1);
+  EXPECT_NEAR(sm.ttfat_s.p99, 0.1, 1e-12);
+  EXPECT_NEAR(sm.reasoning_s.max, 1.0, 1e-12);
+  EXPECT_EQ(sm.blocking_s.n, 1);
+  EXPECT_NEAR(sm.blocking_s.mean, 0.05, 1e-12);
+  EXPECT_EQ(sm.queueing_s.n, 3);
+  EXPECT_NEAR(sm.queueing_s.max, 0.2, 1e-12);
+  EXPECT_NEAR(sm.e2e_s.max, 1.5, 1e-12);
+  EXPECT_EQ(sm.qoe_n, 2);
+  EXPECT_NEAR(sm.qoe_mean, 0.95, 1e-12);
+  EXPECT_NEAR(sm.qoe_violation_rate, 0.5, 1e-12);
+  // r2 misses the QoE threshold.
+  EXPECT_EQ(sm.slo_met, 2);
+  EXPECT_NEAR(sm.slo_attainment, 2.0 / 3, 1e-12);
+  EXPECT_NEAR(sm.goodput_rps, 0.2, 1e-12);
+  EXPECT_EQ(sm.output_tokens, 56);
+  EXPECT_NEAR(sm.tokens_per_s, 5.6, 1e-12);
+  EXPECT_NEAR(sm.requests_per_s, 0.3, 1e-12);
+  EXPECT_EQ(sm.preemptions, 3);
+  EXPECT_EQ(sm.migrations, 1);
+  EXPECT_DOUBLE_EQ(sm.sim_s, 10.0);
+}
+
+TEST(Summary, SloAttainmentWithTtftAndTpot) {
+  const auto recs = handBuilt();
+  SloSpec slo;
+  slo.qoe_threshold = 0.85;  // every scored QoE passes
+  EXPECT_NEAR(summarize(recs, 4, s(10), slo).slo_attainment, 1.0, 1e-12);
+  slo.ttft_s = 1.0;  // r2 (1.1) misses
+  EXPECT_EQ(summarize(recs, 4, s(10), slo).slo_met, 2);
+  slo.ttft_s = 0.4;  // r1 (0.5) and r2 miss
+  EXPECT_EQ(summarize(recs, 4, s(10), slo).slo_met, 1);
+  slo.ttft_s.reset();
+  slo.tpot_s = 0.05;  // r1 (0.1) and r2 (0.4) miss, r3 (0) passes
+  const Summary sm = summarize(recs, 4, s(10), slo);
+  EXPECT_EQ(sm.slo_met, 1);
+  EXPECT_NEAR(sm.slo_attainment, 1.0 / 3, 1e-12);
+  EXPECT_NEAR(sm.goodput_rps, 0.1, 1e-12);
+  EXPECT_FALSE(meetsSlo(recs[3], SloSpec{}));  // unfinished never counts
+}
+
+TEST(Summary, JsonGroupsAndNulls) {
+  std::vector<RequestRecord> recs = handBuilt();
+  recs.erase(recs.begin() + 1);  // no reasoning request left finished
+  const auto j = summaryToJson(summarize(recs, 3, s(4), SloSpec{}));
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  const std::vector<std::string> want{"requests", "ttft_s", "tpot_s", "ttfat_s", "reasoning_s",
+                                      "e2e_s", "blocking_s", "queueing_s", "qoe", "slo_attainment",
+                                      "goodput_rps", "throughput", "preemptions", "migrations", "sim_s"};
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(j["requests"]["arrived"], 3);
+  EXPECT_EQ(j["requests"]["finished"], 2);
+  EXPECT_EQ(j["requests"]["in_flight"], 1);
+  EXPECT_TRUE(j["ttfat_s"]["mean"].is_null());
+  EXPECT_TRUE(j["ttfat_s"]["p99"].is_null());
+  EXPECT_EQ(j["ttfat_s"]["n"], 0);
+  EXPECT_NEAR(j["ttft_s"]["max"].get<double>(), 0.5, 1e-12);
+  std::vector<std::string> statKeys;
+  for (auto it = j["ttft_s"].begin(); it != j["ttft_s"].end(); ++it) statKeys.push_back(it.key());
+  EXPECT_EQ(statKeys, (std::vector<std::string>{"mean", "p50", "p90", "p95", "p99", "max", "n"}));
+  EXPECT_NEAR(j["qoe"]["mean"].get<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(j["qoe"]["violation_rate"].get<double>(), 0.0, 1e-12);
+  EXPECT_NEAR(j["throughput"]["tokens_per_s"].get<double>(), 44.0 / 4, 1e-12);
+  EXPECT_EQ(j["preemptions"], 2);
+
+  const auto empty = summaryToJson(summarize({}, 0, 0, SloSpec{}));
+  EXPECT_TRUE(empty["slo_attainment"].is_null());
+  EXPECT_TRUE(empty["qoe"]["mean"].is_null());
+  EXPECT_TRUE(empty["throughput"]["tokens_per_s"].is_null());
+  EXPECT_EQ(empty["requests"]["in_flight"], 0);
+}
+
+TEST(Summary, TableHasRowsAndValues) {
+  const std::string t = formatSummaryTable(summarize(handBuilt(), 5, s(10), SloSpec{}));
+  EXPECT_NE(t.find("metric (ms)"), std::string::npos);
+  EXPECT_NE(t.find("ttft"), std::string::npos);
+  EXPECT_NE(t.find("1100.0"), std::string::npos);  // ttft max in ms
+  EXPECT_NE(t.find("66.67 %"), std::string::npos);  // SLO attainment
+  EXPECT_NE(t.find("5.6 tok/s"), std::string::npos);
+  EXPECT_NE(t.find("in flight 2"), std::string::npos);
+  // Aligned: the header and every metric row have the same width.
+  const auto firstNl = t.find('\n');
+  const auto secondNl = t.find('\n', firstNl + 1);
+  EXPECT_EQ(firstNl, secondNl - firstNl - 1);
+}
+
+}  // namespace
+}  // namespace sl
