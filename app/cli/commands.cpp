@@ -38,6 +38,10 @@ RunResult runOne(const Scenario& s, const std::string& source, const std::string
   opt.progress = [&bar](double f, double simS) { bar.update(f, simS); };
   RunResult r = executeRun(*prepared, opt);
   bar.done();
+  if (r.stalled)
+    std::fprintf(stderr, "servelab-cli: warning: %s (policy %s) stalled with %lld requests in flight: nothing could "
+                         "run any more\n", source.c_str(), s.policy.id.c_str(),
+                 static_cast<long long>(r.summary.in_flight));
   return r;
 }
 

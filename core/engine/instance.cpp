@@ -162,15 +162,20 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   for (const Request* r : order)
     if (r->state == ReqState::Running) heldByOrder += r->blocksGpu;
   const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
+  // Admissions happen while every other prefix member holds its blocks, so
+  // once the prefix contains a new admission the whole prefix must leave the
+  // watermark free (not just the blocks counted before it).
   std::int64_t cum = 0;
+  bool admits = false;
   std::size_t n = 0;
   for (; n < order.size(); ++n) {
     const Request& r = *order[n];
     if (static_cast<std::int32_t>(n) >= inst_.cfg_.maxNumSeqs) break;
     const std::int64_t need = std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
-    const std::int64_t wm = r.state == ReqState::Waiting ? inst_.cfg_.watermarkBlocks : 0;
-    if (cum + need + wm > avail) break;
+    const bool admitsNow = admits || r.state == ReqState::Waiting;
+    if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
     cum += need;
+    admits = admitsNow;
   }
   for (std::size_t i = order.size(); i-- > n;)
     if (order[i]->state == ReqState::Running) preempt(*order[i]);

@@ -156,6 +156,12 @@ bool Simulator::step() {
   switch (e.kind) {
     case EventKind::Arrival: onArrival(e.a); break;
     case EventKind::InstanceWake: {
+      // Requests arriving at this same instant join this iteration: let the
+      // pending arrivals of `now` go first (each pushes the next one).
+      if (!events_q_.empty() && events_q_.top().time == now_ && events_q_.top().kind == EventKind::Arrival) {
+        events_q_.push(now_, EventKind::InstanceWake, e.a);
+        break;
+      }
       Instance& in = instance(static_cast<int>(e.a));
       in.wakePending_ = false;
       if (!in.busy_) startIteration(in);
@@ -167,6 +173,8 @@ bool Simulator::step() {
       if (static_cast<std::uint64_t>(e.a) == netWakeVersion_) onNetworkUpdate();
       break;
     case EventKind::MonitorTick:
+      checkStall();
+      if (done_) return false;
       global_->onTick();
       events_q_.push(now_ + global_->tickInterval(), EventKind::MonitorTick, 0);
       break;
@@ -179,6 +187,8 @@ bool Simulator::step() {
     }
     case EventKind::Probe:
       probe();
+      checkStall();
+      if (done_) return false;
       events_q_.push(now_ + cfg_.probeInterval, EventKind::Probe, 0);
       break;
     case EventKind::StopRun: done_ = true; return false;
@@ -265,6 +275,18 @@ void Simulator::startIteration(Instance& in) {
         else if (q.blocksGpu > 0) othersHoldGpu = true;
       });
       if (stuck && !othersHoldGpu && b.blocksToRun(*stuck) > in.cfg_.gpuBlocks) abortRequest(in, *stuck);
+    } else if (in.gpuUsed_ == 0 && in.gpuReserved_ == 0) {
+      // Memory is empty and still nothing runs: a request that cannot fit even
+      // an empty instance (grown past capacity, then swapped out or dropped
+      // for recompute) would block it forever. Abort it and carry on.
+      std::vector<Request*> never;  // rare path
+      forEachActive([&](const Request& q) {
+        if (q.instance == in.id_ && (q.state == ReqState::Waiting || q.state == ReqState::Swapped) &&
+            q.arrival <= now_ && b.extraBlocksToRun(q) > in.cfg_.gpuBlocks)
+          never.push_back(const_cast<Request*>(&q));
+      });
+      for (Request* q : never) abortRequest(in, *q);
+      if (!never.empty()) wake(in.id_);
     }
     return;
   }
@@ -413,6 +435,33 @@ std::vector<RequestRecord> Simulator::inFlightRecords() const {
   });
   std::sort(out.begin(), out.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   return out;
+}
+
+// ---------------------------------------------------------------- stall detection
+
+// Nothing is running, moving or due, yet requests are in flight: only a
+// periodic tick could still change anything. Two such ticks in a row end the
+// run (as "stalled") instead of ticking forever.
+bool Simulator::idleWithWork() const {
+  if (inFlight_ == 0 || !workloadDone_) return false;
+  for (const auto& in : instances_)
+    if (in->busy_ || in->wakePending_) return false;
+  if (!net_.flows().empty()) return false;
+  for (const Migration& m : migrations_)
+    if (m.active && m.flow == -2) return false;
+  if (messages_.size() > freeMessages_.size()) return false;
+  return true;
+}
+
+void Simulator::checkStall() {
+  if (!idleWithWork()) {
+    stallChecks_ = 0;
+    return;
+  }
+  if (++stallChecks_ >= 2) {
+    stalled_ = true;
+    done_ = true;
+  }
 }
 
 // ---------------------------------------------------------------- probes

@@ -4,6 +4,7 @@
 // hand-off), control messages, monitor and probe ticks. Policies act on it
 // through the public "policy API" section; observers watch it.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -61,6 +62,9 @@ public:
   /// Run until the end (or until simulated time `until`, if given).
   void run(SimTime until = kTimeNever);
   bool done() const { return done_; }
+  /// True when the run ended because nothing could progress any more while
+  /// requests were still in flight (a policy deadlock); they stay in flight.
+  bool stalled() const { return stalled_; }
 
   // ---- results
   SimTime now() const { return now_; }
@@ -139,6 +143,8 @@ private:
   void finish(Instance& inst, Request& r);
   void abortRequest(Instance& inst, Request& r);
   void probe();
+  bool idleWithWork() const;
+  void checkStall();
 
   // transfers
   std::int64_t newMigration(Request& r, int src, int dst, bool live, bool handoff);
@@ -164,6 +170,8 @@ private:
   EventQueue events_q_;
   SimTime now_ = 0;
   bool done_ = false;
+  bool stalled_ = false;
+  int stallChecks_ = 0;
   bool workloadDone_ = false;
   std::int64_t events_ = 0;
   std::uint64_t fingerprint_ = 1469598103934665603ull;
@@ -198,7 +206,7 @@ private:
   RollingWindow rolling_;
   ProbeSample probeSample_;
 
-  std::vector<std::pair<std::string, Rng>> rngs_;
+  std::deque<std::pair<std::string, Rng>> rngs_;  // deque: rng() references stay valid
 };
 
 }  // namespace sl

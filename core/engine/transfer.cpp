@@ -143,7 +143,9 @@ void Simulator::startFlow(std::int64_t id, std::int32_t tokens) {
 
 void Simulator::onFlowStart(std::int64_t id) {
   Migration& m = migrations_[static_cast<std::size_t>(id)];
-  if (!m.active || m.flow != -2) return;  // cancelled meanwhile
+  // Cancelled meanwhile (the slot may since serve another transfer, whose own
+  // start event comes at its own time).
+  if (!m.active || m.flow != -2 || now_ != m.flowStart + cfg_.linkLatency) return;
   int a, b;
   resourcesFor(m.src, m.dst, a, b);
   m.flow = net_.start(now_, m.flowTokens * cfg_.kvBytesPerToken, a, b, id);
@@ -254,11 +256,20 @@ bool Simulator::migrateLive(Request& r, int dst) {
 }
 
 // A live migration whose request finished or was preempted on its source is
-// abandoned: the destination's reservation is released.
+// abandoned: the destination's reservation is released. So is a stop-and-copy
+// still deferred to the end of the iteration in which the request finished.
 void Simulator::cancelLive(Request& r) {
   for (std::size_t i = 0; i < migrations_.size(); ++i) {
     Migration& m = migrations_[i];
-    if (!m.active || m.r != &r || !m.live || r.state == ReqState::Migrating) continue;
+    if (!m.active || m.r != &r || r.state == ReqState::Migrating) continue;
+    if (!m.live) {
+      if (!r.pendingMigration || m.flow >= 0 || m.reserved > 0) continue;
+      r.pendingMigration = false;
+      m.active = false;
+      m.r = nullptr;
+      freeMigrations_.push_back(static_cast<std::int64_t>(i));
+      continue;
+    }
     if (m.flow >= 0) {
       net_.cancel(now_, m.flow);
       scheduleNetworkWake();

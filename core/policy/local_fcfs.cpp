@@ -35,10 +35,14 @@ void FcfsLocal::requeueFront(Request* r) {
 
 void FcfsLocal::schedule(IterationBuilder& b) {
   // Without chunked prefill (vLLM V0) an iteration that can admit the head
-  // prompt(s) is prefill-only; resumes of swapped requests come first.
+  // prompt(s) is prefill-only; resumes of swapped requests come first. As in
+  // vLLM, running sequences count against max_num_seqs, so admission stops
+  // when running + admitted reaches it.
   if (!b.chunkedPrefill() && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
     bool admitted = false;
-    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && b.admit(*queue_.front())) {
+    const auto maxSeqs = static_cast<std::size_t>(b.config().maxNumSeqs);
+    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && running_.size() < maxSeqs &&
+           b.admit(*queue_.front())) {
       Request* r = queue_.front();
       queue_.pop_front();
       running_.insert(std::upper_bound(running_.begin(), running_.end(), r, byArrival), r);
@@ -76,6 +80,11 @@ admit:
   if (preempted) return;  // vLLM admits nothing in an iteration that preempted
   while (!queue_.empty()) {
     Request* r = queue_.front();
+    // Without chunked prefill a prompt is admitted only in a prefill-only
+    // iteration (above); vLLM V0 schedules no prefill at all while a request
+    // is swapped out, so an iteration that resumes swapped requests stays
+    // decode-only and the waiting prompt behind them waits.
+    if (!b.chunkedPrefill() && r->state == ReqState::Waiting) break;
     if (!b.run(*r)) break;  // no skipping: later requests wait behind the head
     queue_.pop_front();
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, byArrival), r);

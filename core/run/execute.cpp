@@ -47,6 +47,7 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   res.wallSeconds = wall;
   res.fingerprint = sim.fingerprint();
   res.events = sim.eventsProcessed();
+  res.stalled = sim.stalled();
 
   std::vector<RequestRecord> records = sim.records();
   std::vector<RequestRecord> open = sim.inFlightRecords();
@@ -61,6 +62,7 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   j["fingerprint"] = fingerprintHex(res.fingerprint);
   j["events"] = res.events;
   j["aborted"] = sim.aborted();
+  j["stalled"] = sim.stalled();
   const nlohmann::ordered_json metrics = summaryToJson(res.summary);
   for (auto it = metrics.begin(); it != metrics.end(); ++it) j[it.key()] = it.value();
   j["wall_s"] = opt.recordWallTime ? nlohmann::ordered_json(wall) : nlohmann::ordered_json(nullptr);

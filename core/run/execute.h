@@ -28,6 +28,7 @@ struct RunResult {
   std::uint64_t fingerprint = 0;
   double wallSeconds = 0;
   std::int64_t events = 0;
+  bool stalled = false;  // ended because nothing could progress (see Simulator::stalled)
 };
 
 RunResult executeRun(PreparedRun& run, const RunOptions& opt);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Usage: cli_e2e.sh CASE PATH/TO/servelab-cli SOURCE_DIR
+# Each case runs the CLI the way a user would and checks exit codes, files
+# and messages. Prints what failed; exit 0 = pass.
+set -u
+case_name=$1 cli=$2 src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_code() {  # expect_code CODE cmd...
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "'$*' exited $got, expected $want"; }
+}
+outputs="summary.json requests.csv timeseries.csv trace.json"
+
+case $case_name in
+run_default)
+  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/r" --quiet
+  for f in $outputs; do [ -s "$tmp/r/$f" ] || fail "missing $f"; done
+  grep -q "ttft" "$tmp/out" || fail "no summary table on stdout"
+  python3 - "$tmp/r" <<'PY' || fail "outputs inconsistent"
+import csv, json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+req = s["requests"]
+assert req["arrived"] == 2000 and req["finished"] + req["in_flight"] == req["arrived"], req
+rows = list(csv.DictReader(open(d + "/requests.csv")))
+assert len(rows) == 2000, len(rows)
+assert len({r["id"] for r in rows}) == 2000
+for r in rows:
+    assert int(r["generated_tokens"]) == int(r["reasoning_tokens"]) + int(r["answer_tokens"])
+ts = list(csv.DictReader(open(d + "/timeseries.csv")))
+assert len(ts) > 100 and "i3_gpu_blocks" in ts[0]
+assert s["scenario"]["cluster"]["instances"] == 4 and s["policy"] == "fcfs"
+PY
+  ;;
+run_empty)
+  echo '{}' > "$tmp/empty.json"
+  expect_code 0 "$cli" run "$tmp/empty.json" --out "$tmp/r" --quiet
+  for f in $outputs; do [ -s "$tmp/r/$f" ] || fail "missing $f"; done
+  ;;
+determinism)
+  expect_code 0 "$cli" run "$src/samples/pascal-baseline-rr.json" --out "$tmp/a" --quiet
+  expect_code 0 "$cli" run "$src/samples/pascal-baseline-rr.json" --out "$tmp/b" --quiet
+  for f in $outputs; do cmp -s "$tmp/a/$f" "$tmp/b/$f" || fail "$f differs between two identical runs"; done
+  expect_code 0 "$cli" run "$src/samples/pascal-baseline-rr.json" --out "$tmp/c" --quiet --seed 2
+  cmp -s "$tmp/a/requests.csv" "$tmp/c/requests.csv" && fail "--seed 2 gave the same requests.csv as seed 1"
+  ;;
+bad_input)
+  echo '{"workload": {"arrival": {"rate": -3}}}' > "$tmp/neg.json"
+  expect_code 2 "$cli" run "$tmp/neg.json" --out "$tmp/r"
+  grep -q "workload.arrival.rate" "$tmp/err" || fail "message does not name workload.arrival.rate: $(cat "$tmp/err")"
+  grep -q "neg.json" "$tmp/err" || fail "message does not name the file"
+  [ -e "$tmp/r" ] && fail "output directory written for a bad scenario"
+  echo '{"workload": {"arival": {}}}' > "$tmp/typo.json"
+  expect_code 2 "$cli" run "$tmp/typo.json"
+  grep -q "workload.arival" "$tmp/err" && grep -q "did you mean 'workload.arrival'" "$tmp/err" \
+    || fail "no did-you-mean: $(cat "$tmp/err")"
+  echo '{"cluster": {' > "$tmp/syntax.json"
+  expect_code 2 "$cli" run "$tmp/syntax.json"
+  grep -q "syntax.json:" "$tmp/err" || fail "syntax error does not name the file"
+  expect_code 2 "$cli" run "$tmp/missing.json"
+  echo '{"policy": {"id": "fcfz"}}' > "$tmp/pol.json"
+  expect_code 2 "$cli" run "$tmp/pol.json"
+  grep -q "did you mean 'fcfs'" "$tmp/err" || fail "unknown policy without hint: $(cat "$tmp/err")"
+  echo '{"model": "llama-3.1-70b"}' > "$tmp/fit.json"
+  expect_code 2 "$cli" run "$tmp/fit.json"
+  grep -q "tp" "$tmp/err" || fail "weights-do-not-fit message lacks the tp hint: $(cat "$tmp/err")"
+  echo '{"policy": {"id": "rr", "knobs": {"quantm": 3}}}' > "$tmp/knob.json"
+  expect_code 2 "$cli" run "$tmp/knob.json"
+  grep -q "policy.knobs.quantm" "$tmp/err" || fail "unknown knob not named"
+  expect_code 2 "$cli" run "$src/samples/default.json" --set workload.arrival.rate=oops
+  expect_code 2 "$cli" nosuchcommand
+  ;;
+compare)
+  expect_code 0 "$cli" compare "$src/samples/pascal-baseline-fcfs.json" --policies fcfs,rr,oracle --out "$tmp/c" --quiet --json
+  python3 - "$tmp/out" <<'PY' || fail "compare --json malformed"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["policy"] for r in d["runs"]] == ["fcfs", "rr", "oracle"]
+assert d["runs"][2]["summary"]["preemptions"] == 0
+assert d["runs"][0]["summary"]["preemptions"] > 0
+PY
+  for p in fcfs rr oracle; do [ -s "$tmp/c/$p/summary.json" ] || fail "no outputs for $p"; done
+  expect_code 0 "$cli" compare "$src/samples/default.json" --policies fcfs,rr --quiet
+  grep -q "TTFT p99" "$tmp/out" || fail "no comparison table"
+  ;;
+validate)
+  expect_code 0 "$cli" validate "$src/samples/default.json"
+  grep -q "OK" "$tmp/out" || fail "validate did not say OK"
+  expect_code 0 "$cli" validate "$src/samples/default.json" --canonical
+  cp "$tmp/out" "$tmp/canon.json"
+  expect_code 0 "$cli" validate "$tmp/canon.json" --canonical
+  cmp -s "$tmp/out" "$tmp/canon.json" || fail "canonical form does not round-trip"
+  ;;
+presets)
+  expect_code 0 "$cli" presets
+  for w in h100-sxm-80g r1-distill-qwen-32b llama-2-70b fcfs rr oracle decode-first least-kv alpaca-reasoning; do
+    grep -q "$w" "$tmp/out" || fail "presets lacks $w"
+  done
+  expect_code 0 "$cli" presets policies --json
+  python3 -c "import json,sys; d=json.load(open('$tmp/out')); assert any(p['id']=='rr' and p['knobs'][0]['default']==500 for p in d['policies'])" \
+    || fail "presets policies --json"
+  expect_code 2 "$cli" presets gpuz
+  ;;
+cost)
+  expect_code 0 "$cli" cost --model r1-distill-qwen-32b --decode 1@1024
+  python3 - "$tmp/out" <<'PY' || fail "cost output: $(cat "$tmp/out")"
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"([0-9.]+) ms", t)
+assert m and 27 * 0.75 <= float(m.group(1)) <= 31 * 1.25, m and m.group(1)
+for word in ("linear", "attention", "overhead", "communication", "KV capacity"):
+    assert word.lower() in t.lower(), word
+PY
+  expect_code 0 "$cli" cost --model llama-2-70b --tp 4 --prefill 512x8 --json
+  python3 -c "import json; d=json.load(open('$tmp/out')); assert d" || fail "cost --json"
+  expect_code 2 "$cli" cost --model llama-2-70b --decode 32x1024
+  expect_code 2 "$cli" cost --model nosuchmodel
+  ;;
+trace_json)
+  expect_code 0 "$cli" run "$src/samples/pascal-baseline-rr.json" --out "$tmp/r" --quiet
+  python3 - "$tmp/r/trace.json" <<'PY' || fail "trace.json is not a valid Chrome trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+names = {e.get("name") for e in ev}
+assert {"queued", "reasoning", "answering", "preempted", "iteration"} <= names, names
+pids = {e["pid"] for e in ev if e.get("ph") == "X"}
+assert len(pids) == 8, pids
+for e in ev:
+    if e.get("ph") == "X":
+        assert e["dur"] >= 0 and e["ts"] >= 0
+PY
+  ;;
+set_override)
+  expect_code 0 "$cli" run "$src/samples/default.json" --set workload.requests=50 --set policy.id=rr \
+      --set policy.knobs.quantum=100 --json --quiet
+  python3 -c "import json; d=json.load(open('$tmp/out')); assert d['requests']['arrived']==50 and d['policy']=='rr' and d['scenario']['policy']['knobs']['quantum']==100" \
+    || fail "--set overrides not applied"
+  ;;
+*) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"

@@ -1,0 +1,342 @@
+// Invariants over many seeded random scenarios: KV accounting never goes out
+// of bounds and always equals the sum over requests, time never goes back,
+// no request is lost or duplicated, every finished request produced exactly
+// R + A tokens, and all counters return to zero.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine_test_util.h"
+#include "policy/registry.h"
+
+namespace sl::enginetest {
+namespace {
+
+// Routes with a RouterPolicy; at reasoning end sometimes migrates (stop-and-copy)
+// or live-migrates; on monitor ticks and in delayed messages moves random
+// requests, also in the middle of their iterations.
+class RandomMover : public GlobalPolicy {
+public:
+  RandomMover(RouterKind k, double pMigrate, double pLive, SimTime tick, double pTickMove)
+      : router_(k), pMigrate_(pMigrate), pLive_(pLive), tick_(tick), pTickMove_(pTickMove) {}
+  const char* name() const override { return "random-mover"; }
+  void attach(Simulator& sim) override {
+    GlobalPolicy::attach(sim);
+    router_.attach(sim);
+  }
+  int route(const Request& r) override { return router_.route(r); }
+  void onReasoningEnd(Request& r) override {
+    Rng& g = sim_->rng("mover");
+    const double u = g.uniform01();
+    const int dst = other(r.instance, g);
+    if (dst < 0 || !roomFor(r, dst)) return;
+    if (u < pMigrate_) {
+      sim_->migrate(r, dst);
+    } else if (u < pMigrate_ + pLive_) {
+      sim_->migrateLive(r, dst);
+    }
+  }
+  SimTime tickInterval() const override { return tick_; }
+  void onTick() override {
+    Rng& g = sim_->rng("mover");
+    if (g.uniform01() >= pTickMove_) return;
+    moveRandom(g.uniform01() < 0.3);
+    if (g.uniform01() < 0.5) {
+      const auto delay = static_cast<SimTime>(g.below(5 * kMs));
+      const bool live = g.uniform01() < 0.3;
+      sim_->sendMessage(delay, [this, live] { moveRandom(live); });
+    }
+  }
+
+private:
+  // Like a real policy, move only to an instance that has room now (random
+  // moves into full instances can deadlock stop-and-copy: each waits for
+  // blocks held by requests waiting to leave).
+  bool roomFor(const Request& r, int dst) const {
+    const Instance& d = sim_->instance(dst);
+    const std::int64_t tokens = std::max(r.kvTokens, r.prefillTarget) + 2;
+    return d.freeGpuBlocks() >= d.blocksFor(tokens) + d.config().watermarkBlocks;
+  }
+  int other(int src, Rng& g) const {
+    const int n = sim_->numInstances();
+    if (n < 2) return -1;
+    int d = static_cast<int>(g.below(static_cast<std::uint64_t>(n - 1)));
+    if (d >= src) ++d;
+    return d;
+  }
+  void moveRandom(bool live) {
+    Rng& g = sim_->rng("mover");
+    std::vector<Request*> cands;
+    sim_->forEachActive([&](const Request& r) {
+      if (r.instance >= 0 && r.arrival <= sim_->now() &&
+          (r.state == ReqState::Running || r.state == ReqState::Waiting || r.state == ReqState::Swapped))
+        cands.push_back(const_cast<Request*>(&r));
+    });
+    if (cands.empty()) return;
+    Request& r = *cands[static_cast<std::size_t>(g.below(cands.size()))];
+    const int dst = other(r.instance, g);
+    if (dst < 0 || !roomFor(r, dst)) return;
+    if (live) sim_->migrateLive(r, dst);
+    else sim_->migrate(r, dst);
+  }
+
+  RouterPolicy router_;
+  double pMigrate_, pLive_;
+  SimTime tick_;
+  double pTickMove_;
+};
+
+class Watcher : public SimObserver {
+public:
+  std::map<std::int64_t, int> arrivedCount, terminalCount;
+  std::int64_t abortedTokens = 0;
+  void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+    if (e == RequestEvent::Arrived) ++arrivedCount[r.id];
+    if (e == RequestEvent::Finished || e == RequestEvent::Aborted) ++terminalCount[r.id];
+    if (e == RequestEvent::Aborted) abortedTokens += r.generated;
+  }
+};
+
+struct Scn {
+  SimConfig cfg;
+  PolicySpec policy;
+  std::vector<RequestSpec> reqs;
+  bool disaggregated = false;
+  double pMigrate = 0, pLive = 0, pTickMove = 0;
+  SimTime tick = 0;
+  std::string describe() const {
+    std::ostringstream o;
+    o << "instances=" << cfg.instances << " blocks=" << cfg.instance.gpuBlocks << "x" << cfg.instance.blockSize
+      << " wm=" << cfg.instance.watermarkBlocks << " cpu=" << cfg.instance.cpuBlocks
+      << " swap=" << cfg.instance.swapPreemption << " chunked=" << cfg.instance.chunkedPrefill
+      << " seqs=" << cfg.instance.maxNumSeqs << " budget=" << cfg.instance.maxBatchedTokens
+      << " policy=" << policy.id << "/" << policy.router << " disagg=" << disaggregated << " pMig=" << pMigrate
+      << " pLive=" << pLive << " tick=" << tick << " requests=" << reqs.size();
+    return o.str();
+  }
+};
+
+Scn makeScenario(std::uint64_t seed) {
+  Rng g = Rng::forStream(seed, "scenario");
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {  // inclusive
+    return lo + static_cast<std::int64_t>(g.below(static_cast<std::uint64_t>(hi - lo + 1)));
+  };
+  Scn s;
+  const CostModel& cost = llama8b();
+  SimConfig& c = s.cfg;
+  c.instances = static_cast<int>(pick(1, 6));
+  c.seed = seed;
+  InstanceConfig& ic = c.instance;
+  ic.blockSize = g.uniform01() < 0.5 ? 4 : 16;
+  ic.gpuBlocks = pick(8, 64);
+  ic.watermarkBlocks = pick(0, 2);
+  ic.cpuBlocks = pick(0, 64);
+  ic.swapPreemption = g.uniform01() < 0.6;
+  ic.chunkedPrefill = g.uniform01() < 0.6;
+  ic.maxNumSeqs = static_cast<std::int32_t>(pick(1, 16));
+  ic.maxBatchedTokens = static_cast<std::int32_t>(pick(16, 512));
+  c.kvBytesPerToken = static_cast<double>(cost.kvBytesPerToken());
+  ic.kvBytesPerBlock = c.kvBytesPerToken * ic.blockSize;
+  ic.hostLinkBytesPerSec = g.uniform01() < 0.5 ? 64e9 : 1e9;
+  c.gpusPerNode = static_cast<int>(pick(1, 8));
+  c.nvlinkBytesPerSec = g.uniform01() < 0.5 ? 0 : 4e11;
+  c.nicBytesPerSec = g.uniform01() < 0.5 ? 1.25e10 : 2e8;
+  c.linkLatency = pick(0, 100'000);
+  c.probeInterval = g.uniform01() < 0.5 ? 0 : pick(1, 20) * kMs;
+  c.liveMaxConcurrent = static_cast<int>(pick(1, 3));
+  c.liveMaxRounds = static_cast<int>(pick(1, 8));
+
+  static const char* kPolicies[] = {"fcfs", "rr", "oracle", "decode-first"};
+  static const char* kRouters[] = {"round-robin", "least-loaded", "least-kv", "random", "power-of-two"};
+  s.policy.id = kPolicies[g.below(4)];
+  s.policy.router = kRouters[g.below(5)];
+  if (s.policy.id == "rr") s.policy.knobs = {{"quantum", pick(1, 40)}};
+
+  s.disaggregated = c.instances >= 2 && g.uniform01() < 0.2;
+  if (c.instances >= 2) {
+    s.pMigrate = g.uniform01() < 0.5 ? g.uniform01() * 0.6 : 0;
+    s.pLive = g.uniform01() < 0.5 ? g.uniform01() * 0.6 : 0;
+    if (g.uniform01() < 0.5) {
+      s.tick = pick(1, 20) * kMs;
+      s.pTickMove = g.uniform01();
+    }
+  }
+
+  const auto n = pick(5, 40);
+  const std::int64_t usable = (ic.gpuBlocks - ic.watermarkBlocks - 1) * ic.blockSize;
+  SimTime t = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (g.uniform01() < 0.7) t += pick(0, 20) * kMs + pick(0, 999);
+    // Mostly prompts that fit; sometimes ones that never can.
+    const std::int64_t maxIn = g.uniform01() < 0.05 ? usable + 40 : std::max<std::int64_t>(1, usable / 2);
+    const auto input = static_cast<std::int32_t>(pick(1, std::max<std::int64_t>(1, maxIn)));
+    const auto r = static_cast<std::int32_t>(g.uniform01() < 0.5 ? 0 : pick(1, 60));
+    const auto a = static_cast<std::int32_t>(pick(1, 60));
+    s.reqs.push_back(spec(i, t, input, r, a));
+  }
+  return s;
+}
+
+struct Totals {
+  std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
+};
+
+void runOne(std::uint64_t seed, Totals& tot) {
+  const Scn s = makeScenario(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed) + ": " + s.describe());
+  const CostModel& cost = llama8b();
+  PolicyBundle pb = makePolicy(s.policy);
+  SimConfig cfg = s.cfg;
+  if (pb.unlimitedKv) {
+    cfg.instance.gpuBlocks = std::int64_t{1} << 40;
+    cfg.instance.watermarkBlocks = 0;
+  }
+  if (pb.chunkedPrefill) cfg.instance.chunkedPrefill = *pb.chunkedPrefill;
+  auto global = std::make_unique<RandomMover>(parseRouter(s.policy.router), s.pMigrate, s.pLive, s.tick, s.pTickMove);
+  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(s.reqs), std::move(global), pb.makeLocal);
+  Watcher w;
+  sim.addObserver(&w);
+  if (s.disaggregated) {
+    sim.setRole(0, InstanceRole::Prefill);
+    for (int i = 1; i < cfg.instances; ++i) sim.setRole(i, InstanceRole::Decode);
+  }
+  const int n = cfg.instances;
+  std::vector<std::int64_t> gpu(static_cast<std::size_t>(n)), cpu(static_cast<std::size_t>(n));
+  SimTime prev = 0;
+  std::int64_t steps = 0;
+  bool ok = true;
+  while (ok && sim.step()) {
+    if (++steps > 2'000'000) break;
+    if (sim.now() < prev) {
+      ADD_FAILURE() << "time went back at step " << steps;
+      ok = false;
+    }
+    prev = sim.now();
+    std::fill(gpu.begin(), gpu.end(), 0);
+    std::fill(cpu.begin(), cpu.end(), 0);
+    sim.forEachActive([&](const Request& r) {
+      if (r.instance < 0) return;
+      gpu[static_cast<std::size_t>(r.instance)] += r.blocksGpu;
+      cpu[static_cast<std::size_t>(r.instance)] += r.blocksCpu;
+      const std::int64_t bs = cfg.instance.blockSize;
+      if (r.blocksGpu < 0 || r.blocksCpu < 0 || r.generated > r.reasoning + r.answer) ok = false;
+      if (r.state == ReqState::Waiting && (r.blocksGpu != 0 || r.blocksCpu != 0)) ok = false;
+      if (r.state != ReqState::Waiting && (r.blocksGpu + r.blocksCpu) * bs < r.kvTokens) ok = false;
+      if (!ok) ADD_FAILURE() << "request " << r.id << " inconsistent at step " << steps << ": state "
+                             << reqStateName(r.state) << " gpu " << r.blocksGpu << " cpu " << r.blocksCpu << " kv "
+                             << r.kvTokens;
+    });
+    for (int i = 0; i < n && ok; ++i) {
+      const Instance& in = sim.instance(i);
+      const auto k = static_cast<std::size_t>(i);
+      if (in.gpuBlocksUsed() < 0 || in.gpuBlocksReserved() < 0 ||
+          in.gpuBlocksUsed() + in.gpuBlocksReserved() > in.config().gpuBlocks || in.cpuBlocksUsed() < 0 ||
+          in.cpuBlocksUsed() > in.config().cpuBlocks || gpu[k] != in.gpuBlocksUsed() || cpu[k] != in.cpuBlocksUsed()) {
+        ADD_FAILURE() << "instance " << i << " at step " << steps << " t=" << sim.now() << ": gpu used "
+                      << in.gpuBlocksUsed() << " reserved " << in.gpuBlocksReserved() << " of "
+                      << in.config().gpuBlocks << " (requests hold " << gpu[k] << "), cpu " << in.cpuBlocksUsed()
+                      << " of " << in.config().cpuBlocks << " (requests hold " << cpu[k] << ")";
+        ok = false;
+      }
+    }
+  }
+  if (!ok) return;
+  if (!sim.done()) {
+    ADD_FAILURE() << "did not terminate (t=" << sim.now() << ", in flight " << sim.inFlight() << ")";
+    return;
+  }
+  const auto nreq = static_cast<std::int64_t>(s.reqs.size());
+  EXPECT_EQ(sim.arrived(), nreq);
+  EXPECT_EQ(sim.arrived(), sim.finishedCount() + sim.inFlight() + sim.aborted());
+  EXPECT_EQ(sim.inFlight(), 0);
+  if (sim.inFlight() != 0) {
+    std::ostringstream o;
+    sim.forEachActive([&](const Request& r) {
+      if (r.instance < 0) return;
+      o << "  request " << r.id << " on " << r.instance << " " << reqStateName(r.state) << " gen " << r.generated
+        << "/" << r.reasoning + r.answer << " in " << r.input << " kv " << r.kvTokens << " target "
+        << r.prefillTarget << " prefilled " << r.prefilled << " gpu " << r.blocksGpu << " cpu " << r.blocksCpu
+        << " migrations " << r.migrations << " pending " << r.pendingMigration << "\n";
+    });
+    for (int i = 0; i < n; ++i)
+      o << "  instance " << i << " role " << roleName(sim.instance(i).role()) << " busy " << sim.instance(i).busy()
+        << " used " << sim.instance(i).gpuBlocksUsed() << " reserved " << sim.instance(i).gpuBlocksReserved()
+        << " cpu " << sim.instance(i).cpuBlocksUsed() << " policy holds " << sim.instance(i).policy().size()
+        << " live " << sim.liveMigrations(i) << "\n";
+    ADD_FAILURE() << "still in flight at t=" << sim.now() << ":\n" << o.str();
+  }
+  std::set<std::int64_t> ids;
+  std::int64_t tokens = 0;
+  for (const RequestRecord& r : sim.records()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << "duplicate record " << r.id;
+    EXPECT_TRUE(r.finished);
+    EXPECT_EQ(r.generated, r.reasoning + r.answer) << r.id;
+    EXPECT_GE(r.first_token, r.arrival) << r.id;
+    EXPECT_LE(r.first_token, r.first_visible) << r.id;
+    EXPECT_LE(r.first_visible, r.last_token) << r.id;
+    if (r.reasoning > 0) {
+      EXPECT_GE(r.reasoning_end, r.first_token) << r.id;
+      EXPECT_LT(r.reasoning_end, r.first_visible) << r.id;
+    } else {
+      EXPECT_EQ(r.reasoning_end, -1) << r.id;
+    }
+    EXPECT_GE(r.queueing, 0);
+    EXPECT_GE(r.preempted, r.swapped) << r.id;
+    EXPECT_GE(r.swapped, 0);
+    EXPECT_GE(r.migrating, 0);
+    EXPECT_GE(r.handoff_wait, 0);
+    EXPECT_LE(r.queueing + r.preempted + r.migrating + r.handoff_wait, r.last_token - r.arrival) << r.id;
+    EXPECT_TRUE(r.instance >= 0 && r.instance < n);
+    tokens += r.generated;
+    tot.preemptions += r.preemptions;
+    tot.migrations += r.migrations;
+  }
+  for (const auto& [id, cnt] : w.arrivedCount) {
+    EXPECT_EQ(cnt, 1) << id;
+    EXPECT_EQ(w.terminalCount[id], 1) << "request " << id << " ended " << w.terminalCount[id] << " times";
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(w.arrivedCount.size()), nreq);
+  std::int64_t produced = 0;
+  for (int i = 0; i < n; ++i) {
+    const Instance& in = sim.instance(i);
+    EXPECT_EQ(in.gpuBlocksUsed(), 0) << i;
+    EXPECT_EQ(in.gpuBlocksReserved(), 0) << i;
+    EXPECT_EQ(in.cpuBlocksUsed(), 0) << i;
+    EXPECT_EQ(in.assignedRequests(), 0) << i;
+    EXPECT_EQ(in.assignedTokens(), 0) << i;
+    EXPECT_EQ(sim.liveMigrations(i), 0) << i;
+    produced += in.tokensProduced();
+  }
+  EXPECT_EQ(produced, tokens + w.abortedTokens);
+  ++tot.scenarios;
+  tot.requests += nreq;
+  tot.finished += sim.finishedCount();
+  tot.aborted += sim.aborted();
+  tot.steps += steps;
+}
+
+TEST(Invariants, RandomScenarios) {
+  Totals tot;
+  std::uint64_t first = 1, last = 240;
+  if (const char* one = std::getenv("ENGINE_SEED")) first = last = std::strtoull(one, nullptr, 10);
+  for (std::uint64_t seed = first; seed <= last; ++seed) {
+    runOne(seed, tot);
+  }
+  // The scenarios really exercise the mechanisms.
+  EXPECT_EQ(tot.scenarios, 240);
+  EXPECT_GT(tot.preemptions, 100);
+  EXPECT_GT(tot.migrations, 100);
+  EXPECT_GT(tot.finished, tot.requests * 9 / 10);
+  std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
+              "%lld migrations, %lld steps\n",
+              static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),
+              static_cast<long long>(tot.finished), static_cast<long long>(tot.aborted),
+              static_cast<long long>(tot.preemptions), static_cast<long long>(tot.migrations),
+              static_cast<long long>(tot.steps));
+}
+
+}  // namespace
+}  // namespace sl::enginetest
