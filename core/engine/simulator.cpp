@@ -373,6 +373,7 @@ void Simulator::endIteration(Instance& in) {
   }
   for (Request* r : prefillDone) {
     if (r->state != ReqState::Running) continue;
+    cancelLive(*r);  // a live copy started at its reasoning end: the hand-off moves it instead
     in.policy_->remove(*r);
     setState(*r, ReqState::HandoffWait);
     notify(RequestEvent::HandoffStart, *r, in.id_);

@@ -93,7 +93,12 @@ class Watcher : public SimObserver {
 public:
   std::map<std::int64_t, int> arrivedCount, terminalCount;
   std::int64_t abortedTokens = 0;
-  void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+  bool trace = std::getenv("ENGINE_TRACE") != nullptr;
+  void onRequestEvent(RequestEvent e, const Request& r, int inst, SimTime t) override {
+    if (trace)
+      std::printf("%lld %s req %lld inst %d state %s kv %d gpu %d cpu %d gen %d\n", static_cast<long long>(t),
+                  requestEventName(e), static_cast<long long>(r.id), inst, reqStateName(r.state), r.kvTokens,
+                  r.blocksGpu, r.blocksCpu, r.generated);
     if (e == RequestEvent::Arrived) ++arrivedCount[r.id];
     if (e == RequestEvent::Finished || e == RequestEvent::Aborted) ++terminalCount[r.id];
     if (e == RequestEvent::Aborted) abortedTokens += r.generated;
