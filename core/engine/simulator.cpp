@@ -427,6 +427,7 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   ++aborted_;
   notify(RequestEvent::Aborted, r, in.id_);
   releaseRequest(&r);
+  tryStartIncoming(in.id_);  // copies waiting for the memory it held
 }
 
 std::vector<RequestRecord> Simulator::inFlightRecords() const {

@@ -53,6 +53,8 @@ bool Simulator::migrate(Request& r, int dst) {
     return false;
   for (const Migration& m : migrations_)
     if (m.active && m.r == &r) return false;  // already moving
+  // Its copy would wait forever for room the destination can never have.
+  if (r.kvTokens > 0 && blocksToHold(r) > instance(dst).cfg_.gpuBlocks) return false;
   const std::int64_t id = newMigration(r, r.instance, dst, false, false);
   Instance& src = instance(r.instance);
   if (src.busy_ && r.batchIndex >= 0) {
@@ -83,6 +85,19 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
   Migration& m = migrations_[static_cast<std::size_t>(id)];
   Request& r = *m.r;
   Instance& src = instance(m.src);
+  if (r.kvTokens > 0 && blocksToHold(r) > instance(m.dst).cfg_.gpuBlocks) {
+    // It grew (while deferred, or during live rounds) past what the
+    // destination can ever hold: the copy would wait forever. It stays.
+    if (m.live) {
+      cancelLive(r);
+    } else {
+      r.pendingMigration = false;
+      m.active = false;
+      m.r = nullptr;
+      freeMigrations_.push_back(id);
+    }
+    return;
+  }
   if (!m.live) {
     src.policy_->remove(r);
     setState(r, ReqState::Migrating);
@@ -95,19 +110,22 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
     tryStartIncoming(m.dst);
     return;
   }
-  // Live: final stop-and-copy of the remainder.
-  src.policy_->remove(r);
-  setState(r, ReqState::Migrating);
-  notify(RequestEvent::MigrationStart, r, m.src);
+  // Live: final stop-and-copy of the remainder. If the destination lacks the
+  // blocks the request grew into meanwhile, the migration is abandoned and the
+  // request keeps running on its source (as Llumnix aborts it). Waiting in the
+  // destination's queue instead could deadlock: the copies ahead of it may be
+  // waiting for the very blocks this migration has reserved.
   Instance& dst = instance(m.dst);
   const std::int64_t need = blocksToHold(r);
   const std::int64_t more = need - m.reserved;
+  if (more > dst.freeGpuBlocks()) {
+    cancelLive(r);
+    return;
+  }
+  src.policy_->remove(r);
+  setState(r, ReqState::Migrating);
+  notify(RequestEvent::MigrationStart, r, m.src);
   if (more > 0) {
-    if (more > dst.freeGpuBlocks()) {  // wait for room like any stop-and-copy
-      incoming_[static_cast<std::size_t>(m.dst)].push_back(id);
-      tryStartIncoming(m.dst);
-      return;
-    }
     dst.gpuReserved_ += more;
     m.reserved = need;
   }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "metrics/binned_tail.h"
 #include "output/timeseries_recorder.h"
 #include "output/trace_recorder.h"
 #include "scenario/scenario_io.h"
@@ -82,6 +83,9 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
     writeFileAtomic(opt.outDir + "/requests.csv", csv);
     writeFileAtomic(opt.outDir + "/timeseries.csv", series.csv());
     writeFileAtomic(opt.outDir + "/trace.json", traceDoc);
+    // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
+    const auto bins = binnedTailTtft(records);
+    if (!bins.empty()) writeFileAtomic(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
   }
   if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;
   return res;

@@ -32,7 +32,7 @@ public:
     Rng& g = sim_->rng("mover");
     const double u = g.uniform01();
     const int dst = other(r.instance, g);
-    if (dst < 0 || !roomFor(r, dst)) return;
+    if (dst < 0) return;
     if (u < pMigrate_) {
       sim_->migrate(r, dst);
     } else if (u < pMigrate_ + pLive_) {
@@ -52,20 +52,14 @@ public:
   }
 
 private:
-  // Like a real policy, move only to an instance that has room now (random
-  // moves into full instances can deadlock stop-and-copy: each waits for
-  // blocks held by requests waiting to leave).
-  bool roomFor(const Request& r, int dst) const {
-    const Instance& d = sim_->instance(dst);
-    const std::int64_t tokens = std::max(r.kvTokens, r.prefillTarget) + 2;
-    return d.freeGpuBlocks() >= d.blocksFor(tokens) + d.config().watermarkBlocks;
-  }
+  // Moves go only to higher-numbered instances. Stop-and-copy copies wait at
+  // their destination until it has room, so moves in a cycle (A -> B while
+  // B -> A, both full) can deadlock, as they would in a real cluster; a
+  // policy's job, not the engine's. Without cycles every wait ends.
   int other(int src, Rng& g) const {
     const int n = sim_->numInstances();
-    if (n < 2) return -1;
-    int d = static_cast<int>(g.below(static_cast<std::uint64_t>(n - 1)));
-    if (d >= src) ++d;
-    return d;
+    if (src >= n - 1) return -1;
+    return src + 1 + static_cast<int>(g.below(static_cast<std::uint64_t>(n - 1 - src)));
   }
   void moveRandom(bool live) {
     Rng& g = sim_->rng("mover");
@@ -78,7 +72,7 @@ private:
     if (cands.empty()) return;
     Request& r = *cands[static_cast<std::size_t>(g.below(cands.size()))];
     const int dst = other(r.instance, g);
-    if (dst < 0 || !roomFor(r, dst)) return;
+    if (dst < 0) return;
     if (live) sim_->migrateLive(r, dst);
     else sim_->migrate(r, dst);
   }
@@ -325,16 +319,19 @@ void runOne(std::uint64_t seed, Totals& tot) {
 
 TEST(Invariants, RandomScenarios) {
   Totals tot;
-  std::uint64_t first = 1, last = 240;
+  std::uint64_t first = 1, last = 1000;
   if (const char* one = std::getenv("ENGINE_SEED")) first = last = std::strtoull(one, nullptr, 10);
+  if (const char* upTo = std::getenv("ENGINE_SEED_LAST")) last = std::strtoull(upTo, nullptr, 10);
   for (std::uint64_t seed = first; seed <= last; ++seed) {
     runOne(seed, tot);
   }
   // The scenarios really exercise the mechanisms.
-  EXPECT_EQ(tot.scenarios, 240);
-  EXPECT_GT(tot.preemptions, 100);
-  EXPECT_GT(tot.migrations, 100);
-  EXPECT_GT(tot.finished, tot.requests * 9 / 10);
+  EXPECT_EQ(tot.scenarios, static_cast<std::int64_t>(last - first + 1));
+  if (last - first >= 100) {
+    EXPECT_GT(tot.preemptions, 100);
+    EXPECT_GT(tot.migrations, 100);
+    EXPECT_GT(tot.finished, tot.requests * 9 / 10);
+  }
   std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
               "%lld migrations, %lld steps\n",
               static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),

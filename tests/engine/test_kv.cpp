@@ -86,6 +86,50 @@ TEST(Kv, BlocksFreedAtTheFinishingIterationEnd) {
   EXPECT_EQ(its[3].gpuUsed, 3);
 }
 
+// A request alone on its instance that outgrows the whole KV cache preempts
+// itself (swap or recompute) and can then never run again: it is aborted
+// (it used to stay queued forever and block the instance).
+class OutgrowsCapacity : public ::testing::TestWithParam<bool> {};
+
+TEST_P(OutgrowsCapacity, IsAbortedAndTheInstanceCarriesOn) {
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 1, 4, 4);  // 16 tokens
+  c.instance.swapPreemption = GetParam();
+  Harness h(cost, c, {spec(0, 0, 8, 0, 20), spec(1, 0, 4, 0, 2)});
+  h.run();
+  EXPECT_EQ(h.sim->aborted(), 1);
+  ASSERT_EQ(h.sim->finishedCount(), 1);
+  EXPECT_EQ(h.sim->records()[0].id, 1);
+  EXPECT_EQ(h.sim->inFlight(), 0);
+  EXPECT_EQ(h.sim->instance(0).gpuBlocksUsed(), 0);
+  EXPECT_EQ(h.sim->instance(0).cpuBlocksUsed(), 0);
+  std::vector<RequestEvent> kinds;
+  for (const auto& e : h.rec.eventsOf(0)) kinds.push_back(e.e);
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_EQ(kinds.back(), RequestEvent::Aborted);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kv, OutgrowsCapacity, ::testing::Values(true, false),
+                         [](const auto& info) { return std::string(info.param ? "Swap" : "Recompute"); });
+
+TEST(Kv, AbortFreesMemoryForWaitingIncomingCopies) {
+  // Instance 1 (5 blocks of 16) runs request 1, which outgrows it and is
+  // aborted; request 0's copy, waiting for 3 of those blocks, then starts.
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 2, 5);
+  Harness h(cost, c, {spec(0, 0, 32, 4, 4), spec(1, 0, 40, 0, 60)});
+  h.global->onRoute = [](const Request& r) { return static_cast<int>(r.id); };
+  h.global->onReasoning = [](Simulator& s, Request& r) { EXPECT_TRUE(s.migrate(r, 1)); };
+  SimTime tA = h.iterNs(prefillShape(40));
+  for (double L = 41; L <= 80; ++L) tA += h.iterNs(decodeShape({L}));
+  h.run();
+  EXPECT_EQ(h.sim->aborted(), 1);
+  ASSERT_EQ(h.rec.transfers.size(), 1u);
+  EXPECT_EQ(h.rec.transfers[0].start, tA);
+  EXPECT_EQ(h.record(0).instance, 1);
+  EXPECT_EQ(h.record(0).generated, 8);
+}
+
 // Two requests of 8-token prompts on 6 blocks of 4 tokens: at context 13 both
 // need a 4th block; FCFS preempts the later one (B) and it resumes only after
 // A finishes.

@@ -293,6 +293,30 @@ TEST(Transfer, MigrateRefusals) {
   EXPECT_EQ(h.record(0).migrations, 1);
 }
 
+TEST(Transfer, MigrateRefusedWhenDestinationCanNeverHoldIt) {
+  // 4 blocks of 4 tokens. At its reasoning end the request holds 16 tokens of
+  // KV and would need a 5th block anywhere: no instance can ever take it, so
+  // the move is refused (it used to wait forever) and the request, unable to
+  // grow, is aborted on its source.
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 2, 4, 4);
+  Harness h(cost, c, {spec(0, 0, 8, 9, 4), spec(1, 50 * kMs, 8, 0, 2)});
+  std::vector<bool> got;
+  h.global->onReasoning = [&](Simulator& s, Request& r) { got.push_back(s.migrate(r, 1)); };
+  h.run();
+  EXPECT_EQ(got, std::vector<bool>{false});
+  EXPECT_TRUE(h.rec.transfers.empty());
+  EXPECT_EQ(h.sim->aborted(), 1);
+  EXPECT_EQ(h.sim->finishedCount(), 1);
+  EXPECT_EQ(h.record(1).generated, 2);
+  EXPECT_EQ(h.sim->inFlight(), 0);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(h.sim->instance(i).gpuBlocksUsed(), 0);
+    EXPECT_EQ(h.sim->instance(i).gpuBlocksReserved(), 0);
+    EXPECT_EQ(h.sim->instance(i).cpuBlocksUsed(), 0);
+  }
+}
+
 // ---------------------------------------------------------------- hand-off
 
 TEST(Handoff, PrefillInstanceEmitsFirstTokenThenDecodeInstanceContinues) {
@@ -443,6 +467,68 @@ TEST_P(Live, RoundsCopyWhatThePreviousRoundLeftBehind) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transfer, Live, ::testing::Values(1, 8));
+
+// The destination cannot take the blocks the request grew into during its
+// pre-copy round: the final hand-over is abandoned (reservation released) and
+// the request finishes on its source. It used to wait in the destination's
+// queue for blocks nobody would free.
+TEST(Transfer, LiveFinalCopyAbandonedWhenDestinationIsFull) {
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 2, 4, 64);  // 4 blocks of 64 tokens
+  c.nicBytesPerSec = 134217728.0;             // 2^27 B/s: 123 tokens take ~120 ms
+  c.liveMaxRounds = 1;
+  // Request 0 (instance 0): reasoning ends with 123 tokens of KV (2 blocks);
+  // during the round it crosses into a 3rd block. Request 1 (instance 1)
+  // holds 2 blocks there; with request 0's 2 reserved, none is free.
+  Harness h(cost, c, {spec(0, 0, 64, 60, 40), spec(1, 300 * kMs, 65, 0, 100)});
+  h.global->onRoute = [](const Request& r) { return static_cast<int>(r.id); };
+  bool accepted = false;
+  h.global->onReasoning = [&](Simulator& s, Request& r) { accepted = s.migrateLive(r, 1); };
+  h.run();
+  EXPECT_TRUE(accepted);
+  ASSERT_EQ(h.rec.transfers.size(), 1u);  // the pre-copy round only
+  EXPECT_EQ(h.rec.transfers[0].bytes, 123 * c.kvBytesPerToken);
+  EXPECT_EQ(h.sim->finishedCount(), 2);
+  EXPECT_EQ(h.record(0).instance, 0);
+  EXPECT_EQ(h.record(0).migrations, 0);
+  EXPECT_EQ(h.record(0).migrating, 0);
+  EXPECT_EQ(h.record(0).generated, 100);
+  EXPECT_EQ(h.record(1).preemptions, 0);
+  EXPECT_EQ(h.rec.itersOf(0).size(), 100u);  // every token on the source
+  for (const auto& e : h.rec.eventsOf(0)) EXPECT_NE(e.e, RequestEvent::MigrationStart);
+  EXPECT_EQ(h.sim->liveMigrations(0), 0);
+  EXPECT_EQ(h.sim->liveMigrations(1), 0);
+  EXPECT_EQ(h.sim->instance(1).gpuBlocksReserved(), 0);
+}
+
+// A request whose prefill ends on a prefill-role instance at the same moment
+// as its reasoning (R = 1) while the policy starts a live migration: the
+// hand-off wins and the request moves exactly once (it used to be moved by
+// both, corrupting both instances' block counts).
+TEST(Handoff, LiveMigrationStartedAtReasoningEndGivesWayToTheHandoff) {
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 3, 100);
+  Harness h(cost, c, {spec(0, 0, 32, 1, 5)});
+  h.sim->setRole(0, InstanceRole::Prefill);
+  h.sim->setRole(1, InstanceRole::Decode);
+  h.sim->setRole(2, InstanceRole::Decode);
+  bool live = false;
+  h.global->onReasoning = [&](Simulator& s, Request& r) { live = s.migrateLive(r, 2); };
+  h.run();
+  EXPECT_TRUE(live);
+  ASSERT_EQ(h.rec.transfers.size(), 1u);
+  EXPECT_EQ(h.rec.transfers[0].dst, 1);  // the default hand-off target
+  EXPECT_EQ(h.record(0).instance, 1);
+  EXPECT_EQ(h.record(0).migrations, 1);
+  EXPECT_EQ(h.record(0).generated, 6);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(h.sim->instance(i).gpuBlocksUsed(), 0) << i;
+    EXPECT_EQ(h.sim->instance(i).gpuBlocksReserved(), 0) << i;
+    EXPECT_EQ(h.sim->instance(i).assignedRequests(), 0) << i;
+    EXPECT_EQ(h.sim->liveMigrations(i), 0) << i;
+  }
+  EXPECT_EQ(h.rec.itersOf(2).size(), 0u);
+}
 
 TEST(Transfer, LiveConcurrencyCapRefusesExtraMigrations) {
   const CostModel& cost = llama8b();
