@@ -236,8 +236,10 @@ void Simulator::onArrival(std::int64_t slot) {
   in.assignedTokens_ += r.input;
   fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(dst));
   notify(RequestEvent::Arrived, r, dst);
-  // A request that cannot fit even an empty instance would block it forever.
-  if (in.blocksFor(static_cast<std::int64_t>(r.input) + 1) + in.cfg_.watermarkBlocks > in.cfg_.gpuBlocks) {
+  // A prompt that cannot be admitted even by an empty instance would block it
+  // forever (vLLM rejects it the same way). One that fits but later outgrows
+  // the cache is aborted by startIteration when it runs alone.
+  if (in.blocksFor(r.input) + in.cfg_.watermarkBlocks > in.cfg_.gpuBlocks) {
     abortRequest(in, r);
     return;
   }

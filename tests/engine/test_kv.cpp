@@ -42,8 +42,8 @@ TEST(Kv, RequestThatCanNeverFitIsAbortedAtArrival) {
   const CostModel& cost = llama8b();
   SimConfig c = smallConfig(cost, 1, 10, 4);
   c.instance.watermarkBlocks = 1;
-  // blocks(36 + 1) + 1 = 11 > 10.
-  Harness h(cost, c, {spec(0, 0, 36, 0, 1), spec(1, 0, 8, 0, 1)});
+  // blocks(37) + watermark 1 = 11 > 10: no empty instance could admit it.
+  Harness h(cost, c, {spec(0, 0, 37, 0, 1), spec(1, 0, 8, 0, 1)});
   h.run();
   EXPECT_EQ(h.sim->aborted(), 1);
   EXPECT_EQ(h.sim->finishedCount(), 1);
@@ -53,6 +53,18 @@ TEST(Kv, RequestThatCanNeverFitIsAbortedAtArrival) {
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0].e, RequestEvent::Arrived);
   EXPECT_EQ(ev[1].e, RequestEvent::Aborted);
+}
+
+TEST(Kv, PromptThatExactlyFillsTheCacheIsAdmitted) {
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 1, 10, 4);
+  c.instance.watermarkBlocks = 1;
+  // blocks(36) + watermark 1 = 10 <= 10: admitted; its prefill emits its only token.
+  Harness h(cost, c, {spec(0, 0, 36, 0, 1)});
+  h.run();
+  EXPECT_EQ(h.sim->aborted(), 0);
+  ASSERT_EQ(h.sim->finishedCount(), 1);
+  EXPECT_EQ(h.sim->records()[0].generated, 1);
 }
 
 TEST(Kv, BlocksGrowOneAtATimeOnBlockBoundaries) {
