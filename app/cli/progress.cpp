@@ -22,7 +22,7 @@ void ProgressBar::update(double fraction, double simSeconds) {
   bar.resize(kWidth, '.');
   const double eta = fraction > 0.001 ? elapsed * (1 - fraction) / fraction : -1;
   if (eta >= 0)
-    std::fprintf(stderr, "\r[%s] %3.0f%%  sim %.1f s  ETA %.0f s   ", bar.c_str(), fraction * 100, simSeconds, eta);
+    std::fprintf(stderr, "\r[%s] %3.0f%%  sim %.1f s  ETA %.1f s   ", bar.c_str(), fraction * 100, simSeconds, eta);
   else
     std::fprintf(stderr, "\r[%s] %3.0f%%  sim %.1f s   ", bar.c_str(), fraction * 100, simSeconds);
   drawn_ = true;

@@ -126,6 +126,8 @@ struct ErrorCase {
   const char* json;
   const char* expected;  // substring of the message
 };
+// Test names list the case number only (CTest shows this text otherwise).
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << "case expecting '" << c.expected << "'"; }
 
 class ScenarioErrors : public ::testing::TestWithParam<ErrorCase> {};
 
