@@ -193,6 +193,15 @@ bool Simulator::step() {
       break;
     case EventKind::StopRun: done_ = true; return false;
   }
+#ifndef NDEBUG
+  // Debug builds check the memory invariants after every event (70-quality.md);
+  // the randomized invariant tests check the full set in every build.
+  for (const auto& in : instances_) {
+    assert(in->gpuUsed_ >= 0 && in->gpuReserved_ >= 0 && in->cpuUsed_ >= 0);
+    assert(in->gpuUsed_ + in->gpuReserved_ <= in->cfg_.gpuBlocks);
+    assert(in->cpuUsed_ <= in->cfg_.cpuBlocks);
+  }
+#endif
   return true;
 }
 
