@@ -1,6 +1,5 @@
 #pragma once
-// Placeholder of the Qt GUI library: the widgets, cluster view, charts and
-// the worker-thread controller arrive with the desktop-app issue.
+// Version string of the GUI (about box, logs).
 #include <QString>
 
 namespace sl::ui {

@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 
+#include "cli/cmd_calibrate.h"
 #include "cli/commands.h"
 #include "run/execute.h"
 #include "util/error.h"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
   cost->add_option("--block-size", costArgs.blockSize)->capture_default_str();
   cost->add_flag("--json", costArgs.json, "JSON output");
 
+  const auto calibrate = sl::cli::addCalibrateCommand(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
     if (*val) return sl::cli::cmdValidate(valArgs, canonical);
     if (*pre) return sl::cli::cmdPresets(presetKind, presetJson);
     if (*cost) return sl::cli::cmdCost(costArgs);
+    if (app.got_subcommand("calibrate")) return calibrate();
   } catch (const sl::InputError& e) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;

@@ -14,6 +14,7 @@ namespace sl {
 struct Request;
 class IterationBuilder;
 class Simulator;
+class DecisionLog;
 
 /// One queue of a local policy as the GUI shows it.
 struct QueueView {
@@ -58,6 +59,9 @@ public:
   /// Monitor tick period (0 = none) and handler.
   virtual SimTime tickInterval() const { return 0; }
   virtual void onTick() {}
+  /// The policy's placement-decision log (engine/decision_log.h), or null
+  /// when it keeps none. Read-only, for the GUI and decisions.csv.
+  virtual const DecisionLog* decisionLog() const { return nullptr; }
 
 protected:
   Simulator* sim_ = nullptr;

@@ -4,11 +4,34 @@
 
 #include "policy/local_fcfs.h"
 #include "policy/local_rr.h"
+#include "policy/pascal_global.h"
+#include "policy/pascal_local.h"
 #include "policy/routers.h"
 #include "util/error.h"
 #include "util/strings.h"
 
 namespace sl {
+
+namespace {
+
+// PASCAL's knobs (paper §V-A defaults), shared by the three variants so a
+// scenario can switch between them (30-schedulers.md "PASCAL (global)").
+std::vector<KnobSpec> pascalKnobs() {
+  return {
+      {"reasoning_quantum", "tokens", 1, 1e6, 500, true, true,
+       "RR quantum of the high-priority (reasoning) queue: tokens before a request goes to its tail"},
+      {"answering_quantum", "tokens", 1, 1e6, 500, true, true,
+       "RR quantum of the low-priority (answering) queue; a_i counts requests still in their first one"},
+      {"demote_tokens", "tokens", 1, 1e7, 5000, true, true,
+       "a reasoning request whose KV exceeds this many tokens is demoted to the low-priority queue"},
+      {"pace_low_watermark", "tokens", 0, 1e6, 0, true, true,
+       "an instance is off pace when an answering request has at most this many tokens buffered in its pacer"},
+      {"headroom_tokens", "tokens", 0, 1e6, 256, true, true,
+       "adaptive migration (pascal only): free GPU room needed for the request's KV plus this many tokens"},
+  };
+}
+
+}  // namespace
 
 const std::vector<PolicyInfo>& policyCatalog() {
   static const std::vector<PolicyInfo> catalog = {
@@ -24,6 +47,16 @@ const std::vector<PolicyInfo>& policyCatalog() {
       {"decode-first", "Baselines",
        "vLLM V1 colocated: decodes first, then chunked prefills fill the token budget (chunked prefill forced on)",
        true, {}},
+      {"pascal", "PASCAL",
+       "Phase-aware: reasoning-first two-queue RR per instance, pace-aware placement (Alg. 1) and adaptive "
+       "migration at </think> (Alg. 2)",
+       false, pascalKnobs()},
+      {"pascal-nomigration", "PASCAL",
+       "PASCAL ablation: two-queue RR and Algorithm 1 placement, but requests never migrate at </think>", false,
+       pascalKnobs()},
+      {"pascal-nonadaptive", "PASCAL",
+       "PASCAL ablation: always migrates to Algorithm 2's choice at </think>, whatever the memory on either side",
+       false, pascalKnobs()},
   };
   return catalog;
 }
@@ -94,6 +127,19 @@ PolicyBundle makePolicy(const PolicySpec& spec) {
   } else if (spec.id == "rr") {
     const int q = knobs.getInt("quantum");
     b.makeLocal = [q](int) { return std::make_unique<RoundRobinLocal>(q); };
+  } else if (spec.id == "pascal" || spec.id == "pascal-nomigration" || spec.id == "pascal-nonadaptive") {
+    PascalLocalConfig lc;
+    lc.reasoningQuantum = knobs.getInt("reasoning_quantum");
+    lc.answeringQuantum = knobs.getInt("answering_quantum");
+    lc.demoteTokens = knobs.getInt("demote_tokens");
+    PascalGlobalConfig gc;
+    gc.migration = spec.id == "pascal"               ? PascalMigration::Adaptive
+                   : spec.id == "pascal-nomigration" ? PascalMigration::Never
+                                                     : PascalMigration::Always;
+    gc.paceLowWatermark = knobs.getInt("pace_low_watermark");
+    gc.headroomTokens = knobs.getInt("headroom_tokens");
+    b.global = std::make_unique<PascalGlobal>(gc);
+    b.makeLocal = [lc](int) { return std::make_unique<PascalLocal>(lc); };
   }
   return b;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "engine/decision_log.h"
 #include "metrics/binned_tail.h"
 #include "output/timeseries_recorder.h"
 #include "output/trace_recorder.h"
@@ -86,6 +87,11 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
     // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
     const auto bins = binnedTailTtft(records);
     if (!bins.empty()) writeFileAtomic(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
+
+    // ---- PASCAL decision log (policies that keep one, e.g. pascal*): one row
+    // per placement / </think> boundary decision. Added by the PASCAL work.
+    if (const DecisionLog* log = sim.globalPolicy().decisionLog())
+      writeFileAtomic(opt.outDir + "/decisions.csv", log->csv());
   }
   if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;
   return res;

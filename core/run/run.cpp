@@ -36,7 +36,8 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
   return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c);
 }
 
-std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source) {
+std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source,
+                                        const WorkloadFactory& workloadFactory) {
   return withSource(source, [&] {
     auto run = std::make_unique<PreparedRun>();
     run->scenario = in;
@@ -81,7 +82,9 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     c.slo = s.slo;
     c.seed = s.run.seed;
 
-    auto workload = makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
+    auto workload = workloadFactory
+                        ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s)
+                        : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
     run->expectedRequests = workload->expectedCount();
     run->simulator = std::make_unique<Simulator>(c, *run->cost, std::move(workload), std::move(policy.global),
                                                  policy.makeLocal);

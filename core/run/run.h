@@ -2,7 +2,9 @@
 // Scenario -> a ready Simulator: resolves presets, the cost model and its
 // coefficients, KV capacity, the policy and the workload. Every user error is
 // an InputError raised here, before anything runs or is written.
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cost/cost_model.h"
@@ -23,8 +25,16 @@ struct PreparedRun {
   std::int64_t expectedRequests = -1;
 };
 
+/// Builds the run's workload; same arguments as makeWorkload. prepareRun uses
+/// makeWorkload unless given one (the GUI wraps it in a LiveRateWorkload,
+/// workload/live_rate.h, for its live arrival-rate slider).
+using WorkloadFactory = std::function<std::unique_ptr<WorkloadSource>(
+    const WorkloadSpec&, std::uint64_t seed, int maxContext, const std::string& baseDir,
+    std::optional<double> durationS)>;
+
 /// `source` names the scenario in messages (file path or "scenario").
-std::unique_ptr<PreparedRun> prepareRun(const Scenario& s, const std::string& source = "scenario");
+std::unique_ptr<PreparedRun> prepareRun(const Scenario& s, const std::string& source = "scenario",
+                                        const WorkloadFactory& workloadFactory = {});
 
 /// Build only the cost model of a scenario's cluster (for `cost` and checks).
 std::unique_ptr<CostModel> makeCostModel(const Scenario& s);

@@ -37,7 +37,7 @@ const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoni
                             "answer_tokens", "trace",   "requests"};
 const Keys kArrivalKeys = {"process", "rate", "cv", "schedule"};
 const Keys kSegmentKeys = {"duration_s", "rate"};
-const Keys kTraceKeys = {"path", "format", "time_scale", "max_requests", "window"};
+const Keys kTraceKeys = {"path", "format", "time_scale", "max_requests", "window", "lenient"};
 const Keys kWindowKeys = {"start_s", "end_s"};
 const Keys kPolicyKeys = {"id", "router", "knobs"};
 const Keys kSloKeys = {"ttft_s", "tpot_s", "ttfat_s", "qoe_tpot_s", "qoe_threshold"};
@@ -463,6 +463,7 @@ private:
                                     " <= " + numText(*t.window_start_s) + ")");
       }
     }
+    if (auto* x = find(v, "lenient")) t.lenient = boolean(*x, child(p, "lenient"));
     return t;
   }
 
@@ -847,6 +848,7 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
     } else {
       tr["window"] = nullptr;
     }
+    if (t.lenient) tr["lenient"] = true;  // written only when set (older dumps stay byte-identical)
     wl["trace"] = std::move(tr);
   } else {
     wl["trace"] = nullptr;

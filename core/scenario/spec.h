@@ -47,6 +47,7 @@ struct TraceSpec {
   double time_scale = 1.0;       // multiply timestamps
   std::optional<std::int64_t> max_requests;
   std::optional<double> window_start_s, window_end_s;  // keep arrivals in [start, end)
+  bool lenient = false;          // malformed rows: skip and count instead of an error
 };
 
 struct WorkloadSpec {

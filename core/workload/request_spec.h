@@ -13,6 +13,11 @@ struct RequestSpec {
   std::int32_t reasoning = 0;   ///< reasoning tokens R, >= 0 (0: non-reasoning)
   std::int32_t answer = 1;      ///< answer tokens A, >= 1; output = R + A
   std::int32_t domain = -1;     ///< optional domain tag (presets.h kDomain*), -1: none
+  /// Prefix identity from a trace that has one (Mooncake `hash_ids`, one id
+  /// per 512-token prompt block), kept for prefix-cache work: a 64-bit hash
+  /// of the whole id list and the list's length. 0 / 0: none.
+  std::int32_t prefix_blocks = 0;
+  std::uint64_t prefix_hash = 0;
 
   std::int64_t output() const { return static_cast<std::int64_t>(reasoning) + answer; }
   friend bool operator==(const RequestSpec&, const RequestSpec&) = default;

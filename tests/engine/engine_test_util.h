@@ -19,6 +19,7 @@
 #include "metrics/request_record.h"
 #include "policy/local_fcfs.h"
 #include "policy/routers.h"
+#include "workload/list_workload.h"
 #include "workload/workload_source.h"
 
 namespace sl::enginetest {
@@ -36,21 +37,7 @@ inline RequestSpec spec(std::int64_t id, SimTime arrival, std::int32_t input, st
   return s;
 }
 
-/// Yields a fixed list of requests in order.
-class ListWorkload : public WorkloadSource {
-public:
-  explicit ListWorkload(std::vector<RequestSpec> v) : v_(std::move(v)) {}
-  bool next(RequestSpec& out) override {
-    if (i_ >= v_.size()) return false;
-    out = v_[i_++];
-    return true;
-  }
-  std::int64_t expectedCount() const override { return static_cast<std::int64_t>(v_.size()); }
-
-private:
-  std::vector<RequestSpec> v_;
-  std::size_t i_ = 0;
-};
+using sl::ListWorkload;  // core/workload/list_workload.h
 
 /// A global policy whose every callback is a std::function (defaults: route
 /// to instance 0, do nothing else).

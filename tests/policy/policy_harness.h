@@ -30,6 +30,7 @@
 #include "policy/local_fcfs.h"
 #include "policy/local_rr.h"
 #include "policy/routers.h"
+#include "workload/list_workload.h"
 #include "workload/workload_source.h"
 
 namespace sl::test {
@@ -82,21 +83,9 @@ inline const CostModel& tinyCost() {
 }
 
 /// A fixed list of requests (ids 0, 1, 2, ... in list order).
-class ListWorkload : public WorkloadSource {
+class ListWorkload : public sl::ListWorkload {
 public:
-  explicit ListWorkload(std::vector<RequestSpec> v) : v_(std::move(v)) {
-    for (std::size_t i = 0; i < v_.size(); ++i) v_[i].id = static_cast<std::int64_t>(i);
-  }
-  bool next(RequestSpec& out) override {
-    if (i_ >= v_.size()) return false;
-    out = v_[i_++];
-    return true;
-  }
-  std::int64_t expectedCount() const override { return static_cast<std::int64_t>(v_.size()); }
-
-private:
-  std::vector<RequestSpec> v_;
-  std::size_t i_ = 0;
+  explicit ListWorkload(std::vector<RequestSpec> v) : sl::ListWorkload(std::move(v), /*renumber=*/true) {}
 };
 
 /// A request: arrival (ms), prompt, answer tokens (reasoning 0 unless given).

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <string>
 
@@ -277,6 +278,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "workload.trace.window.end_s: must be > start_s (got 5 <= 10)"},
         ErrorCase{R"({"workload": {"trace": {"path": "t.csv", "window": {"start": 1}}}})",
                   "unknown field 'workload.trace.window.start' (did you mean 'workload.trace.window.start_s'?)"},
+        ErrorCase{R"({"workload": {"trace": {"path": "t.csv", "lenient": "yes"}}})",
+                  "workload.trace.lenient: expected true or false, got string"},
         ErrorCase{R"([1, 2])", "expected a JSON object at the top level, got array"}));
 
 TEST(ScenarioParse, HostileNestingIsRejectedNotCrashed) {
@@ -353,6 +356,22 @@ TEST(ScenarioCanonical, DefaultDumpHasSpecKeyOrderAndNulls) {
       << text;
   expectRoundTrip(parse("{}"));
   expectRoundTrip(Scenario{});
+}
+
+TEST(ScenarioCanonical, TraceLenientIsDumpedOnlyWhenSet) {
+  Scenario s = parse(R"({"workload": {"trace": {"path": "t.csv"}}})");
+  EXPECT_FALSE(s.workload.trace->lenient);
+  EXPECT_FALSE(json::parse(dumpScenario(s))["workload"]["trace"].contains("lenient"));
+  s = parse(R"({"workload": {"trace": {"path": "t.csv", "lenient": true}}})");
+  EXPECT_TRUE(s.workload.trace->lenient);
+  const auto j = nlohmann::ordered_json::parse(dumpScenario(s));
+  EXPECT_EQ(j["workload"]["trace"]["lenient"], true);
+  EXPECT_EQ(std::prev(j["workload"]["trace"].end()).key(), "lenient");  // last key
+  expectRoundTrip(s);
+  json doc = json::parse(dumpScenario(Scenario{}));
+  applySetOverride(doc, "workload.trace.path=a.csv");
+  applySetOverride(doc, "workload.trace.lenient=true");
+  EXPECT_TRUE(parseScenario(doc, "set").workload.trace->lenient);
 }
 
 TEST(ScenarioCanonical, EveryOptionalSetRoundTrips) {

@@ -1,0 +1,142 @@
+// servelab: the desktop what-if lab (50-gui.md).
+//
+//   servelab [SCENARIO.json]
+//   servelab --scenario FILE --screenshot OUT.png [--run-for SIM_SECONDS]
+//            [--size WxH] [--no-opengl]
+//
+// With --screenshot the window is laid out at --size, the scenario optionally
+// runs headless for --run-for simulated seconds, the main window is rendered
+// to OUT.png and the program exits (0 on success).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QSettings>
+#include <QStyleFactory>
+#include <QTimer>
+
+#include <cstdio>
+
+#include "chart_panel.h"
+#include "main_window.h"
+#include "sim_controller.h"
+#include "ui_info.h"
+
+namespace {
+
+void applyLightPalette(QApplication& app) {
+  app.setStyle(QStyleFactory::create("Fusion"));
+  QPalette p = app.palette();
+  p.setColor(QPalette::Window, QColor(0xF3, 0xF5, 0xF8));
+  p.setColor(QPalette::Base, Qt::white);
+  p.setColor(QPalette::AlternateBase, QColor(0xF7, 0xF8, 0xFA));
+  p.setColor(QPalette::Button, QColor(0xFA, 0xFB, 0xFC));
+  p.setColor(QPalette::Highlight, QColor(0x2F, 0x6F, 0xB5));
+  p.setColor(QPalette::WindowText, QColor(0x1F, 0x29, 0x37));
+  p.setColor(QPalette::Text, QColor(0x1F, 0x29, 0x37));
+  p.setColor(QPalette::ButtonText, QColor(0x1F, 0x29, 0x37));
+  app.setPalette(p);
+}
+
+bool parseSize(const QString& s, QSize& out) {
+  const QStringList parts = s.toLower().split('x');
+  if (parts.size() != 2) return false;
+  bool a = false, b = false;
+  out = QSize(parts[0].toInt(&a), parts[1].toInt(&b));
+  return a && b && out.width() >= 320 && out.height() >= 240;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("ServeLab");
+  QCoreApplication::setApplicationName("servelab");
+  QCoreApplication::setApplicationVersion(sl::ui::versionString());
+  QGuiApplication::setDesktopFileName("servelab");
+  applyLightPalette(app);
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription("ServeLab: a live, animated what-if lab for LLM serving schedulers.");
+  cli.addHelpOption();
+  cli.addVersionOption();
+  QCommandLineOption scenarioOpt("scenario", "Scenario JSON file to open.", "FILE");
+  QCommandLineOption shotOpt("screenshot", "Render the main window to OUT.png and exit.", "OUT.png");
+  QCommandLineOption runForOpt("run-for", "With --screenshot: run this many simulated seconds first.", "SIM_SECONDS");
+  QCommandLineOption sizeOpt("size", "Window size, e.g. 1280x800.", "WxH");
+  QCommandLineOption noGlOpt("no-opengl", "Never use OpenGL for charts.");
+  cli.addOptions({scenarioOpt, shotOpt, runForOpt, sizeOpt, noGlOpt});
+  cli.addPositionalArgument("scenario", "Scenario JSON file to open (same as --scenario).", "[FILE]");
+  cli.process(app);
+
+  // OpenGL series only where a real GL context can exist (never offscreen,
+  // never in screenshots, whose SVG/PNG paths render in software anyway).
+  const QString platform = QGuiApplication::platformName();
+  const bool gl = !cli.isSet(noGlOpt) && !cli.isSet(shotOpt) && platform != "offscreen" && platform != "minimal";
+  sl::ui::setChartsUseOpenGL(gl);
+
+  QString scenario = cli.value(scenarioOpt);
+  if (scenario.isEmpty() && !cli.positionalArguments().isEmpty()) scenario = cli.positionalArguments().first();
+
+  sl::ui::MainWindow w;
+  QSize size(1280, 800);
+  if (cli.isSet(sizeOpt) && !parseSize(cli.value(sizeOpt), size)) {
+    std::fprintf(stderr, "servelab: --size: expected WxH, e.g. 1280x800 (got '%s')\n", qPrintable(cli.value(sizeOpt)));
+    return 2;
+  }
+  if (cli.isSet(sizeOpt) || cli.isSet(shotOpt)) {
+    w.resize(size);
+    w.fitDocksToSize();
+  }
+
+  if (cli.isSet(shotOpt)) {
+    if (scenario.isEmpty()) {
+      std::fprintf(stderr, "servelab: --screenshot needs --scenario FILE\n");
+      return 2;
+    }
+    QString err;
+    w.show();
+    if (!w.openScenario(scenario, &err)) {
+      std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
+      return 1;
+    }
+    if (cli.isSet(runForOpt)) {
+      bool ok = false;
+      const double t = cli.value(runForOpt).toDouble(&ok);
+      if (!ok || t < 0) {
+        std::fprintf(stderr, "servelab: --run-for: expected simulated seconds >= 0\n");
+        return 2;
+      }
+      w.controller()->runTo(t);
+      if (!w.controller()->waitIdle(600'000)) {
+        std::fprintf(stderr, "servelab: --run-for: timed out\n");
+        return 1;
+      }
+    }
+    // Let the worker's last frame arrive, then lay out and paint once.
+    QCoreApplication::processEvents();
+    w.pullNow();
+    QCoreApplication::processEvents();
+    const QString out = cli.value(shotOpt);
+    if (!w.grab().save(out, "PNG")) {
+      std::fprintf(stderr, "servelab: cannot write %s\n", qPrintable(out));
+      return 1;
+    }
+    std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
+    return 0;
+  }
+
+  w.show();
+  if (!scenario.isEmpty()) {
+    w.openScenario(scenario);
+  } else {
+    QString last = QSettings().value("lastScenario").toString();
+    if (last.isEmpty() || !QFileInfo::exists(last)) {
+      const QString dir = sl::ui::MainWindow::samplesDir();
+      if (!dir.isEmpty()) last = dir + "/pascal-baseline-rr.json";
+    }
+    if (QFileInfo::exists(last)) w.openScenario(last);
+  }
+  return app.exec();
+}

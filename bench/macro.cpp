@@ -1,0 +1,422 @@
+// servelab-bench-macro: the fixed macro scenarios of 70-quality.md "Speed".
+//
+//   B1  8 × h100-96g, R1-Distill-Qwen-32B, kv_capacity_fraction 0.5, no
+//       chunked prefill, alpaca-reasoning chat at saturation, 1 simulated
+//       hour; policy fcfs + least-kv router (--policy pascal once it lands).
+//   B2  64 × h100-sxm-80g, Llama-3.1-8B, 10^6 Poisson requests (default
+//       chat lengths), least-loaded + fcfs, at a busy but stable rate.
+//   B3  B2's setting at 10^3, 10^4, 10^5, 10^6 requests.
+//
+// Each scenario runs in a forked child, so its peak RSS (wait4's ru_maxrss)
+// is its own. Wall time covers prepareRun + executeRun without output files
+// (what `servelab-cli run` does minus writing). `--json` prints one object:
+//   {"B1": {...}, "B2": {...}, "B3": [{...}, ...], "machine": {...}, ...}
+// with wall_s, requests, sim_s, peak_rss_mb, sim_per_wall,
+// requests_per_wall_s in every entry (B3 entries add wall_per_request_us).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/execute.h"
+#include "run/run.h"
+#include "scenario/spec.h"
+
+namespace {
+
+using nlohmann::ordered_json;
+
+struct Options {
+  bool json = false;
+  bool quick = false;
+  std::vector<std::string> only;  // empty: all
+  std::string b1Policy = "fcfs";
+  std::string b1Router = "least-kv";
+  std::optional<double> b1Rate, b2Rate;
+  std::optional<std::int64_t> b2Requests;
+  int repeat = 1;
+  bool fork = true;
+};
+
+// Default rates (documented in docs/performance.md, "Scenarios"):
+//  B1: the fcfs cluster's throughput plateaus at about 5.2 req/s (7.8 K
+//      tokens/s); 6 req/s keeps it saturated (preempting, backlog growing
+//      slowly) for the whole hour.
+//  B2: the cluster's capacity is about 700 req/s (queues build at 750);
+//      600 req/s keeps it busy (≈ 85 %) but stable (queueing p99 0.2 s).
+constexpr double kB1Rate = 6.0;
+constexpr double kB2Rate = 600.0;
+
+sl::Scenario scenarioB1(const Options& o, double durationS) {
+  sl::Scenario s;
+  s.cluster.instances = 8;
+  s.cluster.gpu = "h100-96g";
+  s.cluster.kv_capacity_fraction = 0.5;
+  s.cluster.chunked_prefill = false;
+  s.cluster.preemption = "swap";
+  s.cluster.fabric.gpus_per_node = 1;
+  s.cluster.fabric.nic_gbps = 100;
+  s.model = "r1-distill-qwen-32b";
+  s.workload.preset = "alpaca-reasoning";
+  s.workload.arrival.process = sl::ArrivalSpec::Process::Poisson;
+  s.workload.arrival.rate = o.b1Rate.value_or(kB1Rate);
+  // Enough requests that arrivals never run out before the hour ends.
+  s.workload.requests = static_cast<std::int64_t>(s.workload.arrival.rate * durationS * 2 + 1000);
+  s.policy.id = o.b1Policy;
+  s.policy.router = o.b1Router;
+  s.run.duration_s = durationS;
+  s.run.seed = 1;
+  return s;
+}
+
+sl::Scenario scenarioB2(const Options& o, std::int64_t requests) {
+  sl::Scenario s;
+  s.cluster.instances = 64;
+  s.cluster.gpu = "h100-sxm-80g";
+  s.model = "llama-3.1-8b";
+  s.workload.arrival.process = sl::ArrivalSpec::Process::Poisson;
+  s.workload.arrival.rate = o.b2Rate.value_or(kB2Rate);
+  s.workload.requests = requests;
+  s.policy.id = "fcfs";
+  s.policy.router = "least-loaded";
+  s.run.seed = 1;
+  return s;
+}
+
+// ---------------------------------------------------------------- one run
+
+struct Measured {
+  double wall_s = 0;          // prepareRun + executeRun
+  double loop_s = 0;          // the event loop alone (RunResult::wallSeconds)
+  std::int64_t requests = 0;  // arrived
+  std::int64_t finished = 0;
+  std::int64_t events = 0;
+  double sim_s = 0;
+  double peak_rss_mb = 0;
+  double cpu_s = -1;          // child's user + system CPU time (wait4); -1 in-process
+  std::string fingerprint;
+  bool stalled = false;
+  std::string error;
+};
+
+ordered_json toJson(const Measured& m) {
+  ordered_json j;
+  if (!m.error.empty()) {
+    j["error"] = m.error;
+    return j;
+  }
+  j["wall_s"] = m.wall_s;
+  j["requests"] = m.requests;
+  j["sim_s"] = m.sim_s;
+  j["peak_rss_mb"] = m.peak_rss_mb;
+  j["sim_per_wall"] = m.wall_s > 0 ? m.sim_s / m.wall_s : 0.0;
+  j["requests_per_wall_s"] = m.wall_s > 0 ? static_cast<double>(m.requests) / m.wall_s : 0.0;
+  j["loop_s"] = m.loop_s;
+  if (m.cpu_s >= 0) j["cpu_s"] = m.cpu_s;
+  j["finished"] = m.finished;
+  j["events"] = m.events;
+  j["events_per_wall_s"] = m.wall_s > 0 ? static_cast<double>(m.events) / m.wall_s : 0.0;
+  j["fingerprint"] = m.fingerprint;
+  j["stalled"] = m.stalled;
+  return j;
+}
+
+Measured runInProcess(const sl::Scenario& s) {
+  Measured m;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto prepared = sl::prepareRun(s, "bench");
+  sl::RunOptions opt;  // no output files, no progress
+  const sl::RunResult r = sl::executeRun(*prepared, opt);
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.loop_s = r.wallSeconds;
+  const sl::Simulator& sim = *prepared->simulator;
+  m.requests = sim.arrived();
+  m.finished = sim.finishedCount();
+  m.events = r.events;
+  m.sim_s = sl::nsToSeconds(sim.now());
+  m.fingerprint = sl::fingerprintHex(r.fingerprint);
+  m.stalled = r.stalled;
+  return m;
+}
+
+double vmHwmMb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  return 0;
+}
+
+// Runs `s` in a forked child; the child sends its result as JSON through a
+// pipe and the parent reads the child's own peak RSS from wait4.
+Measured runIsolated(const sl::Scenario& s, bool fork) {
+  if (!fork) {
+    Measured m = runInProcess(s);
+    m.peak_rss_mb = vmHwmMb();
+    return m;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int fds[2];
+  if (pipe(fds) != 0) {
+    Measured m;
+    m.error = "pipe failed";
+    return m;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    close(fds[0]);
+    ordered_json j;
+    try {
+      const Measured m = runInProcess(s);
+      j = toJson(m);
+      j["vm_hwm_mb"] = vmHwmMb();
+    } catch (const std::exception& e) {
+      j["error"] = e.what();
+    }
+    const std::string text = j.dump();
+    std::size_t off = 0;
+    while (off < text.size()) {
+      const ssize_t w = write(fds[1], text.data() + off, text.size() - off);
+      if (w <= 0) break;
+      off += static_cast<std::size_t>(w);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  Measured m;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
+    m.error = "child failed (status " + std::to_string(status) + ")";
+    return m;
+  }
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || j.contains("error")) {
+    m.error = j.is_discarded() ? "bad child output" : j["error"].get<std::string>();
+    return m;
+  }
+  m.wall_s = j["wall_s"];
+  m.loop_s = j["loop_s"];
+  m.requests = j["requests"];
+  m.finished = j["finished"];
+  m.events = j["events"];
+  m.sim_s = j["sim_s"];
+  m.fingerprint = j["fingerprint"];
+  m.stalled = j["stalled"];
+  // ru_maxrss is in KiB on Linux; VmHWM agrees (the child's own high-water mark).
+  m.peak_rss_mb = std::max(static_cast<double>(ru.ru_maxrss) / 1024.0, j.value("vm_hwm_mb", 0.0));
+  // CPU time includes the child's set-up and teardown; on a busy machine it
+  // is the better guide to single-core speed than wall time.
+  m.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  return m;
+}
+
+// Best (least wall) of `repeat` runs; all walls are kept for the record.
+ordered_json measure(const sl::Scenario& s, const Options& o, const std::string& label) {
+  std::vector<double> walls;
+  Measured best;
+  for (int i = 0; i < std::max(1, o.repeat); ++i) {
+    const Measured m = runIsolated(s, o.fork);
+    if (!m.error.empty()) return toJson(m);
+    walls.push_back(m.wall_s);
+    if (i == 0 || m.wall_s < best.wall_s) best = m;
+    if (!o.json)
+      std::fprintf(stderr, "  %s run %d: wall %.3f s (cpu %.3f s), %lld requests, sim %.1f s, peak RSS %.1f MB\n",
+                   label.c_str(), i + 1, m.wall_s, m.cpu_s, static_cast<long long>(m.requests), m.sim_s,
+                   m.peak_rss_mb);
+  }
+  ordered_json j = toJson(best);
+  j["walls_s"] = walls;
+  return j;
+}
+
+bool wanted(const Options& o, const std::string& id) {
+  return o.only.empty() || std::find(o.only.begin(), o.only.end(), id) != o.only.end();
+}
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto p = line.find(':');
+      return p == std::string::npos ? line : line.substr(p + 2);
+    }
+  return "unknown";
+}
+
+void usage() {
+  std::puts(
+      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3]] [--policy ID] [--router ID]\n"
+      "                     [--b1-rate R] [--b2-rate R] [--b2-requests N] [--repeat N] [--no-fork]\n"
+      "  --json      print the results as one JSON object on stdout\n"
+      "  --quick     small sizes (smoke test, a few seconds)\n"
+      "  --only      run only these scenarios\n"
+      "  --policy    B1's policy id (default fcfs; e.g. pascal)\n"
+      "  --router    B1's router (default least-kv; ignored by policies without one)\n"
+      "  --b1-rate, --b2-rate, --b2-requests  override B1's/B2's arrival rate, B2's size (profiling)\n"
+      "  --repeat N  run each scenario N times, report the fastest (all walls in walls_s)\n"
+      "  --no-fork   run in-process (peak RSS then accumulates over scenarios)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "servelab-bench-macro: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--json") o.json = true;
+    else if (a == "--quick") o.quick = true;
+    else if (a == "--no-fork") o.fork = false;
+    else if (a == "--only") {
+      std::string v = value();
+      std::size_t p = 0;
+      while (p <= v.size()) {
+        const std::size_t q = std::min(v.find(',', p), v.size());
+        if (q > p) o.only.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (a == "--policy") o.b1Policy = value();
+    else if (a == "--router") o.b1Router = value();
+    else if (a == "--b1-rate") o.b1Rate = std::atof(value().c_str());
+    else if (a == "--b2-rate") o.b2Rate = std::atof(value().c_str());
+    else if (a == "--b2-requests") o.b2Requests = std::max<std::int64_t>(1, std::atoll(value().c_str()));
+    else if (a == "--repeat") o.repeat = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else {
+      std::fprintf(stderr, "servelab-bench-macro: unknown option %s\n", a.c_str());
+      usage();
+      return 2;
+    }
+  }
+  for (const std::string& id : o.only)
+    if (id != "B1" && id != "B2" && id != "B3") {
+      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3)\n", id.c_str());
+      return 2;
+    }
+
+  const double b1Duration = o.quick ? 60.0 : 3600.0;
+  const std::int64_t b2Requests = o.b2Requests.value_or(o.quick ? 5'000 : 1'000'000);
+  const std::vector<std::int64_t> b3Sizes =
+      o.quick ? std::vector<std::int64_t>{1'000, 3'000} : std::vector<std::int64_t>{1'000, 10'000, 100'000, 1'000'000};
+
+  ordered_json out;
+  out["servelab_version"] = sl::kServeLabVersion;
+  out["quick"] = o.quick;
+  out["machine"] = {{"cpu", cpuModel()}, {"online_cpus", sysconf(_SC_NPROCESSORS_ONLN)}};
+#ifdef NDEBUG
+  out["build"] = "release (NDEBUG)";
+#else
+  out["build"] = "debug (assertions on)";
+#endif
+  int failures = 0;
+  auto check = [&](const ordered_json& j) {
+    if (j.contains("error")) ++failures;
+  };
+
+  if (wanted(o, "B1")) {
+    const sl::Scenario s = scenarioB1(o, b1Duration);
+    if (!o.json) std::fprintf(stderr, "B1 (%s + %s, rate %.2f req/s, %.0f s simulated)\n", s.policy.id.c_str(),
+                              s.policy.router.c_str(), s.workload.arrival.rate, b1Duration);
+    ordered_json j = measure(s, o, "B1");
+    j["policy"] = s.policy.id;
+    j["router"] = s.policy.router;
+    j["rate"] = s.workload.arrival.rate;
+    j["instances"] = s.cluster.instances;
+    check(j);
+    out["B1"] = j;
+  }
+  ordered_json b2;
+  if (wanted(o, "B2")) {
+    const sl::Scenario s = scenarioB2(o, b2Requests);
+    if (!o.json) std::fprintf(stderr, "B2 (fcfs + least-loaded, rate %.0f req/s, %lld requests)\n",
+                              s.workload.arrival.rate, static_cast<long long>(b2Requests));
+    b2 = measure(s, o, "B2");
+    b2["rate"] = s.workload.arrival.rate;
+    b2["instances"] = s.cluster.instances;
+    check(b2);
+    out["B2"] = b2;
+  }
+  if (wanted(o, "B3")) {
+    ordered_json list = ordered_json::array();
+    double lo = 0, hi = 0;
+    for (const std::int64_t n : b3Sizes) {
+      ordered_json j;
+      if (n == b2Requests && !b2.is_null() && !b2.contains("error")) {
+        j = b2;  // the same run as B2
+        j["same_run_as"] = "B2";
+      } else {
+        if (!o.json) std::fprintf(stderr, "B3 (%lld requests)\n", static_cast<long long>(n));
+        j = measure(scenarioB2(o, n), o, "B3/" + std::to_string(n));
+      }
+      check(j);
+      if (!j.contains("error")) {
+        const double perReq = j["wall_s"].get<double>() / static_cast<double>(n) * 1e6;
+        j["wall_per_request_us"] = perReq;
+        lo = lo == 0 ? perReq : std::min(lo, perReq);
+        hi = std::max(hi, perReq);
+      }
+      j["target_requests"] = n;
+      list.push_back(j);
+    }
+    out["B3"] = list;
+    out["B3_per_request_spread"] = lo > 0 ? hi / lo : 0.0;
+  }
+
+  if (o.json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("%-10s %10s %10s %12s %12s %12s %14s\n", "scenario", "wall s", "requests", "sim s", "peak RSS MB",
+                "sim/wall", "requests/s");
+    auto row = [](const std::string& name, const ordered_json& j) {
+      if (j.contains("error")) {
+        std::printf("%-10s error: %s\n", name.c_str(), j["error"].get<std::string>().c_str());
+        return;
+      }
+      std::printf("%-10s %10.3f %10lld %12.1f %12.1f %12.1f %14.0f\n", name.c_str(), j["wall_s"].get<double>(),
+                  static_cast<long long>(j["requests"].get<std::int64_t>()), j["sim_s"].get<double>(),
+                  j["peak_rss_mb"].get<double>(), j["sim_per_wall"].get<double>(),
+                  j["requests_per_wall_s"].get<double>());
+    };
+    if (out.contains("B1")) row("B1", out["B1"]);
+    if (out.contains("B2")) row("B2", out["B2"]);
+    if (out.contains("B3"))
+      for (const auto& j : out["B3"]) row("B3/" + std::to_string(j["target_requests"].get<std::int64_t>()), j);
+    if (out.contains("B3_per_request_spread"))
+      std::printf("B3 wall per request: max/min = %.2f\n", out["B3_per_request_spread"].get<double>());
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,172 @@
+#include "policy/pascal_global.h"
+
+#include <algorithm>
+
+#include "engine/instance.h"
+#include "engine/request.h"
+#include "engine/simulator.h"
+
+namespace sl {
+
+const char* PascalGlobal::name() const {
+  switch (cfg_.migration) {
+    case PascalMigration::Adaptive:
+      return "pascal";
+    case PascalMigration::Never:
+      return "pascal-nomigration";
+    case PascalMigration::Always:
+      return "pascal-nonadaptive";
+  }
+  return "pascal";
+}
+
+void PascalGlobal::attach(Simulator& sim) {
+  GlobalPolicy::attach(sim);
+  const int n = sim.numInstances();
+  locals_.assign(static_cast<std::size_t>(n), nullptr);
+  for (int i = 0; i < n; ++i)
+    locals_[static_cast<std::size_t>(i)] = dynamic_cast<PascalLocal*>(&sim.instance(i).policy());
+  inbound_.assign(static_cast<std::size_t>(n), {});
+  scratchStatus_.resize(static_cast<std::size_t>(n));
+  scratchCands_.reserve(static_cast<std::size_t>(n));
+}
+
+PascalLocal* PascalGlobal::local(int i) const {
+  return locals_[static_cast<std::size_t>(i)];
+}
+
+bool PascalGlobal::inboundValid(const Inbound& in) const {
+  return in.r->slot >= 0 && in.r->id == in.id && in.r->state == ReqState::Migrating;
+}
+
+bool PascalGlobal::behindPace(const Request& r, SimTime now) const {
+  if (r.pacer.generated() == 0) return now >= r.pacer.start() + secondsToNs(sim_->config().slo.ttfat_s);
+  return r.pacer.buffered(now) <= cfg_.paceLowWatermark;
+}
+
+PascalInstanceStatus PascalGlobal::status(int i, const Request* except) const {
+  PascalInstanceStatus st;
+  const Instance& in = sim_->instance(i);
+  const SimTime now = sim_->now();
+  st.footprint = in.kvFootprintBlocks();
+  if (const PascalLocal* L = local(i)) {
+    st.reasoning = L->reasoningCount();
+    for (const Request* q : L->highQueue())
+      if (q == except) --st.reasoning;
+    for (const Request* q : L->lowQueue()) {
+      if (q == except) continue;
+      if (L->inFirstAnsweringQuantum(*q)) ++st.freshAnswering;
+      if (st.onPace && !q->inReasoning() && behindPace(*q, now)) st.onPace = false;
+    }
+  }
+  // Answering requests in flight to `i` will join its low queue, fresh.
+  for (const Inbound& b : inbound_[static_cast<std::size_t>(i)]) {
+    if (!inboundValid(b) || b.r == except) continue;
+    ++st.freshAnswering;
+    if (st.onPace && !b.r->inReasoning() && behindPace(*b.r, now)) st.onPace = false;
+  }
+  return st;
+}
+
+int PascalGlobal::route(const Request& r) {
+  const int n = sim_->numInstances();
+  auto& st = scratchStatus_;
+  auto& cands = scratchCands_;
+  cands.clear();
+  for (int i = 0; i < n; ++i) {
+    st[static_cast<std::size_t>(i)] = status(i);
+    if (st[static_cast<std::size_t>(i)].onPace) cands.push_back(i);
+  }
+  DecisionSelection sel = DecisionSelection::SloFiltered;
+  if (cands.empty()) {  // Algorithm 1, lines 4-5
+    sel = DecisionSelection::FallbackAll;
+    for (int i = 0; i < n; ++i) cands.push_back(i);
+  }
+  int best = -1;
+  for (int c : cands)  // line 7: argmin m_i, ties to the lowest index
+    if (best < 0 || st[static_cast<std::size_t>(c)].footprint < st[static_cast<std::size_t>(best)].footprint) best = c;
+  Decision d;
+  d.time = sim_->now();
+  d.requestId = r.id;
+  d.boundary = false;
+  d.chosen = d.instance = best;
+  d.selection = sel;
+  d.action = DecisionAction::Placed;
+  log_.add(d, cands);
+  return best;
+}
+
+std::int64_t PascalGlobal::blocksWithHeadroom(const Request& r, int instance) const {
+  const std::int64_t tokens = static_cast<std::int64_t>(r.kvTokens) + std::max<std::int64_t>(1, cfg_.headroomTokens);
+  return sim_->instance(instance).blocksFor(tokens);
+}
+
+void PascalGlobal::onReasoningEnd(Request& r) {
+  const int n = sim_->numInstances();
+  const int cur = r.instance;
+  auto& st = scratchStatus_;
+  auto& cands = scratchCands_;
+  cands.clear();
+  for (int i = 0; i < n; ++i) {
+    st[static_cast<std::size_t>(i)] = status(i, &r);
+    if (st[static_cast<std::size_t>(i)].onPace) cands.push_back(i);
+  }
+  DecisionSelection sel = DecisionSelection::SloFiltered;
+  if (cands.empty()) {  // Algorithm 2, lines 4-9: all instances, r_i + a_i
+    sel = DecisionSelection::FallbackRA;
+    for (int i = 0; i < n; ++i) cands.push_back(i);
+  }
+  auto key = [&](int i) {
+    const PascalInstanceStatus& s = st[static_cast<std::size_t>(i)];
+    return sel == DecisionSelection::FallbackRA ? s.reasoning + s.freshAnswering : s.reasoning;
+  };
+  // Line 10: argmin; ties go to the current instance (no move for nothing),
+  // else to the lowest index.
+  int chosen = -1;
+  for (int c : cands) {
+    if (chosen < 0 || key(c) < key(chosen) || (key(c) == key(chosen) && c == cur)) chosen = c;
+  }
+
+  Decision d;
+  d.time = sim_->now();
+  d.requestId = r.id;
+  d.boundary = true;
+  d.from = cur;
+  d.chosen = chosen;
+  d.instance = cur;
+  d.selection = sel;
+  if (cfg_.migration == PascalMigration::Never) {
+    d.action = DecisionAction::StayedNoMigration;
+  } else if (chosen == cur) {
+    d.action = DecisionAction::StayedSame;
+  } else {
+    bool stay = false;
+    if (cfg_.migration == PascalMigration::Adaptive) {
+      const Instance& here = sim_->instance(cur);
+      const Instance& there = sim_->instance(chosen);
+      const std::int64_t need = blocksWithHeadroom(r, cur);
+      const bool hereFits = std::max<std::int64_t>(0, need - r.blocksGpu) <= here.freeGpuBlocks();
+      const bool thereFits = blocksWithHeadroom(r, chosen) <= there.freeGpuBlocks();
+      stay = hereFits && !thereFits;
+    }
+    if (stay) {
+      d.action = DecisionAction::StayedAdaptive;
+    } else if (sim_->migrate(r, chosen)) {
+      d.action = DecisionAction::Migrate;
+      d.instance = chosen;
+      auto& in = inbound_[static_cast<std::size_t>(chosen)];
+      std::erase_if(in, [this](const Inbound& b) { return !inboundValid(b); });
+      in.push_back(Inbound{&r, r.id});
+    } else {
+      d.action = DecisionAction::StayedRefused;
+    }
+  }
+  log_.add(d, cands);
+}
+
+void PascalGlobal::onMigrationDone(Request& r, int /*src*/, int dst) {
+  auto& in = inbound_[static_cast<std::size_t>(dst)];
+  std::erase_if(in, [&](const Inbound& b) { return b.r == &r || !inboundValid(b); });
+}
+
+}  // namespace sl

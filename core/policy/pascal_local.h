@@ -1,0 +1,68 @@
+#pragma once
+// PASCAL's intra-instance scheduler (30-schedulers.md "pascal-local", paper
+// §IV-C): two queues, each round-robin with its own token quantum.
+//   high ("reasoning"): requests in the reasoning phase (prefill counts as
+//                       reasoning, Request::inReasoning());
+//   low  ("answering"): requests in the answering phase, demoted reasoning
+//                       requests, and requests migrated in.
+// Each iteration: rotate exhausted requests to the tail of their queue, then
+// run the longest prefix of (high, low) that fits (IterationBuilder::runPrefix);
+// memory pressure therefore preempts from the tail of low first, then of high.
+// A request moves high -> low when it produces its R-th token (`</think>`) or
+// when its KV (kvTokens) exceeds `demoteTokens` (demotion); it never moves back.
+// The moves happen in onToken, i.e. at the end of the iteration that produced
+// the token, so the global policy's counters (r_i, a_i) are current when it
+// runs Algorithm 2 at the same boundary.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/policy_api.h"
+
+namespace sl {
+
+struct PascalLocalConfig {
+  int reasoningQuantum = 500;  // tokens per turn in the high queue
+  int answeringQuantum = 500;  // tokens per turn in the low queue
+  int demoteTokens = 5000;     // a reasoning request with more KV tokens goes to the low queue
+};
+
+class PascalLocal : public LocalPolicy {
+ public:
+  static constexpr std::int32_t kHigh = 0;
+  static constexpr std::int32_t kLow = 1;
+
+  explicit PascalLocal(const PascalLocalConfig& cfg) : cfg_(cfg) {}
+  const char* name() const override { return "pascal-local"; }
+  void enqueue(Request& r) override;
+  void remove(Request& r) override;
+  void schedule(IterationBuilder& b) override;
+  void onToken(Request& r) override;
+  std::size_t size() const override { return high_.size() + low_.size(); }
+  void describe(std::vector<QueueView>& out) const override;
+
+  const PascalLocalConfig& config() const { return cfg_; }
+  /// The two queues in RR order (high = reasoning, low = answering).
+  const std::deque<Request*>& highQueue() const { return high_; }
+  const std::deque<Request*>& lowQueue() const { return low_; }
+  /// r_i of Algorithm 2: requests in the high-priority (reasoning) queue.
+  std::int64_t reasoningCount() const { return static_cast<std::int64_t>(high_.size()); }
+  /// a_i of Algorithm 2: low-queue requests that have not exhausted their
+  /// first low-queue quantum (`except` is left out of the count).
+  std::int64_t freshAnsweringCount(const Request* except = nullptr) const;
+  /// Whether `r` (held by this policy) is still in its first low-queue quantum.
+  bool inFirstAnsweringQuantum(const Request& r) const;
+  /// Requests demoted so far (reasoning requests moved to low by KV size).
+  std::int64_t demotions() const { return demotions_; }
+
+ private:
+  void toLow(Request& r);
+  void rotate(std::deque<Request*>& q, int quantum);
+
+  PascalLocalConfig cfg_;
+  std::deque<Request*> high_, low_;
+  std::vector<Request*> order_, scratch_;
+  std::int64_t demotions_ = 0;
+};
+
+}  // namespace sl

@@ -1,0 +1,90 @@
+#pragma once
+// Helpers for the PASCAL tests: a cluster running pascal-local on every
+// instance and a PascalGlobal whose placement can be scripted (to hand-build
+// the situation a boundary decision sees) while Algorithm 2, adaptive
+// migration and the monitor stay PASCAL's own.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/decision_log.h"
+#include "policy/pascal_global.h"
+#include "policy/pascal_local.h"
+#include "policy_harness.h"  // tiny cost model, ListWorkload, Recorder (sl::test)
+
+namespace sl::pascaltest {
+
+using test::ms;
+
+/// PascalGlobal with an optional scripted route() (Algorithm 1 otherwise).
+class ScriptedPascal : public PascalGlobal {
+ public:
+  using PascalGlobal::PascalGlobal;
+  std::function<int(const Request&)> placeFn;
+  int route(const Request& r) override { return placeFn ? placeFn(r) : PascalGlobal::route(r); }
+  Simulator& sim() { return *sim_; }
+};
+
+inline LocalPolicyFactory pascalLocal(PascalLocalConfig lc = {}) {
+  return [lc](int) { return std::make_unique<PascalLocal>(lc); };
+}
+
+/// n instances of the tiny cost model (1 ms + 0.1 ms per token per iteration).
+struct PascalRig {
+  PascalRig(const InstanceConfig& ic, std::vector<RequestSpec> reqs, int instances = 1, PascalGlobalConfig gc = {},
+            PascalLocalConfig lc = {}, std::function<void(SimConfig&)> tweak = {},
+            const CostModel& cost = test::tinyCost()) {
+    SimConfig c = test::tinySim(ic, instances);
+    if (tweak) tweak(c);
+    auto g = std::make_unique<ScriptedPascal>(gc);
+    global = g.get();
+    sim = std::make_unique<Simulator>(c, cost, std::make_unique<test::ListWorkload>(std::move(reqs)), std::move(g),
+                                      pascalLocal(lc));
+    sim->addObserver(&rec);
+  }
+  /// Any configuration and cost model (e.g. the engine tests' llama-8b on NICs).
+  PascalRig(const SimConfig& c, const CostModel& cost, std::vector<RequestSpec> reqs, PascalGlobalConfig gc = {},
+            PascalLocalConfig lc = {}) {
+    auto g = std::make_unique<ScriptedPascal>(gc);
+    global = g.get();
+    sim = std::make_unique<Simulator>(c, cost, std::make_unique<test::ListWorkload>(std::move(reqs)), std::move(g),
+                                      pascalLocal(lc));
+    sim->addObserver(&rec);
+  }
+  void run() { sim->run(); }
+  PascalLocal& local(int i) { return dynamic_cast<PascalLocal&>(sim->instance(i).policy()); }
+  const RequestRecord& record(std::int64_t id) const {
+    for (const RequestRecord& r : sim->records())
+      if (r.id == id) return r;
+    throw std::runtime_error("no record for request " + std::to_string(id));
+  }
+  /// Decisions about one request, in order.
+  std::vector<Decision> decisions(std::int64_t id, bool boundary) const {
+    std::vector<Decision> out;
+    for (const Decision& d : global->log().entries())
+      if (d.requestId == id && d.boundary == boundary) out.push_back(d);
+    return out;
+  }
+  std::vector<std::int32_t> candidates(const Decision& d) const {
+    auto s = global->log().candidatesOf(d);
+    return {s.begin(), s.end()};
+  }
+
+  test::Recorder rec;
+  ScriptedPascal* global = nullptr;  // owned by the simulator
+  std::unique_ptr<Simulator> sim;
+};
+
+/// A request with a reasoning phase: arrival (ms), prompt, reasoning, answer.
+inline RequestSpec rq(double arrivalMs, int input, int reasoning, int answer) {
+  return test::req(arrivalMs, input, answer, reasoning);
+}
+
+/// Answering streams fall behind pace at once: TTFAT* and TPOT* of 0.1 ms,
+/// far below the tiny model's 1.1 ms per decode.
+inline void strictPace(SimConfig& c) {
+  c.slo.ttfat_s = 1e-4;
+  c.slo.qoe_tpot_s = 1e-4;
+}
+
+}  // namespace sl::pascaltest

@@ -1,0 +1,377 @@
+// PASCAL's instance-level scheduler (30-schedulers.md "PASCAL (global)",
+// paper §IV-B): Algorithm 1 at arrival, Algorithm 2 and adaptive migration at
+// the </think> boundary, the pace monitor, stop-and-copy transfers.
+#include <gtest/gtest.h>
+
+#include "engine_test_util.h"  // llama-8b on NICs of exactly 2^30 B/s (sl::enginetest)
+#include "pascal_test_util.h"
+
+namespace sl::pascaltest {
+namespace {
+
+using Ids = std::vector<std::int32_t>;
+
+/// Instance each request was first routed to.
+int placedOn(const PascalRig& rig, std::int64_t id) {
+  for (const test::Ev& e : rig.rec.events)
+    if (e.kind == RequestEvent::Arrived && e.id == id) return e.instance;
+  return -1;
+}
+
+// ---------------------------------------------------------------- Algorithm 1
+
+// Instance 0 holds an answering request behind its pacer (TPOT* 0.1 ms, one
+// token per 1.1 ms): it is off pace, so C goes to instance 1 although
+// instance 0 has the smaller KV footprint.
+TEST(Algorithm1, SkipsAnInstanceOffPace) {
+  // A (id 0) -> 0: prompt 2, R = 0. B (id 1, 0.5 ms) -> 1: prompt 40, R = 100.
+  // C (id 2, 5 ms): Algorithm 1 with instance 0 off pace.
+  PascalRig rig(test::tinyInstance(1000, 2), {rq(0, 2, 0, 200), rq(0.5, 40, 100, 5), rq(5, 2, 10, 2)}, 2, {}, {},
+                strictPace);
+  std::vector<PascalInstanceStatus> at5;
+  rig.sim->sendMessage(ms(4.99), [&] {
+    for (int i = 0; i < 2; ++i) at5.push_back(rig.global->status(i));
+  });
+  rig.run();
+  EXPECT_EQ(placedOn(rig, 0), 0);
+  EXPECT_EQ(placedOn(rig, 1), 1);  // instance 0 holds A's prompt block
+  ASSERT_EQ(at5.size(), 2u);
+  EXPECT_FALSE(at5[0].onPace);
+  EXPECT_TRUE(at5[1].onPace);
+  EXPECT_LT(at5[0].footprint, at5[1].footprint);
+  EXPECT_EQ(at5[1].reasoning, 1);
+
+  const auto d = rig.decisions(2, false);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].chosen, 1);
+  EXPECT_EQ(d[0].instance, 1);
+  EXPECT_EQ(d[0].selection, DecisionSelection::SloFiltered);
+  EXPECT_EQ(d[0].action, DecisionAction::Placed);
+  EXPECT_EQ(d[0].time, ms(5));
+  EXPECT_EQ(rig.candidates(d[0]), (Ids{1}));
+  EXPECT_EQ(placedOn(rig, 2), 1);
+  EXPECT_EQ(DecisionLog::reason(d[0]), "SLO-filtered");
+}
+
+// Both instances off pace: every instance is a candidate and the smallest
+// footprint wins.
+TEST(Algorithm1, FallsBackToAllInstances) {
+  // B's 40-token prefill ends at 5.5 ms; C arrives at 10 ms.
+  PascalRig rig(test::tinyInstance(1000, 2), {rq(0, 2, 0, 200), rq(0.5, 40, 0, 200), rq(10, 2, 10, 2)}, 2, {}, {},
+                strictPace);
+  rig.run();
+  EXPECT_EQ(placedOn(rig, 0), 0);
+  EXPECT_EQ(placedOn(rig, 1), 1);
+  const auto d = rig.decisions(2, false);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].selection, DecisionSelection::FallbackAll);
+  EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1}));
+  EXPECT_EQ(d[0].chosen, 0);  // 40-token prompt on instance 1: larger footprint
+  EXPECT_EQ(DecisionLog::reason(d[0]), "fallback all");
+}
+
+TEST(Algorithm1, TiesGoToTheLowestIndex) {
+  PascalRig rig(test::tinyInstance(1000, 2), {rq(0, 2, 0, 3)}, 3);
+  rig.run();
+  const auto d = rig.decisions(0, false);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].chosen, 0);
+  EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1, 2}));
+}
+
+// ---------------------------------------------------------------- Algorithm 2
+
+// X (id 0, on instance 0) reaches </think>. r_i: instance 0 has 2 other
+// reasoning requests, 1 has 2, 2 has none but is off pace (an answering
+// request behind its pacer), 3 has 1. Algorithm 2 picks instance 3.
+TEST(Algorithm2, PicksFewestReasoningAmongInstancesOnPace) {
+  const std::vector<int> where = {0, 0, 0, 1, 1, 2, 3};
+  PascalRig rig(test::tinyInstance(1000, 16),
+                {rq(0, 4, 3, 5), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1),
+                 rq(0, 4, 0, 1000), rq(0, 4, 1000, 1)},
+                4, {}, {}, strictPace);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.sim->run(ms(50));
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].from, 0);
+  EXPECT_EQ(d[0].selection, DecisionSelection::SloFiltered);
+  EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1, 3}));
+  EXPECT_EQ(d[0].chosen, 3);
+  EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+  EXPECT_EQ(d[0].instance, 3);
+  EXPECT_EQ(DecisionLog::reason(d[0]), "SLO-filtered; migrate");
+  ASSERT_EQ(rig.sim->finishedCount() >= 1, true);
+  EXPECT_EQ(rig.record(0).instance, 3);
+  EXPECT_EQ(rig.record(0).migrations, 1);
+}
+
+// Every instance off pace: all are candidates, ranked by r_i + a_i (a_i =
+// answering requests still in their first quantum). r_i alone would pick
+// instance 1 (no reasoning, 3 fresh answering); r + a picks instance 2.
+TEST(Algorithm2, FallsBackToReasoningPlusFreshAnswering) {
+  // id: 0 = X; 1, 2 reasoning and 3 answering on instance 0 (r+a = 3);
+  // 4, 5, 6 answering on 1 (0 + 3); 7 reasoning and 8 answering on 2 (1 + 1).
+  const std::vector<int> where = {0, 0, 0, 0, 1, 1, 1, 2, 2};
+  std::vector<RequestSpec> reqs = {rq(0, 4, 3, 5)};
+  for (int i = 1; i <= 8; ++i) {
+    const bool reasoning = i == 1 || i == 2 || i == 7;
+    reqs.push_back(reasoning ? rq(0, 4, 1000, 1) : rq(0, 4, 0, 1000));
+  }
+  PascalRig rig(test::tinyInstance(1000, 16), reqs, 3, {}, {}, strictPace);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.sim->run(ms(20));
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].selection, DecisionSelection::FallbackRA);
+  EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1, 2}));
+  EXPECT_EQ(d[0].chosen, 2);
+  EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+  EXPECT_EQ(DecisionLog::reason(d[0]), "fallback r+a; migrate");
+}
+
+// Ties in Algorithm 2 keep the request where it is (no transfer for nothing).
+TEST(Algorithm2, TieKeepsTheCurrentInstance) {
+  const std::vector<int> where = {1, 1, 0};
+  PascalRig rig(test::tinyInstance(1000, 16), {rq(0, 4, 3, 5), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1)}, 2);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.sim->run(ms(20));
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].chosen, 1);
+  EXPECT_EQ(d[0].action, DecisionAction::StayedSame);
+  EXPECT_EQ(DecisionLog::reason(d[0]), "SLO-filtered; stayed: same instance");
+  EXPECT_EQ(rig.sim->migrations(), 0);
+}
+
+// ---------------------------------------------------------------- adaptive migration
+
+// Instance 0: X (id 0, prompt 16, R = 60) and Y (reasoning): r_0 = 1.
+// Instance 1: Z (prompt 500, answering): r_1 = 0, so Algorithm 2 picks 1 —
+// but at X's boundary Z fills 33 of its 40 blocks, too few for X's 75 KV
+// tokens + 256 headroom (21 blocks), while instance 0 has 30 free.
+struct AdaptiveCase {
+  PascalMigration mode;
+  DecisionAction action;
+  int finalInstance;
+};
+class AdaptiveMigration : public ::testing::TestWithParam<AdaptiveCase> {};
+
+TEST_P(AdaptiveMigration, CurrentHasRoomChosenHasNot) {
+  const AdaptiveCase c = GetParam();
+  PascalGlobalConfig gc;
+  gc.migration = c.mode;
+  const std::vector<int> where = {0, 0, 1};
+  PascalRig rig(test::tinyInstance(40, 16), {rq(0, 16, 60, 20), rq(0, 16, 200, 1), rq(0, 500, 0, 120)}, 2, gc);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  std::int64_t free0 = -1, free1 = -1;
+  rig.rec.events.reserve(64);
+  struct Obs : SimObserver {
+    PascalRig* rig;
+    std::int64_t *f0, *f1;
+    void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+      if (e == RequestEvent::ReasoningEnd && r.id == 0) {
+        *f0 = rig->sim->instance(0).freeGpuBlocks();
+        *f1 = rig->sim->instance(1).freeGpuBlocks();
+        EXPECT_EQ(r.kvTokens, 75);
+      }
+    }
+  } obs;
+  obs.rig = &rig;
+  obs.f0 = &free0;
+  obs.f1 = &free1;
+  rig.sim->addObserver(&obs);
+  rig.run();
+  EXPECT_EQ(free0, 30);
+  EXPECT_LT(free1, 21);
+  EXPECT_GE(free1, 5);  // blocks(76): the copy itself could start at once
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].chosen, 1);
+  EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1}));
+  EXPECT_EQ(d[0].action, c.action);
+  EXPECT_EQ(rig.record(0).instance, c.finalInstance);
+  EXPECT_EQ(rig.record(0).migrations, c.finalInstance == 0 ? 0 : 1);
+  EXPECT_EQ(rig.sim->finishedCount(), 3);
+  if (c.mode == PascalMigration::Never) {
+    EXPECT_EQ(rig.sim->migrations(), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pascal, AdaptiveMigration,
+                         ::testing::Values(AdaptiveCase{PascalMigration::Adaptive, DecisionAction::StayedAdaptive, 0},
+                                           AdaptiveCase{PascalMigration::Always, DecisionAction::Migrate, 1},
+                                           AdaptiveCase{PascalMigration::Never, DecisionAction::StayedNoMigration, 0}),
+                         [](const auto& info) {
+                           switch (info.param.mode) {
+                             case PascalMigration::Adaptive:
+                               return std::string("pascal");
+                             case PascalMigration::Always:
+                               return std::string("nonadaptive");
+                             case PascalMigration::Never:
+                               return std::string("nomigration");
+                           }
+                           return std::string("x");
+                         });
+
+// When the chosen instance has room too, adaptive PASCAL migrates.
+TEST(AdaptiveMigration, MigratesWhenTheChosenInstanceHasRoom) {
+  const std::vector<int> where = {0, 0, 1};
+  PascalRig rig(test::tinyInstance(400, 16), {rq(0, 16, 60, 20), rq(0, 16, 200, 1), rq(0, 500, 0, 120)}, 2);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.run();
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+  EXPECT_EQ(rig.record(0).instance, 1);
+}
+
+// pascal-nomigration never moves anything, on a busier cluster too.
+TEST(AdaptiveMigration, NoMigrationVariantNeverMigrates) {
+  PascalGlobalConfig gc;
+  gc.migration = PascalMigration::Never;
+  std::vector<RequestSpec> reqs;
+  for (int i = 0; i < 40; ++i) reqs.push_back(rq(0.3 * i, 8 + i % 5, 5 + (i * 7) % 23, 3 + i % 9));
+  PascalRig rig(test::tinyInstance(30, 4), reqs, 3, gc, {}, strictPace);
+  rig.run();
+  EXPECT_EQ(rig.sim->finishedCount(), 40);
+  EXPECT_EQ(rig.sim->migrations(), 0);
+  int boundaries = 0;
+  for (const Decision& d : rig.global->log().entries()) {
+    if (!d.boundary) continue;
+    ++boundaries;
+    EXPECT_EQ(d.action, DecisionAction::StayedNoMigration);
+    EXPECT_EQ(d.instance, d.from);
+  }
+  EXPECT_EQ(boundaries, 40);
+  for (const RequestRecord& r : rig.sim->records()) EXPECT_EQ(r.migrations, 0);
+}
+
+// ---------------------------------------------------------------- transfers
+
+// The boundary migration is a stop-and-copy: latency + bytes / bandwidth;
+// two copies leaving one node at once share its NIC, each taking twice as long.
+TEST(PascalTransfer, TimeIsLatencyPlusBytesOverBandwidthAndSharedNicDoublesIt) {
+  using namespace sl::enginetest;
+  const CostModel& cost = llama8b();
+  const SimConfig c = smallConfig(cost, 2, 100);  // one instance per node, NIC 2^30 B/s
+  const double nic = 1073741824.0;
+  // W (id 0): long reasoning keeps r_0 = 1. X (prompt 32, R = 4) has 35 KV
+  // tokens at </think>; r_1 = 0 and instance 1 is empty: it migrates.
+  auto runWith = [&](int copies, enginetest::Recorder& rec) {
+    std::vector<RequestSpec> reqs = {rq(0, 32, 1000, 1)};
+    for (int i = 0; i < copies; ++i) reqs.push_back(rq(0, 32, 4, 4));
+    auto rig = std::make_unique<PascalRig>(c, cost, reqs);
+    rig->global->placeFn = [](const Request&) { return 0; };
+    rig->sim->addObserver(&rec);
+    rig->run();
+    for (int i = 1; i <= copies; ++i) {
+      const auto d = rig->decisions(i, true);
+      EXPECT_EQ(d.size(), 1u);
+      if (!d.empty()) {
+        EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+      }
+      EXPECT_EQ(rig->record(i).instance, 1);
+    }
+    return rig;
+  };
+  enginetest::Recorder one, two;
+  auto r1 = runWith(1, one);
+  ASSERT_EQ(one.transfers.size(), 1u);
+  const SimTime flow1 = static_cast<SimTime>(std::ceil(35 * c.kvBytesPerToken / nic * 1e9));
+  EXPECT_DOUBLE_EQ(one.transfers[0].bytes, 35 * c.kvBytesPerToken);
+  EXPECT_EQ(one.transfers[0].end - one.transfers[0].start, c.linkLatency + flow1);
+  EXPECT_EQ(r1->record(1).migrating, c.linkLatency + flow1);
+
+  auto r2 = runWith(2, two);
+  ASSERT_EQ(two.transfers.size(), 2u);
+  const SimTime flow2 = static_cast<SimTime>(std::ceil(35 * c.kvBytesPerToken / (nic / 2) * 1e9));
+  for (const auto& tr : two.transfers) {
+    EXPECT_EQ(tr.start, two.transfers[0].start);
+    EXPECT_EQ(tr.end - tr.start, c.linkLatency + flow2);
+    EXPECT_EQ(tr.end - tr.start - c.linkLatency, 2 * flow1);
+  }
+}
+
+// ---------------------------------------------------------------- the pacer through the policy
+
+// One request, prompt 4, R = 2, A = 5 on the tiny model; TTFAT* 1 ms, TPOT*
+// 2 ms. Tokens: 1.4, 2.5 (</think>, t0), answers 3.6, 4.7, 5.8, 6.9, 8.0 ms.
+// Digests 3.6, 5.6, 7.6, 9.6, 11.6: ∫D = 20, ∫E over [2.5, 11.6] = 20.5 ms·tok.
+TEST(PascalPace, MonitorReadsThePacerAndQoeMatchesByHand) {
+  for (int watermark : {0, 1}) {
+    SCOPED_TRACE(watermark);
+    PascalGlobalConfig gc;
+    gc.paceLowWatermark = watermark;
+    PascalRig rig(test::tinyInstance(1000, 16), {rq(0, 4, 2, 5)}, 1, gc, {}, [](SimConfig& c) {
+      c.slo.ttfat_s = 1e-3;
+      c.slo.qoe_tpot_s = 2e-3;
+    });
+    std::vector<std::pair<double, bool>> pace;
+    for (double t : {2.0, 3.45, 3.55, 5.0, 5.7, 6.0})
+      rig.sim->sendMessage(ms(t), [&, t] { pace.emplace_back(t, rig.global->status(0).onPace); });
+    rig.run();
+    // 2.0: still reasoning. 3.45: no answer token yet, within TTFAT*. 3.55:
+    // none yet, the user expects one. 5.0: one token buffered (d_2 = 5.6).
+    // 5.7: both digested, empty buffer. 6.0: token 3 (5.8) buffered until 7.6.
+    const bool at50 = watermark == 0;  // buffered 1 <= watermark 1 is "behind"
+    const bool at60 = watermark == 0;
+    EXPECT_EQ(pace, (std::vector<std::pair<double, bool>>{
+                        {2.0, true}, {3.45, true}, {3.55, false}, {5.0, at50}, {5.7, false}, {6.0, at60}}));
+    const RequestRecord& rec = rig.record(0);
+    EXPECT_EQ(rec.reasoning_end, ms(2.5));
+    EXPECT_EQ(rec.first_visible, ms(3.6));
+    EXPECT_NEAR(rec.qoe, 20.0 / 20.5, 1e-12);
+  }
+}
+
+TEST(PascalPace, BehindPaceRuleForAStreamWithoutTokens) {
+  PascalRig rig(test::tinyInstance(1000, 16), {}, 1);
+  Request r;
+  r.reasoning = 3;
+  r.generated = 3;
+  r.pacer = TokenPacer(ms(10), secondsToNs(0.25), secondsToNs(0.1), 4);
+  EXPECT_FALSE(rig.global->behindPace(r, ms(10)));
+  EXPECT_FALSE(rig.global->behindPace(r, ms(259)));
+  EXPECT_TRUE(rig.global->behindPace(r, ms(260)));
+  r.pacer.onToken(ms(100));  // digested at 260 ms
+  EXPECT_FALSE(rig.global->behindPace(r, ms(259)));
+  EXPECT_TRUE(rig.global->behindPace(r, ms(260)));
+}
+
+// ---------------------------------------------------------------- decision log
+
+TEST(DecisionLog, EveryPlacementAndBoundaryIsRecordedAndWrittenAsCsv) {
+  std::vector<RequestSpec> reqs;
+  for (int i = 0; i < 12; ++i) reqs.push_back(rq(0.5 * i, 6 + i % 3, i % 4 == 0 ? 0 : 4 + i, 5));
+  PascalRig rig(test::tinyInstance(200, 4), reqs, 3);
+  rig.run();
+  ASSERT_EQ(rig.sim->finishedCount(), 12);
+  const DecisionLog* log = rig.sim->globalPolicy().decisionLog();
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log, &rig.global->log());
+  int placements = 0, boundaries = 0;
+  for (const Decision& d : log->entries()) {
+    (d.boundary ? boundaries : placements)++;
+    EXPECT_GE(d.chosen, 0);
+    EXPECT_FALSE(log->candidatesOf(d).empty());
+  }
+  EXPECT_EQ(placements, 12);
+  EXPECT_EQ(boundaries, 9);  // R = 0 requests have no </think>
+  const std::string csv = log->csv();
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "time_s,request_id,kind,from,chosen,instance,candidates,selection,action");
+  EXPECT_NE(csv.find("\n0.000000000,0,placement,-1,0,0,0 1 2,SLO-filtered,placed\n"), std::string::npos) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 22);
+  EXPECT_EQ(log->dropped(), 0);
+}
+
+TEST(DecisionLog, CapCountsDroppedEntries) {
+  DecisionLog log(2);
+  const std::int32_t c[] = {0, 1};
+  for (int i = 0; i < 5; ++i) log.add(Decision{}, c);
+  EXPECT_EQ(log.size(), 2u);
+  EXPECT_EQ(log.dropped(), 3);
+}
+
+}  // namespace
+}  // namespace sl::pascaltest

@@ -1,0 +1,201 @@
+// PASCAL through the registry and the run pipeline: knobs, variants,
+// determinism, decisions.csv.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "pascal_test_util.h"
+#include "policy/registry.h"
+#include "run/execute.h"
+#include "run/run.h"
+#include "scenario/scenario_io.h"
+#include "util/error.h"
+
+namespace sl::pascaltest {
+namespace {
+
+namespace fs = std::filesystem;
+
+PolicySpec spec(const std::string& id, nlohmann::json knobs = nlohmann::json::object(),
+                const std::string& router = "round-robin") {
+  PolicySpec p;
+  p.id = id;
+  p.router = router;
+  p.knobs = std::move(knobs);
+  return p;
+}
+
+TEST(PascalRegistry, CatalogEntries) {
+  for (const char* id : {"pascal", "pascal-nomigration", "pascal-nonadaptive"}) {
+    const PolicyInfo& p = policyInfo(id);
+    EXPECT_EQ(p.family, "PASCAL");
+    EXPECT_FALSE(p.usesRouter) << id;
+    std::vector<std::string> names;
+    for (const KnobSpec& k : p.knobs) {
+      names.push_back(k.name);
+      EXPECT_EQ(k.unit, "tokens");
+      EXPECT_TRUE(k.integer);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"reasoning_quantum", "answering_quantum", "demote_tokens",
+                                               "pace_low_watermark", "headroom_tokens"}));
+  }
+}
+
+TEST(PascalRegistry, DefaultKnobsAreThePapers) {
+  PolicyBundle b = makePolicy(spec("pascal"));
+  auto* g = dynamic_cast<PascalGlobal*>(b.global.get());
+  ASSERT_NE(g, nullptr);
+  EXPECT_STREQ(g->name(), "pascal");  // policy.router is ignored
+  EXPECT_EQ(g->config().migration, PascalMigration::Adaptive);
+  EXPECT_EQ(g->config().paceLowWatermark, 0);
+  EXPECT_EQ(g->config().headroomTokens, 256);
+  auto l = b.makeLocal(0);
+  auto* pl = dynamic_cast<PascalLocal*>(l.get());
+  ASSERT_NE(pl, nullptr);
+  EXPECT_EQ(pl->config().reasoningQuantum, 500);
+  EXPECT_EQ(pl->config().answeringQuantum, 500);
+  EXPECT_EQ(pl->config().demoteTokens, 5000);
+  EXPECT_FALSE(b.unlimitedKv);
+  EXPECT_FALSE(b.chunkedPrefill.has_value());
+}
+
+TEST(PascalRegistry, KnobsReachThePolicy) {
+  const nlohmann::json knobs = {{"reasoning_quantum", 7},
+                                {"answering_quantum", 9},
+                                {"demote_tokens", 1234},
+                                {"pace_low_watermark", 2},
+                                {"headroom_tokens", 0}};
+  for (const auto& [id, mode] :
+       {std::pair{"pascal", PascalMigration::Adaptive}, std::pair{"pascal-nomigration", PascalMigration::Never},
+        std::pair{"pascal-nonadaptive", PascalMigration::Always}}) {
+    SCOPED_TRACE(id);
+    PolicyBundle b = makePolicy(spec(id, knobs, "least-kv"));
+    auto* g = dynamic_cast<PascalGlobal*>(b.global.get());
+    ASSERT_NE(g, nullptr);
+    EXPECT_STREQ(g->name(), id);
+    EXPECT_EQ(g->config().migration, mode);
+    EXPECT_EQ(g->config().paceLowWatermark, 2);
+    EXPECT_EQ(g->config().headroomTokens, 0);
+    auto l = b.makeLocal(3);
+    const auto& lc = dynamic_cast<PascalLocal&>(*l).config();
+    EXPECT_EQ(lc.reasoningQuantum, 7);
+    EXPECT_EQ(lc.answeringQuantum, 9);
+    EXPECT_EQ(lc.demoteTokens, 1234);
+  }
+  EXPECT_THROW(makePolicy(spec("pascal", {{"reasoning_quantum", 0}})), InputError);
+  EXPECT_THROW(makePolicy(spec("pascal", {{"demote_tokens", 1.5}})), InputError);
+  EXPECT_THROW(makePolicy(spec("pascal", {{"quantum", 5}})), InputError);
+}
+
+// The reasoning quantum knob changes the schedule: two reasoning requests on
+// an instance with room for one. With the default quantum request 0 keeps
+// running and request 1 waits swapped out; with quantum 2 they take turns
+// (each turn swaps the other out).
+TEST(PascalRegistry, ReasoningQuantumKnobChangesTheSchedule) {
+  struct Out {
+    std::vector<std::int64_t> ids;
+    std::int64_t preemptions;
+    SimTime last0, last1;
+  };
+  auto runWith = [](int quantum) {
+    PolicyBundle b = makePolicy(spec("pascal", {{"reasoning_quantum", quantum}}));
+    InstanceConfig ic = test::tinyInstance(4, 4);  // 16 tokens; one request grows to 13
+    Simulator sim(test::tinySim(ic, 1), test::tinyCost(),
+                  std::make_unique<test::ListWorkload>(std::vector<RequestSpec>{rq(0, 4, 8, 1), rq(0, 4, 8, 1)}),
+                  std::move(b.global), b.makeLocal);
+    test::Recorder rec;
+    sim.addObserver(&rec);
+    sim.run();
+    EXPECT_EQ(sim.finishedCount(), 2);
+    Out o;
+    for (const auto& it : rec.iters)
+      for (const auto& e : it.batch) o.ids.push_back(e.id);
+    o.preemptions = sim.preemptions();
+    for (const RequestRecord& r : sim.records()) (r.id == 0 ? o.last0 : o.last1) = r.last_token;
+    return o;
+  };
+  const Out q2 = runWith(2);
+  const Out q500 = runWith(500);
+  EXPECT_NE(q2.ids, q500.ids);
+  EXPECT_GT(q2.preemptions, q500.preemptions);
+  EXPECT_LT(q500.last0, q500.last1);
+}
+
+const char* kScenario = R"({
+  "schema_version": 1,
+  "cluster": {"instances": 3, "gpu": "h100-96g", "kv_capacity_fraction": 0.05, "preemption": "swap",
+              "chunked_prefill": false, "fabric": {"gpus_per_node": 1, "nic_gbps": 100}},
+  "model": "r1-distill-qwen-32b",
+  "workload": {"preset": "alpaca-reasoning", "arrival": {"process": "poisson", "rate": 6.0}, "requests": 120},
+  "policy": {"id": "pascal"},
+  "run": {"seed": 7}
+})";
+
+RunResult runScenario(const std::string& id, std::uint64_t seed, const std::string& outDir = "") {
+  nlohmann::json j = nlohmann::json::parse(kScenario);
+  j["policy"]["id"] = id;
+  j["run"]["seed"] = seed;
+  const Scenario s = parseScenario(j, "test");
+  auto run = prepareRun(s, "test");
+  RunOptions opt;
+  opt.outDir = outDir;
+  return executeRun(*run, opt);
+}
+
+TEST(PascalRun, SameSeedSameFingerprint) {
+  const RunResult a = runScenario("pascal", 7);
+  const RunResult b = runScenario("pascal", 7);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  nlohmann::ordered_json ja = a.summaryJson, jb = b.summaryJson;
+  ja.erase("wall_s");
+  jb.erase("wall_s");
+  EXPECT_EQ(ja.dump(), jb.dump());
+  EXPECT_FALSE(a.stalled);
+  const RunResult c = runScenario("pascal", 8);
+  EXPECT_NE(a.fingerprint, c.fingerprint);
+}
+
+TEST(PascalRun, VariantsRunToCompletionAndDiffer) {
+  std::vector<std::uint64_t> prints;
+  for (const char* id : {"pascal", "pascal-nomigration", "pascal-nonadaptive"}) {
+    SCOPED_TRACE(id);
+    const RunResult r = runScenario(id, 7);
+    EXPECT_FALSE(r.stalled);
+    EXPECT_EQ(r.summaryJson["requests"]["finished"].get<std::int64_t>() + r.summaryJson["aborted"].get<std::int64_t>(),
+              120)
+        << r.summaryJson.dump(2);
+    prints.push_back(r.fingerprint);
+  }
+  EXPECT_NE(prints[0], prints[1]);
+  EXPECT_NE(prints[0], prints[2]);
+}
+
+TEST(PascalRun, WritesDecisionsCsv) {
+  const fs::path dir = fs::temp_directory_path() / ("servelab-pascal-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  runScenario("pascal", 7, dir.string());
+  std::ifstream in(dir / "decisions.csv");
+  ASSERT_TRUE(in.good());
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "time_s,request_id,kind,from,chosen,instance,candidates,selection,action");
+  int rows = 0, placements = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++rows;
+    placements += line.find(",placement,") != std::string::npos;
+  }
+  EXPECT_EQ(placements, 120);
+  EXPECT_GT(rows, 120);
+  fs::remove_all(dir);
+  // A policy without a log writes none.
+  runScenario("fcfs", 7, dir.string());
+  EXPECT_FALSE(fs::exists(dir / "decisions.csv"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sl::pascaltest

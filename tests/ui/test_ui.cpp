@@ -1,0 +1,280 @@
+// GUI tests, run headless (QT_QPA_PLATFORM=offscreen): the worker-thread
+// controller (play/pause/step, live rate changes, replay determinism,
+// shutdown mid-run), the main window driven like a user, chart exports, and
+// a screenshot of the main window.
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "chart_panel.h"
+#include "cluster_view.h"
+#include "main_window.h"
+#include "run/execute.h"
+#include "scenario/scenario_io.h"
+#include "scenario_panel.h"
+#include "sim_controller.h"
+
+using namespace sl;
+using namespace sl::ui;
+
+namespace {
+
+const QString kSample = QStringLiteral(SERVELAB_SOURCE_DIR "/samples/pascal-baseline-rr.json");
+
+Scenario sample(std::int64_t requests = -1) {
+  Scenario s = loadScenarioFile(kSample.toStdString());
+  if (requests >= 0) s.workload.requests = requests;
+  return s;
+}
+
+// Wait (running the event loop) until the latest frame satisfies `pred`.
+// Pulls like the GUI does (takeFrame), so the worker keeps publishing.
+template <class P> bool waitFrame(SimController& c, P pred, int timeoutMs = 20000) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeoutMs) {
+    if (pred(*c.takeFrame())) return true;
+    QTest::qWait(5);
+  }
+  return pred(*c.latest());
+}
+
+}  // namespace
+
+class TestUi : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ServeLabTests");
+    QCoreApplication::setApplicationName("test_ui");
+  }
+
+  void controllerPlayPauseStep() {
+    SimController c;
+    QString err;
+    QVERIFY2(c.load(sample(100000), &err), qPrintable(err));
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.generation == 1 && f.snapshot.instances.size() == 8; }));
+    QCOMPARE(c.latest()->clockS, 0.0);
+
+    c.step();  // one simulated second
+    QVERIFY(c.waitIdle(10000));
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return !f.running && f.clockS >= 1.0; }));
+    QCOMPARE(c.latest()->clockS, 1.0);
+    QVERIFY(c.latest()->snapshot.now <= kNsPerSecond);
+    QVERIFY(c.latest()->snapshot.arrived > 0);
+
+    c.setSpeed(0);  // as fast as possible
+    c.play();
+    QVERIFY(c.isRunning());
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.clockS > 5.0; }));
+    c.pause();
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return !f.running; }));
+    const double t = c.latest()->clockS;
+    QTest::qWait(100);
+    QCOMPARE(c.latest()->clockS, t);  // paused: the clock stands still
+
+    // Paced: at 2x for ~0.3 s wall the clock moves by roughly 0.6 s.
+    c.setSpeed(2.0);
+    c.play();
+    QTest::qWait(300);
+    c.pause();
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return !f.running; }));
+    const double moved = c.latest()->clockS - t;
+    QVERIFY2(moved > 0.2 && moved < 3.0, qPrintable(QString::number(moved)));
+
+    c.reset();
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.generation == 2; }));
+    QCOMPARE(c.latest()->clockS, 0.0);
+  }
+
+  void runToEndMatchesCliFingerprint() {
+    // Without live changes the GUI's run is the CLI's run, bit for bit.
+    const Scenario s = sample(150);
+    auto prepared = prepareRun(s);
+    const RunResult cli = executeRun(*prepared, RunOptions{});
+    SimController c;
+    QVERIFY(c.load(s));
+    c.setMode(RunMode::Express);
+    c.play();
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.done; }, 60000));
+    QCOMPARE(fingerprintHex(c.latest()->fingerprint), fingerprintHex(cli.fingerprint));
+    QCOMPARE(c.latest()->snapshot.finished, 150);
+  }
+
+  void liveRateChangeIsAppliedRecordedAndReplayable() {
+    const Scenario s = sample(100000);
+    SimController c;
+    QVERIFY(c.load(s));
+    c.runTo(20);
+    QVERIFY(c.waitIdle(20000));
+    c.setArrivalRate(30.0);
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.changes.size() == 1; }));
+    c.runTo(60);
+    QVERIFY(c.waitIdle(60000));
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return !f.running && f.clockS >= 60.0; }));
+    const auto f = c.latest();
+    QCOMPARE(f->changes.size(), std::size_t{1});
+    QCOMPARE(QString::fromStdString(f->changes[0].knob), QString(kKnobArrivalRate));
+    QCOMPARE(f->changes[0].value, 30.0);
+    QCOMPARE(f->changes[0].time, 20 * kNsPerSecond);
+    QCOMPARE(f->arrivalRate, 30.0);
+
+    // It took effect: ~8/s for 20 s then ~30/s for 40 s, versus ~8/s throughout.
+    auto base = prepareLiveRun(s);
+    base->sim().run(60 * kNsPerSecond);
+    const double withChange = static_cast<double>(f->snapshot.arrived);
+    const double without = static_cast<double>(base->sim().arrived());
+    QVERIFY2(withChange > 2.0 * without, qPrintable(QString("%1 vs %2").arg(withChange).arg(without)));
+    QVERIFY(withChange > 1000 && withChange < 1700);
+
+    // scenario + seed + change log replays the run exactly.
+    const ReplayResult r = replayRun(s, f->changes, f->snapshot.events);
+    QCOMPARE(r.events, f->snapshot.events);
+    QCOMPARE(fingerprintHex(r.fingerprint), fingerprintHex(f->fingerprint));
+    QCOMPARE(r.finished, f->snapshot.finished);
+    const ReplayResult plain = replayRun(s, {}, f->snapshot.events);
+    QVERIFY(plain.fingerprint != r.fingerprint);
+    // The change log survives a JSON round trip.
+    QCOMPARE(changeLogFromJson(nlohmann::json::parse(changeLogToJson(f->changes).dump())), f->changes);
+  }
+
+  void shutdownMidRun() {
+    QElapsedTimer t;
+    t.start();
+    {
+      auto* c = new SimController;
+      QVERIFY(c->load(sample(100000)));
+      c->setSpeed(0);
+      c->play();
+      QVERIFY(waitFrame(*c, [](const LiveFrame& f) { return f.running && f.clockS > 1; }));
+      delete c;  // must neither crash nor hang
+    }
+    QVERIFY(t.elapsed() < 10000);
+  }
+
+  void mainWindowLikeAUser() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(kSample, &err), qPrintable(err));
+    SimController* c = w.controller();
+    c->setSpeed(0);
+    c->play();
+    QVERIFY(waitFrame(*c, [](const LiveFrame& f) { return f.clockS > 3; }));
+
+    // Move the live rate slider: the run gets the new rate and logs it.
+    ScenarioPanel* panel = w.scenarioPanel();
+    QVERIFY(panel->rateSlider()->isEnabled());
+    panel->rateSlider()->setValue(panel->rateSlider()->value() + 150);
+    const double wanted = panel->liveRate();
+    QVERIFY(wanted > 8.0);
+    QVERIFY(waitFrame(*c, [&](const LiveFrame& f) { return !f.changes.empty() && std::abs(f.arrivalRate - wanted) < 1e-9; }));
+    c->pause();
+    QVERIFY(waitFrame(*c, [](const LiveFrame& f) { return !f.running; }));
+    w.pullNow();
+    LiveChart* ttft = w.chartPanel()->chart("ttft");
+    QVERIFY(ttft);
+    QVERIFY(ttft->drawnPoints() > 0);
+
+    // An out-of-range knob value is refused inline, with the reason.
+    auto knobs = panel->knobEditors();
+    QVERIFY(knobs.count("quantum") == 1);
+    QDoubleSpinBox* quantum = knobs.at("quantum");
+    auto* edit = quantum->findChild<QLineEdit*>();
+    QVERIFY(edit);
+    edit->selectAll();
+    QTest::keyClicks(edit, "0");
+    bool refused = false;
+    for (QLabel* l : panel->findChildren<QLabel*>())
+      if (l->isVisible() && l->text().contains("must be in")) refused = true;
+    QVERIFY(refused);
+
+    // Switch policy and apply: the run restarts with it.
+    QComboBox* policy = panel->policyCombo();
+    const int fcfs = policy->findData("fcfs", Qt::UserRole);
+    QVERIFY(fcfs >= 0);
+    policy->setCurrentIndex(fcfs);
+    QVERIFY(panel->applyButton()->isEnabled());
+    QTest::mouseClick(panel->applyButton(), Qt::LeftButton);
+    QCOMPARE(QString::fromStdString(c->scenario().policy.id), QString("fcfs"));
+    c->step();
+    QVERIFY(c->waitIdle(10000));
+    QVERIFY(waitFrame(*c, [](const LiveFrame& f) { return !f.running && f.clockS >= 1 && f.changes.empty(); }));
+
+    // Export a chart to PNG, SVG and CSV.
+    c->runTo(15);
+    QVERIFY(c->waitIdle(20000));
+    w.pullNow();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    LiveChart* tp = w.chartPanel()->chart("throughput");
+    QVERIFY(tp->exportPng(dir.filePath("t.png")));
+    QVERIFY(tp->exportSvg(dir.filePath("t.svg")));
+    QVERIFY(tp->exportCsv(dir.filePath("t.csv")));
+    QImage png(dir.filePath("t.png"));
+    QVERIFY(!png.isNull() && png.width() >= 640);
+    QFile svg(dir.filePath("t.svg"));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    const QByteArray svgText = svg.readAll();
+    QVERIFY(svgText.contains("<svg") && svgText.contains("Throughput"));
+    QFile csv(dir.filePath("t.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = csv.readAll().split('\n');
+    QVERIFY(lines.first().startsWith("series,time (s),"));
+    QVERIFY(lines.size() > 10);
+    QVERIFY(lines[1].startsWith("output tokens,"));
+    QCOMPARE(w.exportCharts(dir.filePath("all")), 18);
+  }
+
+  void clusterViewScalesTo64() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    Scenario s = sample(2000);
+    s.cluster.instances = 64;
+    QVERIFY(w.loadScenario(s, "64 instances"));
+    w.controller()->runTo(5);
+    QVERIFY(w.controller()->waitIdle(20000));
+    w.pullNow();
+    QCOMPARE(w.controller()->latest()->snapshot.instances.size(), std::size_t{64});
+    w.clusterView()->grab();  // paint once
+    QVERIFY(w.clusterView()->compact());
+  }
+
+  void screenshotOfMainWindow() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openScenario(kSample));
+    w.controller()->runTo(30);
+    QVERIFY(w.controller()->waitIdle(30000));
+    w.pullNow();
+    const QImage img = w.grab().toImage();
+    QCOMPARE(img.size(), QSize(1280, 800));
+    const QString out = QStringLiteral(SERVELAB_TEST_OUT "/main_window.png");
+    QVERIFY(img.save(out));
+    // Not blank: plenty of distinct colours.
+    QSet<QRgb> colours;
+    for (int y = 0; y < img.height(); y += 7)
+      for (int x = 0; x < img.width(); x += 7) colours.insert(img.pixel(x, y));
+    QVERIFY(colours.size() > 20);
+    QVERIFY(!w.clusterView()->compact());
+  }
+};
+
+QTEST_MAIN(TestUi)
+#include "test_ui.moc"

@@ -1,0 +1,480 @@
+#include "chart_panel.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QContextMenuEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QGraphicsLayout>
+#include <QLegendMarker>
+#include <QGridLayout>
+#include <QLineSeries>
+#include <QMenu>
+#include <QPainter>
+#include <QScatterSeries>
+#include <QSvgGenerator>
+#include <QTextStream>
+#include <QToolTip>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim_controller.h"
+#include "theme.h"
+
+namespace sl::ui {
+
+namespace {
+bool gUseOpenGL = false;
+
+// Min/max per pixel column, in x order: the drawn line looks the same as the
+// full one at this width.
+// Axis from 0 (or lo) to a round number just above hi, with 3-6 round ticks.
+void niceAxis(QValueAxis* a, double lo, double hi) {
+  const double span = std::max(hi - lo, 1e-9);
+  const double raw = span / 4.0;
+  const double e = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * e;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * e >= raw) { step = m * e; break; }
+  const double top = lo + std::ceil(span / step - 1e-9) * step;
+  a->setRange(lo, top);
+  a->setTickCount(static_cast<int>(std::lround((top - lo) / step)) + 1);
+}
+
+void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out) {
+  out.clear();
+  if (in.size() <= static_cast<std::size_t>(2 * columns) || x1 <= x0) {
+    out.reserve(static_cast<qsizetype>(in.size()));
+    for (const QPointF& p : in) out.push_back(p);
+    return;
+  }
+  const double w = (x1 - x0) / columns;
+  std::size_t i = 0;
+  while (i < in.size()) {
+    const long col = static_cast<long>(std::floor((in[i].x() - x0) / w));
+    std::size_t lo = i, hi = i, j = i;
+    for (; j < in.size() && static_cast<long>(std::floor((in[j].x() - x0) / w)) == col; ++j) {
+      if (in[j].y() < in[lo].y()) lo = j;
+      if (in[j].y() > in[hi].y()) hi = j;
+    }
+    if (lo == hi) out.push_back(in[lo]);
+    else if (lo < hi) { out.push_back(in[lo]); out.push_back(in[hi]); }
+    else { out.push_back(in[hi]); out.push_back(in[lo]); }
+    i = j;
+  }
+}
+
+// One point per 2x2-pixel cell.
+void decimateScatter(const std::vector<QPointF>& in, const QRectF& range, QSize px, QList<QPointF>& out) {
+  out.clear();
+  const int cw = std::max(1, px.width() / 2), ch = std::max(1, px.height() / 2);
+  if (in.size() <= 2000 || range.width() <= 0 || range.height() <= 0) {
+    for (const QPointF& p : in) out.push_back(p);
+    return;
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(cw) * static_cast<std::size_t>(ch), false);
+  for (const QPointF& p : in) {
+    const int cx = std::clamp(static_cast<int>((p.x() - range.left()) / range.width() * cw), 0, cw - 1);
+    const int cy = std::clamp(static_cast<int>((p.y() - range.top()) / range.height() * ch), 0, ch - 1);
+    const std::size_t cell = static_cast<std::size_t>(cy) * static_cast<std::size_t>(cw) + static_cast<std::size_t>(cx);
+    if (seen[cell]) continue;
+    seen[cell] = true;
+    out.push_back(p);
+  }
+}
+
+}  // namespace
+
+void setChartsUseOpenGL(bool on) { gUseOpenGL = on; }
+
+struct LiveChart::Impl {
+  QString id, title, xLabel, yLabel;
+  QChart* chart = nullptr;
+  QChartView* view = nullptr;
+  QValueAxis* ax = nullptr;
+  QValueAxis* ay = nullptr;
+  struct S {
+    QXYSeries* series;
+    SeriesStyle style;
+    std::vector<QPointF> data;
+  };
+  std::vector<S> series;
+  std::vector<QLineSeries*> markers;
+  std::vector<double> markerXs;
+  std::optional<std::pair<double, double>> fixedY;
+  int drawn = 0;
+};
+
+LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLabel, const QString& yLabel,
+                     QWidget* parent)
+    : QWidget(parent), d(std::make_unique<Impl>()) {
+  d->id = id;
+  d->title = title;
+  d->xLabel = xLabel;
+  d->yLabel = yLabel;
+  d->chart = new QChart();
+  d->chart->setTitle(title);
+  QFont tf = font();
+  tf.setBold(true);
+  tf.setPointSizeF(tf.pointSizeF() * 0.95);
+  d->chart->setTitleFont(tf);
+  d->chart->setMargins(QMargins(2, 2, 2, 2));
+  d->chart->layout()->setContentsMargins(0, 0, 0, 0);
+  d->chart->setBackgroundRoundness(4);
+  d->chart->setAnimationOptions(QChart::NoAnimation);
+  d->chart->legend()->setAlignment(Qt::AlignTop);
+  QFont lf = font();
+  lf.setPointSizeF(lf.pointSizeF() * 0.8);
+  d->chart->legend()->setFont(lf);
+  d->chart->legend()->setMarkerShape(QLegend::MarkerShapeRectangle);
+  d->ax = new QValueAxis;
+  d->ay = new QValueAxis;
+  for (QValueAxis* a : {d->ax, d->ay}) {
+    a->setLabelsFont(lf);
+    a->setTitleFont(lf);
+    a->setGridLineColor(QColor(0xE3, 0xE6, 0xEB));
+    a->setLabelFormat("%g");
+    a->setTickCount(5);
+  }
+  d->ax->setTitleText(xLabel);
+  d->ay->setTitleText(yLabel);
+  d->ax->setRange(0, 10);
+  d->ay->setRange(0, 1);
+  d->chart->addAxis(d->ax, Qt::AlignBottom);
+  d->chart->addAxis(d->ay, Qt::AlignLeft);
+  d->view = new QChartView(d->chart, this);
+  d->view->setRenderHint(QPainter::Antialiasing);
+  d->view->setFrameShape(QFrame::NoFrame);
+  d->view->setContextMenuPolicy(Qt::NoContextMenu);
+  auto* lay = new QGridLayout(this);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->addWidget(d->view);
+  setMinimumSize(180, 130);
+}
+
+LiveChart::~LiveChart() = default;
+
+QString LiveChart::id() const { return d->id; }
+QString LiveChart::title() const { return d->title; }
+int LiveChart::seriesCount() const { return static_cast<int>(d->series.size()); }
+int LiveChart::drawnPoints() const { return d->drawn; }
+
+int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle style) {
+  QXYSeries* s = nullptr;
+  if (style == SeriesStyle::Scatter) {
+    auto* sc = new QScatterSeries;
+    sc->setMarkerSize(4.5);
+    QColor fill = color;
+    fill.setAlpha(150);
+    sc->setColor(fill);
+    sc->setBorderColor(Qt::transparent);
+    sc->setUseOpenGL(gUseOpenGL);
+    s = sc;
+  } else {
+    auto* ln = new QLineSeries;
+    QPen pen(color);
+    pen.setWidthF(1.6);
+    ln->setPen(pen);
+    s = ln;
+  }
+  s->setName(name);
+  d->chart->addSeries(s);
+  s->attachAxis(d->ax);
+  s->attachAxis(d->ay);
+  connect(s, &QXYSeries::hovered, this, [this, name](const QPointF& p, bool state) {
+    if (state) QToolTip::showText(QCursor::pos(), QString("%1\n%2: %3\n%4: %5")
+                                                      .arg(name, d->xLabel).arg(p.x(), 0, 'g', 4)
+                                                      .arg(d->yLabel).arg(p.y(), 0, 'g', 4));
+  });
+  d->series.push_back({s, style, {}});
+  return static_cast<int>(d->series.size()) - 1;
+}
+
+void LiveChart::setSeriesData(int i, std::vector<QPointF> points) {
+  d->series.at(static_cast<std::size_t>(i)).data = std::move(points);
+}
+
+const std::vector<QPointF>& LiveChart::seriesData(int i) const { return d->series.at(static_cast<std::size_t>(i)).data; }
+
+void LiveChart::removeAllSeries() {
+  for (auto& s : d->series) {
+    d->chart->removeSeries(s.series);
+    delete s.series;
+  }
+  d->series.clear();
+}
+
+void LiveChart::setMarkers(const std::vector<double>& xs) { d->markerXs = xs; }
+void LiveChart::setFixedYRange(double lo, double hi) { d->fixedY = std::make_pair(lo, hi); }
+void LiveChart::setLegendVisible(bool on) { d->chart->legend()->setVisible(on); }
+
+void LiveChart::refresh() {
+  // Ranges from the full data.
+  double x0 = 0, x1 = 0, y1 = 0;
+  bool any = false;
+  for (const auto& s : d->series)
+    for (const QPointF& p : s.data) {
+      if (!any) { x0 = x1 = p.x(); any = true; }
+      x0 = std::min(x0, p.x());
+      x1 = std::max(x1, p.x());
+      y1 = std::max(y1, p.y());
+    }
+  if (!any) { x0 = 0; x1 = 10; }
+  for (double m : d->markerXs) x1 = std::max(x1, m);
+  if (x1 - x0 < 1e-9) x1 = x0 + 1;
+  const double xLo = x0 >= 0 ? 0 : x0;
+  niceAxis(d->ax, xLo, x1);
+  if (d->fixedY) {
+    d->ay->setRange(d->fixedY->first, d->fixedY->second);
+    d->ay->setTickCount(5);
+  } else {
+    niceAxis(d->ay, 0, y1 > 0 ? y1 * 1.02 : 1.0);
+  }
+  const double xHi = d->ax->max(), yLo = d->ay->min(), yHi = d->ay->max();
+  const QSize px = d->chart->plotArea().size().toSize().expandedTo(QSize(200, 100));
+  QList<QPointF> buf;
+  d->drawn = 0;
+  for (auto& s : d->series) {
+    if (s.style == SeriesStyle::Scatter) decimateScatter(s.data, QRectF(xLo, yLo, xHi - xLo, yHi - yLo), px, buf);
+    else decimateLine(s.data, xLo, xHi, px.width(), buf);
+    d->drawn += static_cast<int>(buf.size());
+    s.series->replace(buf);
+  }
+  // Markers: one two-point series each (few of them: one per live change).
+  while (d->markers.size() > d->markerXs.size()) {
+    d->chart->removeSeries(d->markers.back());
+    delete d->markers.back();
+    d->markers.pop_back();
+  }
+  while (d->markers.size() < d->markerXs.size()) {
+    auto* m = new QLineSeries;
+    QPen pen(theme::kMarker);
+    pen.setStyle(Qt::DashLine);
+    pen.setWidthF(1.2);
+    m->setPen(pen);
+    d->chart->addSeries(m);
+    m->attachAxis(d->ax);
+    m->attachAxis(d->ay);
+    const auto markers = d->chart->legend()->markers(m);
+    for (auto* lm : markers) lm->setVisible(false);
+    d->markers.push_back(m);
+  }
+  for (std::size_t i = 0; i < d->markers.size(); ++i)
+    d->markers[i]->replace(QList<QPointF>{{d->markerXs[i], yLo}, {d->markerXs[i], yHi}});
+}
+
+bool LiveChart::exportPng(const QString& path) const {
+  const QSize sz = d->view->size().expandedTo(QSize(640, 400));
+  const QSize old = d->view->size();
+  if (!d->view->isVisible()) d->view->resize(sz);
+  QImage img(sz * 2, QImage::Format_ARGB32_Premultiplied);
+  img.setDevicePixelRatio(2);
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    d->view->render(&p, QRectF(QPointF(0, 0), QSizeF(sz)), d->view->rect());
+  }
+  if (!d->view->isVisible()) d->view->resize(old);
+  return img.save(path, "PNG");
+}
+
+bool LiveChart::exportSvg(const QString& path) const {
+  // OpenGL series vanish from SVG output: draw this export in software.
+  std::vector<QXYSeries*> gl;
+  for (const auto& s : d->series)
+    if (s.series->useOpenGL()) {
+      s.series->setUseOpenGL(false);
+      gl.push_back(s.series);
+    }
+  const QSize sz = d->view->size().expandedTo(QSize(640, 400));
+  QSvgGenerator gen;
+  gen.setFileName(path);
+  gen.setSize(sz);
+  gen.setViewBox(QRect(QPoint(0, 0), sz));
+  gen.setTitle(d->title);
+  gen.setDescription("ServeLab chart");
+  bool ok = false;
+  {
+    QPainter p;
+    ok = p.begin(&gen);
+    if (ok) {
+      d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(sz)), d->chart->sceneBoundingRect());
+      p.end();
+    }
+  }
+  for (QXYSeries* s : gl) s->setUseOpenGL(true);
+  return ok && QFile::exists(path);
+}
+
+bool LiveChart::exportCsv(const QString& path) const {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+  QTextStream out(&f);
+  auto quote = [](QString s) { return s.contains(',') || s.contains('"') ? "\"" + s.replace("\"", "\"\"") + "\"" : s; };
+  out << "series," << quote(d->xLabel) << "," << quote(d->yLabel) << "\n";
+  for (const auto& s : d->series)
+    for (const QPointF& p : s.data)
+      out << quote(s.series->name()) << "," << QString::number(p.x(), 'g', 10) << ","
+          << QString::number(p.y(), 'g', 10) << "\n";
+  return f.error() == QFile::NoError;
+}
+
+void LiveChart::contextMenuEvent(QContextMenuEvent* e) {
+  QMenu menu(this);
+  auto exportAs = [this](const QString& ext, const QString& filter) {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), d->id + "." + ext, filter);
+    if (path.isEmpty()) return;
+    if (ext == "png") exportPng(path);
+    else if (ext == "svg") exportSvg(path);
+    else exportCsv(path);
+  };
+  menu.addAction(tr("Export PNG…"), this, [=] { exportAs("png", tr("PNG image (*.png)")); });
+  menu.addAction(tr("Export SVG…"), this, [=] { exportAs("svg", tr("SVG image (*.svg)")); });
+  menu.addAction(tr("Export CSV…"), this, [=] { exportAs("csv", tr("CSV data (*.csv)")); });
+  menu.exec(e->globalPos());
+}
+
+// ------------------------------------------------------------------ panel
+
+ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
+  auto* grid = new QGridLayout(this);
+  grid->setContentsMargins(4, 4, 4, 4);
+  grid->setSpacing(6);
+  scatter_ = new LiveChart("ttft_vs_reasoning", tr("TTFT vs reasoning length"), tr("reasoning tokens"), tr("TTFT (s)"));
+  scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
+  scatter_->addSeries(tr("p99 per 256 tok"), theme::kAlert);
+  ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
+  ttft_->addSeries("p50", theme::kSeriesA);
+  ttft_->addSeries("p99", theme::kSeriesB);
+  tpot_ = new LiveChart("tpot", tr("TPOT, rolling"), tr("time (s)"), tr("seconds"));
+  tpot_->addSeries("p50", theme::kSeriesA);
+  tpot_->addSeries("p99", theme::kSeriesB);
+  qoe_ = new LiveChart("qoe_slo", tr("QoE violations · SLO attainment"), tr("time (s)"), tr("fraction"));
+  qoe_->addSeries(tr("QoE violation"), theme::kAlert);
+  qoe_->addSeries(tr("SLO attained"), theme::kAnswering);
+  qoe_->setFixedYRange(0, 1);
+  thru_ = new LiveChart("throughput", tr("Throughput"), tr("time (s)"), tr("k tok/s"));
+  thru_->addSeries(tr("output tokens"), theme::kSeriesA);
+  kv_ = new LiveChart("kv_usage", tr("GPU KV usage per instance"), tr("time (s)"), tr("fraction"));
+  kv_->setFixedYRange(0, 1);
+  charts_ = {scatter_, ttft_, tpot_, qoe_, thru_, kv_};
+  for (std::size_t i = 0; i < charts_.size(); ++i)
+    grid->addWidget(charts_[i], static_cast<int>(i / 3), static_cast<int>(i % 3));
+  clear(0);
+}
+
+LiveChart* ChartPanel::chart(const QString& id) const {
+  for (LiveChart* c : charts_)
+    if (c->id() == id) return c;
+  return nullptr;
+}
+
+void ChartPanel::rebuildKvSeries(int instances) {
+  kv_->removeAllSeries();
+  for (int i = 0; i < instances; ++i) kv_->addSeries(tr("GPU %1").arg(i), theme::instanceColor(i));
+  kv_->setLegendVisible(instances <= 4);
+}
+
+void ChartPanel::clear(int instances) {
+  probes_.clear();
+  scatterPts_.clear();
+  changes_.clear();
+  if (instances != instances_ || kv_->seriesCount() == 0) rebuildKvSeries(instances);
+  instances_ = instances;
+  for (LiveChart* c : charts_) {
+    for (int s = 0; s < c->seriesCount(); ++s) c->setSeriesData(s, {});
+    c->setMarkers({});
+    c->refresh();
+  }
+  probesDirty_ = scatterDirty_ = markersDirty_ = false;
+}
+
+void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
+  if (probes.empty()) return;
+  probes_.insert(probes_.end(), probes.begin(), probes.end());
+  probesDirty_ = true;
+}
+
+void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
+  for (const FinishedPoint& p : points)
+    if (p.ttftS >= 0) scatterPts_.emplace_back(p.reasoning, p.ttftS);
+  scatterDirty_ = scatterDirty_ || !points.empty();
+}
+
+void ChartPanel::setChanges(const ChangeLog& changes) {
+  if (changes == changes_) return;
+  changes_ = changes;
+  markersDirty_ = true;
+}
+
+void ChartPanel::refresh() {
+  if (markersDirty_) {
+    std::vector<double> xs;
+    for (const KnobChange& c : changes_) xs.push_back(nsToSeconds(c.time));
+    for (LiveChart* c : {ttft_, tpot_, qoe_, thru_, kv_}) c->setMarkers(xs);
+  }
+  if (probesDirty_ || markersDirty_) {
+    std::vector<QPointF> t50, t99, p50, p99, viol, slo, tok;
+    std::vector<std::vector<QPointF>> kv(static_cast<std::size_t>(instances_));
+    for (const ProbeSample& s : probes_) {
+      const double t = nsToSeconds(s.time);
+      if (s.ttftP50 >= 0) t50.emplace_back(t, s.ttftP50);
+      if (s.ttftP99 >= 0) t99.emplace_back(t, s.ttftP99);
+      if (s.tpotP50 >= 0) p50.emplace_back(t, s.tpotP50);
+      if (s.tpotP99 >= 0) p99.emplace_back(t, s.tpotP99);
+      if (s.qoeViolationRate >= 0) viol.emplace_back(t, s.qoeViolationRate);
+      if (s.sloAttainment >= 0) slo.emplace_back(t, s.sloAttainment);
+      tok.emplace_back(t, static_cast<double>(s.tokens) / std::max(1e-9, s.intervalS) / 1000.0);
+      for (std::size_t i = 0; i < s.instances.size() && i < kv.size(); ++i) {
+        const ProbeInstance& pi = s.instances[i];
+        kv[i].emplace_back(t, pi.gpuCapacity > 0 ? static_cast<double>(pi.gpuBlocks) / static_cast<double>(pi.gpuCapacity) : 0.0);
+      }
+    }
+    ttft_->setSeriesData(0, std::move(t50));
+    ttft_->setSeriesData(1, std::move(t99));
+    tpot_->setSeriesData(0, std::move(p50));
+    tpot_->setSeriesData(1, std::move(p99));
+    qoe_->setSeriesData(0, std::move(viol));
+    qoe_->setSeriesData(1, std::move(slo));
+    thru_->setSeriesData(0, std::move(tok));
+    for (std::size_t i = 0; i < kv.size() && static_cast<int>(i) < kv_->seriesCount(); ++i)
+      kv_->setSeriesData(static_cast<int>(i), std::move(kv[i]));
+    for (LiveChart* c : {ttft_, tpot_, qoe_, thru_, kv_}) c->refresh();
+  }
+  if (scatterDirty_) {
+    // PASCAL Fig. 9 overlay: p99 TTFT per bin of 256 reasoning tokens.
+    std::vector<std::vector<double>> bins;
+    for (const QPointF& p : scatterPts_) {
+      const auto b = static_cast<std::size_t>(std::max(0.0, p.x()) / 256.0);
+      if (bins.size() <= b) bins.resize(b + 1);
+      bins[b].push_back(p.y());
+    }
+    std::vector<QPointF> tail;
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      auto& v = bins[b];
+      if (v.size() < 5) continue;
+      const auto k = static_cast<std::ptrdiff_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1;
+      std::nth_element(v.begin(), v.begin() + k, v.end());
+      tail.emplace_back((static_cast<double>(b) + 0.5) * 256.0, v[static_cast<std::size_t>(k)]);
+    }
+    scatter_->setSeriesData(0, scatterPts_);
+    scatter_->setSeriesData(1, std::move(tail));
+    scatter_->refresh();
+  }
+  probesDirty_ = scatterDirty_ = markersDirty_ = false;
+}
+
+int ChartPanel::exportAll(const QString& dir) const {
+  int n = 0;
+  for (LiveChart* c : charts_) {
+    n += c->exportPng(dir + "/" + c->id() + ".png");
+    n += c->exportSvg(dir + "/" + c->id() + ".svg");
+    n += c->exportCsv(dir + "/" + c->id() + ".csv");
+  }
+  return n;
+}
+
+}  // namespace sl::ui

@@ -1,0 +1,555 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QRandomGenerator>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+
+#include <cmath>
+
+#include "chart_panel.h"
+#include "cluster_view.h"
+#include "scenario/scenario_io.h"
+#include "scenario_panel.h"
+#include "sim_controller.h"
+
+namespace sl::ui {
+
+namespace {
+constexpr int kSpeedMax = 60;  // slider position meaning "as fast as possible"
+constexpr int kMaxRecent = 8;
+
+double sliderToSpeed(int v) { return v >= kSpeedMax ? 0.0 : 0.1 * std::pow(10.0, v / 15.0); }
+int speedToSlider(double s) {
+  if (s <= 0) return kSpeedMax;
+  return std::clamp(static_cast<int>(std::lround(15.0 * std::log10(s / 0.1))), 0, kSpeedMax - 1);
+}
+QString speedText(double s) {
+  if (s <= 0) return QObject::tr("max");
+  return QString::number(s, 'g', s < 1 ? 1 : 3) + QString::fromUtf8("×");
+}
+QString fmtCount(double v) {
+  if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + " M";
+  if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + " k";
+  return QString::number(v, 'f', 0);
+}
+QString fmtDuration(double s) {
+  if (s < 0) return QStringLiteral("–");
+  if (s < 60) return QString::number(s, 'f', s < 10 ? 1 : 0) + " s";
+  const int m = static_cast<int>(s / 60);
+  if (m < 60) return QString("%1 min %2 s").arg(m).arg(static_cast<int>(s) % 60);
+  return QString("%1 h %2 min").arg(m / 60).arg(m % 60);
+}
+}  // namespace
+
+QString MainWindow::samplesDir() {
+  QStringList candidates;
+#ifdef SERVELAB_SAMPLES_DIR
+  candidates << QStringLiteral(SERVELAB_SAMPLES_DIR);
+#endif
+  const QString app = QCoreApplication::applicationDirPath();
+  candidates << app + "/../share/servelab/samples" << app + "/samples" << app + "/../samples";
+  for (const QString& c : candidates)
+    if (QDir(c).exists() && !QDir(c).entryList({"*.json"}, QDir::Files).isEmpty()) return QDir(c).absolutePath();
+  return {};
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("ServeLab");
+  setWindowIcon(QIcon(":/servelab/icons/servelab.svg"));
+  setObjectName("ServeLabMainWindow");
+  ctl_ = new SimController(this);
+
+  cluster_ = new ClusterView;
+  charts_ = new ChartPanel;
+  panel_ = new ScenarioPanel;
+  setCentralWidget(cluster_);
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks);
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(panel_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(260);
+  scenarioDock_ = new QDockWidget(tr("Scenario"), this);
+  scenarioDock_->setObjectName("ScenarioDock");
+  scenarioDock_->setWidget(scroll);
+  addDockWidget(Qt::LeftDockWidgetArea, scenarioDock_);
+  chartsDock_ = new QDockWidget(tr("Charts"), this);
+  chartsDock_->setObjectName("ChartsDock");
+  chartsDock_->setWidget(charts_);
+  addDockWidget(Qt::BottomDockWidgetArea, chartsDock_);
+
+  pullTimer_ = new QTimer(this);
+  pullTimer_->setSingleShot(true);
+  connect(pullTimer_, &QTimer::timeout, this, [this] { pull(false); });
+  connect(ctl_, &SimController::frameReady, this, &MainWindow::onFrameReady);
+  connect(ctl_, &SimController::paused, this, [this] {
+    pull(true);
+    updateRunActions();
+  });
+  connect(panel_, &ScenarioPanel::applyRequested, this, &MainWindow::applyPanel);
+  connect(panel_, &ScenarioPanel::liveRateChanged, this, [this](double r) { ctl_->setArrivalRate(r); });
+
+  buildActions();
+  buildToolBar();
+  buildMenus();
+  buildStatusBar();
+  sincePull_.start();
+  sinceChartRefresh_.start();
+  resize(1280, 800);
+  fitDocksToSize();
+  restoreSettings();
+  updateRunActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::fitDocksToSize() {
+  resizeDocks({scenarioDock_}, {std::clamp(width() * 22 / 100, 270, 340)}, Qt::Horizontal);
+  resizeDocks({chartsDock_}, {std::max(300, height() * 45 / 100)}, Qt::Vertical);
+}
+
+void MainWindow::buildActions() {
+  QStyle* st = style();
+  open_ = new QAction(st->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
+  open_->setShortcut(QKeySequence::Open);
+  connect(open_, &QAction::triggered, this, [this] {
+    const QString start = currentPath_.isEmpty() ? samplesDir() : QFileInfo(currentPath_).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), start, tr("Scenario (*.json)"));
+    if (!path.isEmpty()) openScenario(path);
+  });
+  save_ = new QAction(st->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
+  save_->setShortcut(QKeySequence::Save);
+  saveAs_ = new QAction(tr("Save &As…"), this);
+  saveAs_->setShortcut(QKeySequence::SaveAs);
+  auto saveTo = [this](bool ask) {
+    QString path = currentPath_;
+    if (ask || path.isEmpty() || (!samplesDir().isEmpty() && path.startsWith(samplesDir())))
+      path = QFileDialog::getSaveFileName(this, tr("Save scenario"), QFileInfo(currentPath_).fileName(),
+                                          tr("Scenario (*.json)"));
+    if (path.isEmpty()) return;
+    QString err;
+    if (!saveScenario(path, &err)) QMessageBox::warning(this, tr("Save scenario"), err);
+  };
+  connect(save_, &QAction::triggered, this, [saveTo] { saveTo(false); });
+  connect(saveAs_, &QAction::triggered, this, [saveTo] { saveTo(true); });
+
+  play_ = new QAction(st->standardIcon(QStyle::SP_MediaPlay), tr("Play"), this);
+  play_->setShortcuts({QKeySequence(Qt::Key_Space)});
+  play_->setToolTip(tr("Play / pause (Space)"));
+  connect(play_, &QAction::triggered, this, [this] {
+    ctl_->togglePlay();
+    updateRunActions();
+  });
+  step_ = new QAction(st->standardIcon(QStyle::SP_MediaSkipForward), tr("Step"), this);
+  step_->setShortcuts({QKeySequence(Qt::Key_F4), QKeySequence(Qt::Key_Right)});
+  step_->setToolTip(tr("Advance one simulated second (F4, →)"));
+  connect(step_, &QAction::triggered, this, [this] {
+    ctl_->step();
+    updateRunActions();
+  });
+  reset_ = new QAction(st->standardIcon(QStyle::SP_BrowserReload), tr("Reset"), this);
+  reset_->setShortcut(QKeySequence(Qt::Key_R));
+  reset_->setToolTip(tr("Back to t = 0 with the same scenario and seed (R)"));
+  connect(reset_, &QAction::triggered, this, [this] {
+    ctl_->reset();
+    updateRunActions();
+  });
+
+  modes_ = new QActionGroup(this);
+  runMode_ = new QAction(tr("Run"), modes_);
+  runMode_->setShortcut(QKeySequence(Qt::Key_F5));
+  runMode_->setToolTip(tr("Run animated at the chosen speed (F5)"));
+  fastMode_ = new QAction(tr("Fast"), modes_);
+  fastMode_->setShortcut(QKeySequence(Qt::Key_F6));
+  fastMode_->setToolTip(tr("Run as fast as possible, display refreshed a few times a second (F6)"));
+  expressMode_ = new QAction(tr("Express"), modes_);
+  expressMode_->setShortcut(QKeySequence(Qt::Key_F7));
+  expressMode_->setToolTip(tr("Run as fast as possible, counters only (F7)"));
+  for (QAction* a : {runMode_, fastMode_, expressMode_}) a->setCheckable(true);
+  runMode_->setChecked(true);
+  connect(runMode_, &QAction::triggered, this, [this] { setMode(RunMode::Run); });
+  connect(fastMode_, &QAction::triggered, this, [this] { setMode(RunMode::Fast); });
+  connect(expressMode_, &QAction::triggered, this, [this] { setMode(RunMode::Express); });
+  stop_ = new QAction(st->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this);
+  stop_->setShortcut(QKeySequence(Qt::Key_F8));
+  stop_->setToolTip(tr("Stop (F8)"));
+  connect(stop_, &QAction::triggered, this, [this] {
+    ctl_->pause();
+    updateRunActions();
+  });
+
+  exportCharts_ = new QAction(tr("&Export charts…"), this);
+  exportCharts_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  connect(exportCharts_, &QAction::triggered, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
+    if (dir.isEmpty()) return;
+    const int n = exportCharts(dir);
+    statusBar()->showMessage(tr("%1 files written to %2").arg(n).arg(dir), 5000);
+  });
+  quit_ = new QAction(tr("&Quit"), this);
+  quit_->setShortcut(QKeySequence::Quit);
+  connect(quit_, &QAction::triggered, this, &QWidget::close);
+  for (QAction* a : {open_, save_, saveAs_, play_, step_, reset_, runMode_, fastMode_, expressMode_, stop_,
+                     exportCharts_, quit_})
+    a->setShortcutContext(Qt::WindowShortcut);
+}
+
+void MainWindow::buildToolBar() {
+  QToolBar* tb = addToolBar(tr("Run"));
+  tb->setObjectName("RunToolBar");
+  tb->setMovable(false);
+  tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  tb->setIconSize(QSize(18, 18));
+  tb->addAction(open_);
+  tb->addAction(save_);
+  tb->addSeparator();
+  tb->addAction(play_);
+  tb->addAction(step_);
+  tb->addAction(reset_);
+  tb->addSeparator();
+  for (QAction* a : {runMode_, fastMode_, expressMode_}) tb->addAction(a);
+  tb->addSeparator();
+  auto* sl = new QLabel(tr(" Speed "));
+  tb->addWidget(sl);
+  speed_ = new QSlider(Qt::Horizontal);
+  speed_->setRange(0, kSpeedMax);
+  speed_->setFixedWidth(130);
+  speed_->setToolTip(tr("Simulated seconds per wall second (log scale, 0.1× to max)"));
+  speed_->setValue(speedToSlider(1.0));
+  tb->addWidget(speed_);
+  speedLabel_ = new QLabel;
+  speedLabel_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("1000× "));
+  tb->addWidget(speedLabel_);
+  connect(speed_, &QSlider::valueChanged, this, &MainWindow::setSpeedFromSlider);
+  setSpeedFromSlider(speed_->value());
+  tb->addSeparator();
+  simTime_ = new QLabel;
+  simTime_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("t = 00000.0 s "));
+  QFont mono = simTime_->font();
+  mono.setBold(true);
+  simTime_->setFont(mono);
+  simTime_->setToolTip(tr("Simulated time"));
+  tb->addWidget(simTime_);
+  eventsRate_ = new QLabel;
+  eventsRate_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("000.0 k ev/s "));
+  eventsRate_->setToolTip(tr("Engine events per wall second"));
+  tb->addWidget(eventsRate_);
+  tb->addSeparator();
+  tb->addWidget(new QLabel(tr(" Seed ")));
+  seed_ = new QSpinBox;
+  seed_->setRange(0, 2'000'000'000);
+  seed_->setToolTip(tr("Random seed of the workload and policies; changing it restarts the run"));
+  seed_->setKeyboardTracking(false);
+  seed_->setFixedWidth(90);
+  tb->addWidget(seed_);
+  connect(seed_, &QSpinBox::valueChanged, this, [this](int) { reseed(false); });
+  auto* dice = new QAction(tr("Reseed"), this);
+  dice->setToolTip(tr("Draw a new random seed and restart"));
+  connect(dice, &QAction::triggered, this, [this] { reseed(true); });
+  tb->addAction(dice);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(open_);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  presetsMenu_ = file->addMenu(tr("&Presets"));
+  file->addAction(save_);
+  file->addAction(saveAs_);
+  file->addSeparator();
+  file->addAction(exportCharts_);
+  file->addSeparator();
+  file->addAction(quit_);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(play_);
+  run->addAction(step_);
+  run->addAction(reset_);
+  run->addSeparator();
+  run->addAction(runMode_);
+  run->addAction(fastMode_);
+  run->addAction(expressMode_);
+  run->addAction(stop_);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(scenarioDock_->toggleViewAction());
+  view->addAction(chartsDock_->toggleViewAction());
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About ServeLab"), this, [this] {
+    QMessageBox::about(this, tr("About ServeLab"),
+                       tr("<b>ServeLab</b> — a what-if lab for LLM serving schedulers.<br>"
+                          "Every run is reproducible from its scenario, seed and change log."));
+  });
+  rebuildRecentMenu();
+  rebuildPresetsMenu();
+}
+
+void MainWindow::buildStatusBar() {
+  QStatusBar* sb = statusBar();
+  stTime_ = new QLabel;
+  stSpeed_ = new QLabel;
+  stEvents_ = new QLabel;
+  stRequests_ = new QLabel;
+  stEta_ = new QLabel;
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 1000);
+  progress_->setMaximumWidth(160);
+  progress_->setMaximumHeight(14);
+  progress_->setTextVisible(false);
+  sb->setStyleSheet("QStatusBar QLabel { padding: 0 6px; }");
+  for (QLabel* l : {stTime_, stSpeed_, stEvents_, stRequests_}) sb->addPermanentWidget(l);
+  sb->addPermanentWidget(progress_);
+  sb->addPermanentWidget(stEta_);
+}
+
+void MainWindow::rebuildPresetsMenu() {
+  presetsMenu_->clear();
+  const QString dir = samplesDir();
+  if (dir.isEmpty()) {
+    presetsMenu_->addAction(tr("(no samples folder found)"))->setEnabled(false);
+    return;
+  }
+  const QStringList files = QDir(dir).entryList({"*.json"}, QDir::Files, QDir::Name);
+  for (const QString& f : files) {
+    QAction* a = presetsMenu_->addAction(QFileInfo(f).completeBaseName());
+    const QString path = dir + "/" + f;
+    a->setToolTip(path);
+    connect(a, &QAction::triggered, this, [this, path] { openScenario(path); });
+  }
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = QSettings().value("recent").toStringList();
+  for (const QString& p : recent) {
+    QAction* a = recentMenu_->addAction(QFileInfo(p).fileName());
+    a->setToolTip(p);
+    connect(a, &QAction::triggered, this, [this, p] { openScenario(p); });
+  }
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings s;
+  QStringList recent = s.value("recent").toStringList();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(abs);
+  recent.prepend(abs);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  s.setValue("recent", recent);
+  s.setValue("lastScenario", abs);
+  rebuildRecentMenu();
+}
+
+void MainWindow::restoreSettings() {
+  QSettings s;
+  if (s.contains("geometry")) restoreGeometry(s.value("geometry").toByteArray());
+  if (s.contains("windowState")) restoreState(s.value("windowState").toByteArray());
+  if (s.contains("speed")) speed_->setValue(s.value("speed").toInt());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  QSettings s;
+  s.setValue("geometry", saveGeometry());
+  s.setValue("windowState", saveState());
+  s.setValue("speed", speed_->value());
+  ctl_->pause();
+  QMainWindow::closeEvent(e);
+}
+
+bool MainWindow::openScenario(const QString& path, QString* error) {
+  Scenario s;
+  try {
+    s = loadScenarioFile(path.toStdString());
+  } catch (const std::exception& e) {
+    const QString msg = QString::fromStdString(e.what());
+    panel_->setError(msg);
+    statusBar()->showMessage(msg, 8000);
+    if (error) *error = msg;
+    return false;
+  }
+  if (!loadScenario(s, QFileInfo(path).fileName(), error)) return false;
+  currentPath_ = QFileInfo(path).absoluteFilePath();
+  addRecent(path);
+  return true;
+}
+
+bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* error) {
+  QString err;
+  if (!ctl_->load(s, &err)) {
+    panel_->setError(err);
+    statusBar()->showMessage(err, 8000);
+    if (error) *error = err;
+    return false;
+  }
+  panel_->setScenario(s);
+  {
+    const QSignalBlocker block(seed_);
+    seed_->setValue(static_cast<int>(std::min<std::uint64_t>(s.run.seed, 2'000'000'000)));
+  }
+  setWindowTitle(QString("ServeLab — %1").arg(name));
+  charts_->clear(s.cluster.instances);
+  updateRunActions();
+  return true;
+}
+
+bool MainWindow::saveScenario(const QString& path, QString* error) {
+  Scenario s;
+  QString err;
+  if (!panel_->buildScenario(s, &err)) {
+    if (error) *error = err;
+    return false;
+  }
+  try {
+    validateScenario(s, QFileInfo(path).fileName().toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  QSaveFile f(path);
+  const std::string text = dumpScenario(s);
+  if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), static_cast<qint64>(text.size())) < 0 || !f.commit()) {
+    if (error) *error = tr("cannot write %1").arg(path);
+    return false;
+  }
+  currentPath_ = QFileInfo(path).absoluteFilePath();
+  addRecent(path);
+  statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+  return true;
+}
+
+void MainWindow::applyPanel() {
+  Scenario s;
+  QString err;
+  if (!panel_->buildScenario(s, &err)) {
+    panel_->setError(err);
+    return;
+  }
+  try {
+    validateScenario(s, "scenario");
+  } catch (const std::exception& e) {
+    panel_->setError(QString::fromStdString(e.what()));
+    return;
+  }
+  const bool wasRunning = ctl_->isRunning();
+  if (loadScenario(s, QFileInfo(currentPath_).fileName() + tr(" (edited)")) && wasRunning) ctl_->play();
+  updateRunActions();
+}
+
+void MainWindow::reseed(bool random) {
+  if (!ctl_->loaded()) return;
+  Scenario s = ctl_->scenario();
+  if (random) {
+    const QSignalBlocker block(seed_);
+    seed_->setValue(static_cast<int>(QRandomGenerator::global()->bounded(1, 1'000'000)));
+  }
+  s.run.seed = static_cast<std::uint64_t>(seed_->value());
+  const bool wasRunning = ctl_->isRunning();
+  if (loadScenario(s, windowTitle().section(QString::fromUtf8(" — "), 1)) && wasRunning) ctl_->play();
+}
+
+void MainWindow::setSpeedFromSlider(int v) {
+  const double s = sliderToSpeed(v);
+  speedLabel_->setText(speedText(s));
+  ctl_->setSpeed(s);
+}
+
+void MainWindow::setMode(RunMode m) {
+  ctl_->setMode(m);
+  (m == RunMode::Run ? runMode_ : m == RunMode::Fast ? fastMode_ : expressMode_)->setChecked(true);
+  ctl_->play();
+  updateRunActions();
+}
+
+void MainWindow::updateRunActions() {
+  const bool running = ctl_->isRunning();
+  play_->setText(running ? tr("Pause") : tr("Play"));
+  play_->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  for (QAction* a : {play_, step_, reset_, stop_}) a->setEnabled(ctl_->loaded());
+}
+
+void MainWindow::onFrameReady() {
+  if (pullTimer_->isActive()) return;
+  int interval = 16;  // ~60 Hz
+  if (ctl_->isRunning() && ctl_->mode() == RunMode::Fast) interval = 250;
+  if (ctl_->isRunning() && ctl_->mode() == RunMode::Express) interval = 1000;
+  pullTimer_->start(static_cast<int>(std::max<qint64>(0, interval - sincePull_.elapsed())));
+}
+
+void MainWindow::pullNow() { pull(true); }
+
+void MainWindow::pull(bool force) {
+  sincePull_.restart();
+  const std::shared_ptr<const LiveFrame> f = ctl_->takeFrame();
+  if (f->generation != generation_) {
+    generation_ = f->generation;
+    charts_->clear(static_cast<int>(f->snapshot.instances.size()));
+  }
+  charts_->addProbes(ctl_->takeProbes());
+  charts_->addFinished(ctl_->takeFinished());
+  charts_->setChanges(f->changes);
+  const bool express = f->running && f->mode == RunMode::Express;
+  if (!express || force) cluster_->setFrame(f);
+  // Charts cost a few ms each: refresh them at ~5 Hz while running.
+  if (force || !f->running || sinceChartRefresh_.elapsed() >= 200) {
+    charts_->refresh();
+    sinceChartRefresh_.restart();
+  }
+  applyFrame(*f);
+  if (wasRunning_ != f->running) {
+    wasRunning_ = f->running;
+    updateRunActions();
+  }
+}
+
+void MainWindow::applyFrame(const LiveFrame& f) {
+  const Snapshot& s = f.snapshot;
+  simTime_->setText(tr("t = %1 s").arg(f.clockS, 0, 'f', 1));
+  eventsRate_->setText(f.running ? fmtCount(f.eventsPerSec) + tr(" ev/s") : QString());
+  stTime_->setText(tr("sim %1 · wall %2").arg(fmtDuration(f.clockS), fmtDuration(f.wallS)));
+  stSpeed_->setText(f.running ? tr("speed %1").arg(speedText(std::max(f.speedAchieved, 1e-3)))
+                              : (f.done ? tr("done") : tr("paused")));
+  stEvents_->setText(tr("%1 events").arg(fmtCount(static_cast<double>(s.events))));
+  stRequests_->setText(tr("in flight %1 · finished %2").arg(s.inFlight).arg(s.finished));
+  if (f.progress >= 0) {
+    progress_->show();
+    progress_->setValue(static_cast<int>(f.progress * 1000));
+    stEta_->setText(f.done ? tr("complete") : f.etaS >= 0 ? tr("ETA %1").arg(fmtDuration(f.etaS)) : QString());
+  } else {
+    progress_->hide();
+    stEta_->clear();
+  }
+  if (f.stalled) statusBar()->showMessage(tr("The run stalled: requests are stuck (policy deadlock)"));
+  panel_->setLiveRate(f.arrivalRate, f.rateLive);
+}
+
+int MainWindow::exportCharts(const QString& dir) {
+  QDir().mkpath(dir);
+  pull(true);
+  return charts_->exportAll(dir);
+}
+
+}  // namespace sl::ui

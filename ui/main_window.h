@@ -1,0 +1,110 @@
+#pragma once
+// The ServeLab main window: run controls, scenario dock, cluster view and
+// charts around one SimController (50-gui.md "Layout").
+#include <QMainWindow>
+
+#include <QElapsedTimer>
+#include <memory>
+
+#include "scenario/spec.h"
+
+class QAction;
+class QActionGroup;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QSlider;
+class QSpinBox;
+class QTimer;
+class QDockWidget;
+
+namespace sl::ui {
+
+class ChartPanel;
+class ClusterView;
+class ScenarioPanel;
+class SimController;
+struct LiveFrame;
+enum class RunMode;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Open a scenario file; false + message (also shown in the window) on error.
+  bool openScenario(const QString& path, QString* error = nullptr);
+  bool loadScenario(const Scenario& s, const QString& name, QString* error = nullptr);
+  bool saveScenario(const QString& path, QString* error = nullptr);
+  /// Pull the latest frame and samples now and repaint (tests, screenshots).
+  void pullNow();
+  /// Export every chart to <dir>/<id>.{png,svg,csv}; returns the files written.
+  int exportCharts(const QString& dir);
+
+  /// Give the docks their default share of the window (scenario ~22% of
+  /// the width, charts ~45% of the height); used when no layout was saved.
+  void fitDocksToSize();
+
+  SimController* controller() const { return ctl_; }
+  ScenarioPanel* scenarioPanel() const { return panel_; }
+  ChartPanel* chartPanel() const { return charts_; }
+  ClusterView* clusterView() const { return cluster_; }
+  /// The folder holding the sample scenarios ("" if none was found).
+  static QString samplesDir();
+
+protected:
+  void closeEvent(QCloseEvent* e) override;
+
+private:
+  void buildActions();
+  void buildToolBar();
+  void buildMenus();
+  void buildStatusBar();
+  void onFrameReady();
+  void pull(bool force);
+  void applyFrame(const LiveFrame& f);
+  void updateRunActions();
+  void setMode(RunMode m);
+  void setSpeedFromSlider(int v);
+  void applyPanel();
+  void reseed(bool random);
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void rebuildPresetsMenu();
+  void restoreSettings();
+
+  SimController* ctl_ = nullptr;
+  ClusterView* cluster_ = nullptr;
+  ChartPanel* charts_ = nullptr;
+  ScenarioPanel* panel_ = nullptr;
+  QDockWidget* scenarioDock_ = nullptr;
+  QDockWidget* chartsDock_ = nullptr;
+
+  QAction *open_ = nullptr, *save_ = nullptr, *saveAs_ = nullptr, *play_ = nullptr, *step_ = nullptr,
+          *reset_ = nullptr, *runMode_ = nullptr, *fastMode_ = nullptr, *expressMode_ = nullptr, *stop_ = nullptr,
+          *exportCharts_ = nullptr, *quit_ = nullptr;
+  QActionGroup* modes_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QMenu* presetsMenu_ = nullptr;
+  QSlider* speed_ = nullptr;
+  QLabel* speedLabel_ = nullptr;
+  QLabel* simTime_ = nullptr;
+  QLabel* eventsRate_ = nullptr;
+  QSpinBox* seed_ = nullptr;
+  QLabel* stTime_ = nullptr;
+  QLabel* stSpeed_ = nullptr;
+  QLabel* stEvents_ = nullptr;
+  QLabel* stRequests_ = nullptr;
+  QLabel* stEta_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+
+  QTimer* pullTimer_ = nullptr;
+  QElapsedTimer sinceChartRefresh_;
+  QElapsedTimer sincePull_;
+  QString currentPath_;
+  int generation_ = -1;
+  bool wasRunning_ = false;
+};
+
+}  // namespace sl::ui

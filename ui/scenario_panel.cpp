@@ -1,0 +1,350 @@
+#include "scenario_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "cost/presets.h"
+#include "policy/registry.h"
+#include "theme.h"
+#include "workload/presets.h"
+
+namespace sl::ui {
+
+namespace {
+constexpr double kRateLo = 0.1, kRateHi = 200.0;
+constexpr int kSliderSteps = 1000;
+
+QString fmtNum(double v) { return QString::number(v, 'g', 7); }
+
+QGroupBox* group(const QString& title, QFormLayout*& form) {
+  auto* g = new QGroupBox(title);
+  form = new QFormLayout(g);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignLeft);
+  form->setContentsMargins(8, 6, 8, 8);
+  form->setVerticalSpacing(5);
+  return g;
+}
+
+QLabel* errorLabel() {
+  auto* l = new QLabel;
+  l->setWordWrap(true);
+  l->setStyleSheet(QString("color: %1;").arg(theme::kAlert.name()));
+  l->hide();
+  return l;
+}
+}  // namespace
+
+double ScenarioPanel::sliderToRate(int v) {
+  return kRateLo * std::pow(kRateHi / kRateLo, static_cast<double>(v) / kSliderSteps);
+}
+int ScenarioPanel::rateToSlider(double r) {
+  r = std::clamp(r, kRateLo, kRateHi);
+  return static_cast<int>(std::lround(std::log(r / kRateLo) / std::log(kRateHi / kRateLo) * kSliderSteps));
+}
+
+ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
+  auto* root = new QVBoxLayout(this);
+  root->setContentsMargins(6, 6, 6, 6);
+  root->setSpacing(8);
+
+  // ---- live
+  QFormLayout* f = nullptr;
+  auto* live = group(tr("Live"), f);
+  rateSlider_ = new QSlider(Qt::Horizontal);
+  rateSlider_->setRange(0, kSliderSteps);
+  rateSlider_->setToolTip(tr("Arrival rate of the running simulation (log scale, %1–%2 req/s).\n"
+                             "Applied at the next event and recorded in the run's change log,\n"
+                             "so the run can be replayed exactly; marked on the time charts.")
+                              .arg(kRateLo).arg(kRateHi));
+  rateLabel_ = new QLabel;
+  rateLabel_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("200.0 req/s"));
+  rateLabel_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  auto* rateRow = new QHBoxLayout;
+  rateRow->addWidget(rateSlider_, 1);
+  rateRow->addWidget(rateLabel_);
+  f->addRow(tr("Arrival rate"), rateRow);
+  connect(rateSlider_, &QSlider::valueChanged, this, [this](int v) {
+    rateLabel_->setText(QString::number(sliderToRate(v), 'f', 1) + tr(" req/s"));
+    if (!filling_ && !rateSlider_->isSliderDown()) emit liveRateChanged(sliderToRate(v));
+  });
+  connect(rateSlider_, &QSlider::sliderReleased, this,
+          [this] { emit liveRateChanged(sliderToRate(rateSlider_->value())); });
+  root->addWidget(live);
+
+  // ---- cluster
+  auto* cluster = group(tr("Cluster"), f);
+  instances_ = new QSpinBox;
+  instances_->setRange(1, 64);
+  instances_->setToolTip(tr("Number of serving instances (each one model replica on tp GPUs)"));
+  f->addRow(tr("Instances"), instances_);
+  gpu_ = new QComboBox;
+  for (const GpuSpec& g : PresetRegistry::builtin().allGpus())
+    gpu_->addItem(QString::fromStdString(g.name), QString::fromStdString(g.id));
+  gpu_->setToolTip(tr("GPU preset (resources/hardware)"));
+  f->addRow(tr("GPU"), gpu_);
+  tp_ = new QComboBox;
+  for (int t : {1, 2, 4, 8}) tp_->addItem(QString::number(t), t);
+  tp_->setToolTip(tr("Tensor parallelism: GPUs per instance"));
+  f->addRow(tr("TP"), tp_);
+  kvFraction_ = new QDoubleSpinBox;
+  kvFraction_->setRange(0.01, 1.0);
+  kvFraction_->setDecimals(2);
+  kvFraction_->setSingleStep(0.05);
+  kvFraction_->setToolTip(tr("Fraction of the free GPU memory given to the KV cache (0.01–1)"));
+  f->addRow(tr("KV cap fraction"), kvFraction_);
+  root->addWidget(cluster);
+
+  // ---- model + workload
+  auto* work = group(tr("Model and workload"), f);
+  model_ = new QComboBox;
+  for (const ModelSpec& m : PresetRegistry::builtin().allModels())
+    model_->addItem(QString::fromStdString(m.name), QString::fromStdString(m.id));
+  f->addRow(tr("Model"), model_);
+  workload_ = new QComboBox;
+  workload_->addItem(tr("(scenario's own lengths)"), QString());
+  for (const auto& [id, desc] : workloadPresets()) {
+    workload_->addItem(QString::fromStdString(id), QString::fromStdString(id));
+    workload_->setItemData(workload_->count() - 1, QString::fromStdString(desc), Qt::ToolTipRole);
+  }
+  f->addRow(tr("Workload"), workload_);
+  requests_ = new QSpinBox;
+  requests_->setRange(0, 10'000'000);
+  requests_->setSingleStep(100);
+  requests_->setToolTip(tr("Number of requests the workload generates"));
+  f->addRow(tr("Requests"), requests_);
+  rate_ = new QDoubleSpinBox;
+  rate_->setRange(0.01, 10000);
+  rate_->setDecimals(2);
+  rate_->setSuffix(tr(" req/s"));
+  rate_->setToolTip(tr("Initial arrival rate (Poisson/Gamma); the Live slider changes it mid-run"));
+  f->addRow(tr("Initial rate"), rate_);
+  root->addWidget(work);
+
+  // ---- policy
+  auto* pol = group(tr("Policy"), f);
+  policy_ = new QComboBox;
+  auto* model = new QStandardItemModel(policy_);
+  std::string family;
+  for (const PolicyInfo& p : policyCatalog()) {
+    if (p.family != family) {
+      family = p.family;
+      auto* h = new QStandardItem(QString::fromStdString(family));
+      h->setFlags(Qt::NoItemFlags);
+      QFont bf = font();
+      bf.setBold(true);
+      h->setFont(bf);
+      model->appendRow(h);
+    }
+    auto* it = new QStandardItem("   " + QString::fromStdString(p.id));
+    it->setData(QString::fromStdString(p.id), Qt::UserRole);
+    it->setToolTip(QString::fromStdString(p.description));
+    model->appendRow(it);
+  }
+  policy_->setModel(model);
+  f->addRow(tr("Policy"), policy_);
+  policyDesc_ = new QLabel;
+  policyDesc_->setWordWrap(true);
+  policyDesc_->setStyleSheet(QString("color: %1;").arg(theme::kMuted.name()));
+  f->addRow(policyDesc_);
+  router_ = new QComboBox;
+  for (const char* r : {"round-robin", "least-loaded", "least-kv", "random", "power-of-two"}) router_->addItem(r, QString(r));
+  router_->setToolTip(tr("How the global scheduler picks an instance for each arrival"));
+  f->addRow(tr("Router"), router_);
+  knobBox_ = new QWidget;
+  knobForm_ = new QFormLayout(knobBox_);
+  knobForm_->setContentsMargins(0, 0, 0, 0);
+  knobForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  f->addRow(knobBox_);
+  root->addWidget(pol);
+
+  apply_ = new QPushButton(tr("Apply and reset"));
+  apply_->setToolTip(tr("Restart the run with the edited scenario"));
+  apply_->setEnabled(false);
+  root->addWidget(apply_);
+  error_ = errorLabel();
+  root->addWidget(error_);
+  root->addStretch(1);
+  // Long preset names must not widen the dock: combos shrink and elide.
+  for (QComboBox* c : findChildren<QComboBox*>()) {
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(10);
+  }
+
+  connect(apply_, &QPushButton::clicked, this, &ScenarioPanel::applyRequested);
+  connect(policy_, &QComboBox::currentIndexChanged, this, [this](int) {
+    if (filling_) return;
+    rebuildKnobs(policy_->currentData(Qt::UserRole).toString().toStdString(), nlohmann::json::object());
+    markDirty();
+  });
+  for (QComboBox* c : {gpu_, tp_, model_, workload_, router_})
+    connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty(); });
+  for (QSpinBox* s : {instances_, requests_}) connect(s, &QSpinBox::valueChanged, this, [this](int) { markDirty(); });
+  for (QDoubleSpinBox* s : {kvFraction_, rate_})
+    connect(s, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+}
+
+void ScenarioPanel::markDirty() {
+  if (filling_) return;
+  dirty_ = true;
+  apply_->setEnabled(true);
+}
+
+void ScenarioPanel::rebuildKnobs(const std::string& policyId, const nlohmann::json& values) {
+  while (knobForm_->rowCount() > 0) knobForm_->removeRow(0);
+  knobs_.clear();
+  knobErrors_.clear();
+  const PolicyInfo* info = nullptr;
+  for (const PolicyInfo& p : policyCatalog())
+    if (p.id == policyId) info = &p;
+  if (!info) {
+    policyDesc_->setText(tr("Unknown policy"));
+    return;
+  }
+  policyDesc_->setText(QString::fromStdString(info->description));
+  router_->setEnabled(info->usesRouter);
+  for (const KnobSpec& k : info->knobs) {
+    auto* sb = new QDoubleSpinBox;
+    sb->setRange(k.min, k.max);
+    sb->setDecimals(k.integer ? 0 : 3);
+    if (!k.unit.empty()) sb->setSuffix(" " + QString::fromStdString(k.unit));
+    double v = k.def;
+    if (values.is_object() && values.contains(k.name) && values.at(k.name).is_number()) v = values.at(k.name).get<double>();
+    sb->setValue(v);
+    sb->setToolTip(tr("%1\nrange [%2, %3] %4 · default %5%6")
+                       .arg(QString::fromStdString(k.description), fmtNum(k.min), fmtNum(k.max),
+                            QString::fromStdString(k.unit), fmtNum(k.def),
+                            k.liveSafe ? tr(" · safe to change mid-run") : QString()));
+    auto* err = errorLabel();
+    knobForm_->addRow(QString::fromStdString(k.name), sb);
+    knobForm_->addRow(err);
+    knobs_[k.name] = sb;
+    knobErrors_[k.name] = err;
+    const KnobSpec spec = k;
+    // Refuse out-of-range input inline, with the reason, while it is typed.
+    connect(sb->findChild<QLineEdit*>(), &QLineEdit::textEdited, this, [sb, err, spec](const QString& text) {
+      QString t = text;
+      if (!sb->suffix().isEmpty() && t.endsWith(sb->suffix())) t.chop(sb->suffix().size());
+      bool ok = false;
+      const double v = sb->locale().toDouble(t.trimmed(), &ok);
+      QString why;
+      if (!ok) why = QObject::tr("%1: not a number").arg(QString::fromStdString(spec.name));
+      else if (v < spec.min || v > spec.max)
+        why = QObject::tr("%1 must be in [%2, %3] %4").arg(QString::fromStdString(spec.name), fmtNum(spec.min),
+                                                             fmtNum(spec.max), QString::fromStdString(spec.unit));
+      else if (spec.integer && v != std::floor(v))
+        why = QObject::tr("%1 must be a whole number").arg(QString::fromStdString(spec.name));
+      err->setText(why);
+      err->setVisible(!why.isEmpty());
+    });
+    connect(sb, &QDoubleSpinBox::editingFinished, err, [err] { err->hide(); });
+    connect(sb, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+  }
+  if (info->knobs.empty()) {
+    auto* none = new QLabel(tr("This policy has no knobs."));
+    none->setStyleSheet(QString("color: %1;").arg(theme::kMuted.name()));
+    knobForm_->addRow(none);
+  }
+}
+
+void ScenarioPanel::setScenario(const Scenario& s) {
+  filling_ = true;
+  base_ = s;
+  instances_->setValue(s.cluster.instances);
+  auto pick = [](QComboBox* c, const QVariant& v) {
+    int i = c->findData(v);
+    if (i < 0) {
+      c->addItem(v.toString(), v);
+      i = c->count() - 1;
+    }
+    c->setCurrentIndex(i);
+  };
+  pick(gpu_, QString::fromStdString(s.cluster.gpu));
+  pick(tp_, s.cluster.tp);
+  kvFraction_->setValue(s.cluster.kv_capacity_fraction);
+  // Models may be named by alias in the file.
+  QString modelId = QString::fromStdString(s.model);
+  if (PresetRegistry::builtin().hasModel(s.model)) modelId = QString::fromStdString(PresetRegistry::builtin().model(s.model).id);
+  pick(model_, modelId);
+  pick(workload_, s.workload.preset ? QString::fromStdString(*s.workload.preset) : QString());
+  requests_->setValue(static_cast<int>(std::min<std::int64_t>(s.workload.requests, 10'000'000)));
+  rate_->setValue(s.workload.arrival.rate);
+  rate_->setEnabled(!s.workload.trace && s.workload.arrival.process != ArrivalSpec::Process::Schedule);
+  const int pi = policy_->findData(QString::fromStdString(s.policy.id), Qt::UserRole);
+  if (pi >= 0) policy_->setCurrentIndex(pi);
+  pick(router_, QString::fromStdString(s.policy.router));
+  rebuildKnobs(s.policy.id, s.policy.knobs);
+  filling_ = false;
+  dirty_ = false;
+  apply_->setEnabled(false);
+  setError({});
+}
+
+bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
+  Scenario s = base_;
+  s.cluster.instances = instances_->value();
+  s.cluster.gpu = gpu_->currentData().toString().toStdString();
+  s.cluster.tp = tp_->currentData().toInt();
+  s.cluster.kv_capacity_fraction = kvFraction_->value();
+  const std::string newModel = model_->currentData().toString().toStdString();
+  if (!PresetRegistry::builtin().hasModel(s.model) || PresetRegistry::builtin().model(s.model).id != newModel)
+    s.model = newModel;
+  const QString preset = workload_->currentData().toString();
+  if (preset.isEmpty()) {
+    if (base_.workload.preset) s.workload.preset.reset();
+  } else {
+    s.workload.preset = preset.toStdString();
+  }
+  s.workload.requests = requests_->value();
+  s.workload.arrival.rate = rate_->value();
+  const std::string pid = policy_->currentData(Qt::UserRole).toString().toStdString();
+  if (pid.empty()) {
+    if (error) *error = tr("Pick a policy");
+    return false;
+  }
+  s.policy.id = pid;
+  s.policy.router = router_->currentData().toString().toStdString();
+  nlohmann::json knobs = nlohmann::json::object();
+  for (const auto& [name, sb] : knobs_) {
+    if (!sb->hasAcceptableInput()) {
+      if (error) *error = tr("policy.knobs.%1: %2 is not accepted").arg(QString::fromStdString(name), sb->text());
+      return false;
+    }
+    const double v = sb->value();
+    if (sb->decimals() == 0) knobs[name] = static_cast<std::int64_t>(std::llround(v));
+    else knobs[name] = v;
+  }
+  s.policy.knobs = knobs;
+  out = s;
+  return true;
+}
+
+void ScenarioPanel::setError(const QString& message) {
+  error_->setText(message);
+  error_->setVisible(!message.isEmpty());
+}
+
+void ScenarioPanel::setLiveRate(double rate, bool enabled) {
+  if (rateSlider_->isSliderDown()) return;
+  filling_ = true;
+  rateSlider_->setValue(rateToSlider(rate));
+  rateLabel_->setText(QString::number(rate, 'f', 1) + tr(" req/s"));
+  filling_ = false;
+  rateSlider_->setEnabled(enabled);
+  if (!enabled) rateLabel_->setText(tr("n/a"));
+}
+
+double ScenarioPanel::liveRate() const { return sliderToRate(rateSlider_->value()); }
+
+}  // namespace sl::ui

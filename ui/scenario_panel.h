@@ -1,0 +1,79 @@
+#pragma once
+// The left dock: the scenario's cluster, model, workload and policy (with its
+// knobs: unit, range, default, tooltip; invalid values refused inline), plus
+// the live arrival-rate slider that acts on the running simulation.
+#include <QWidget>
+
+#include <map>
+#include <string>
+
+#include "scenario/spec.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+
+namespace sl::ui {
+
+class ScenarioPanel : public QWidget {
+  Q_OBJECT
+public:
+  explicit ScenarioPanel(QWidget* parent = nullptr);
+
+  /// Show `s` in the widgets (no signals).
+  void setScenario(const Scenario& s);
+  /// The edited scenario (fields the panel does not show are kept from the
+  /// last setScenario). False and a reason when a field is invalid.
+  bool buildScenario(Scenario& out, QString* error) const;
+  /// Inline message under the Apply button (empty hides it).
+  void setError(const QString& message);
+  /// Live arrival-rate slider: value shown and whether the workload allows it.
+  void setLiveRate(double rate, bool enabled);
+  double liveRate() const;
+
+  QComboBox* policyCombo() const { return policy_; }
+  QSlider* rateSlider() const { return rateSlider_; }
+  QPushButton* applyButton() const { return apply_; }
+  /// Knob editors of the selected policy, by knob name.
+  const std::map<std::string, QDoubleSpinBox*>& knobEditors() const { return knobs_; }
+  bool dirty() const { return dirty_; }
+
+signals:
+  void applyRequested();
+  void liveRateChanged(double rate);
+
+private:
+  void rebuildKnobs(const std::string& policyId, const nlohmann::json& values);
+  void markDirty();
+  static double sliderToRate(int v);
+  static int rateToSlider(double r);
+
+  Scenario base_;
+  QSpinBox* instances_ = nullptr;
+  QComboBox* gpu_ = nullptr;
+  QComboBox* tp_ = nullptr;
+  QDoubleSpinBox* kvFraction_ = nullptr;
+  QComboBox* model_ = nullptr;
+  QComboBox* workload_ = nullptr;
+  QSpinBox* requests_ = nullptr;
+  QDoubleSpinBox* rate_ = nullptr;
+  QComboBox* policy_ = nullptr;
+  QLabel* policyDesc_ = nullptr;
+  QComboBox* router_ = nullptr;
+  QWidget* knobBox_ = nullptr;
+  QFormLayout* knobForm_ = nullptr;
+  std::map<std::string, QDoubleSpinBox*> knobs_;
+  std::map<std::string, QLabel*> knobErrors_;
+  QSlider* rateSlider_ = nullptr;
+  QLabel* rateLabel_ = nullptr;
+  QPushButton* apply_ = nullptr;
+  QLabel* error_ = nullptr;
+  bool dirty_ = false;
+  bool filling_ = false;
+};
+
+}  // namespace sl::ui

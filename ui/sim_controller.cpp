@@ -1,0 +1,426 @@
+#include "sim_controller.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QThread>
+#include <QTimer>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include "metrics/request_record.h"
+#include "util/error.h"
+
+namespace sl::ui {
+
+struct SimShared {
+  std::mutex m;
+  std::shared_ptr<const LiveFrame> latest = std::make_shared<LiveFrame>();
+  std::vector<ProbeSample> probes;
+  std::vector<FinishedPoint> finished;
+  bool pending = false;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Collects what the charts need while the engine runs (worker thread only).
+class Collector final : public SimObserver {
+public:
+  void onProbe(const ProbeSample& s) override { probes.push_back(s); }
+  void onFinished(const RequestRecord& r) override {
+    FinishedPoint p;
+    p.finishS = nsToSeconds(r.last_token >= 0 ? r.last_token : r.arrival);
+    p.reasoning = static_cast<double>(r.reasoning);
+    if (auto t = r.ttft()) p.ttftS = *t;
+    if (auto t = r.tpot()) p.tpotS = *t;
+    p.qoe = r.qoe;
+    finished.push_back(p);
+  }
+  std::vector<ProbeSample> probes;
+  std::vector<FinishedPoint> finished;
+};
+
+}  // namespace
+
+// Lives in the worker thread; every method runs there.
+class SimWorker : public QObject {
+public:
+  SimWorker(std::shared_ptr<SimShared> shared, SimController* ctl) : shared_(std::move(shared)), ctl_(ctl) {}
+
+  // The slice timer must be created in the thread that runs it.
+  void start() {
+    timer_ = new QTimer(this);
+    timer_->setSingleShot(true);
+    timer_->setTimerType(Qt::PreciseTimer);
+    connect(timer_, &QTimer::timeout, this, [this] { slice(); });
+  }
+  void shutdown() {
+    if (timer_) timer_->stop();
+    delete timer_;
+    timer_ = nullptr;
+    run_.reset();
+    collector_.reset();
+  }
+
+  void load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq) {
+    lastSeq_ = seq;
+    {
+      std::lock_guard<std::mutex> lock(shared_->m);  // nothing of the old run reaches the GUI
+      shared_->probes.clear();
+      shared_->finished.clear();
+    }
+    run_.reset();  // the simulator holds a pointer to the collector: drop it first
+    collector_ = std::make_unique<Collector>();
+    run_ = std::move(run);
+    run_->sim().addObserver(collector_.get());
+    generation_ = generation;
+    clockNs_ = 0;
+    chunkNs_ = kNsPerSecond / 1000;
+    running_ = false;
+    stepTarget_.reset();
+    wallS_ = 0;
+    speedAchieved_ = eventsPerSec_ = 0;
+    etaS_ = -1;
+    resetWindow();
+    publish(true);
+  }
+  void play(std::uint64_t seq) {
+    lastSeq_ = seq;
+    if (!run_ || run_->sim().done()) return notifyStopped();
+    stepTarget_.reset();
+    running_ = true;
+    anchor();
+    resetWindow();
+    arm(0);
+  }
+  void pause(std::uint64_t seq) {
+    lastSeq_ = seq;
+    running_ = false;
+    stepTarget_.reset();
+    publish(true);
+  }
+  void runTo(SimTime t, std::uint64_t seq) {
+    lastSeq_ = seq;
+    if (!run_ || run_->sim().done()) return notifyStopped();
+    stepTarget_ = t;
+    running_ = true;
+    resetWindow();
+    arm(0);
+  }
+  void step(std::uint64_t seq) { runTo(clockNs_ + kNsPerSecond, seq); }
+  void setSpeed(double s) {
+    speed_ = s;
+    anchor();
+  }
+  void setMode(RunMode m) {
+    mode_ = m;
+    anchor();
+  }
+  void setRate(double rate) {
+    if (!run_ || !run_->rateLive) return;
+    try {
+      run_->apply(KnobChange{clockNs_, 0, kKnobArrivalRate, rate});
+    } catch (const InputError&) {
+      return;  // the GUI bounds the slider; nothing to report
+    }
+    publish(true);
+  }
+
+private:
+  bool paced() const { return mode_ == RunMode::Run && speed_ > 0 && !stepTarget_; }
+  void anchor() {
+    anchorWall_ = Clock::now();
+    anchorSim_ = clockNs_;
+  }
+  void resetWindow() {
+    winWall_ = Clock::now();
+    winClock_ = clockNs_;
+    winEvents_ = run_ ? run_->sim().eventsProcessed() : 0;
+    winProgress_ = progress();
+  }
+  void arm(int ms) {
+    if (timer_ && !timer_->isActive()) timer_->start(ms);
+  }
+  double progress() const {
+    if (!run_) return -1;
+    const PreparedRun& p = *run_->prepared;
+    if (p.scenario.run.duration_s && *p.scenario.run.duration_s > 0)
+      return std::clamp(nsToSeconds(clockNs_) / *p.scenario.run.duration_s, 0.0, 1.0);
+    if (p.expectedRequests > 0)
+      return std::clamp(static_cast<double>(run_->prepared->simulator->finishedCount()) /
+                            static_cast<double>(p.expectedRequests), 0.0, 1.0);
+    return -1;
+  }
+
+  void slice() {
+    if (!run_ || !running_) return;
+    Simulator& sim = run_->sim();
+    const auto w0 = Clock::now();
+    const auto deadline = w0 + std::chrono::microseconds(8000);
+    if (paced()) {
+      SimTime target = anchorSim_ + static_cast<SimTime>(speed_ * secondsBetween(anchorWall_, w0) * 1e9);
+      // Falling behind by more than a quarter second: drop the debt, so the
+      // display stays live and "speed achieved" tells the truth.
+      const SimTime slack = static_cast<SimTime>(speed_ * 0.25e9);
+      if (target - clockNs_ > slack) {
+        target = clockNs_ + slack;
+        anchorSim_ = clockNs_;
+        anchorWall_ = w0;
+      }
+      const SimTime sub = std::max<SimTime>(1000, static_cast<SimTime>(speed_ * 1e6));  // 1 ms of wall
+      while (clockNs_ < target && !sim.done()) {
+        const SimTime next = std::min(target, clockNs_ + sub);
+        sim.run(next);
+        clockNs_ = std::max(next, sim.now());
+        if (Clock::now() > deadline) break;
+      }
+    } else {
+      // As fast as possible, in chunks of simulated time sized to ~2000
+      // events so the wall bound holds without peeking at the event queue.
+      const SimTime limit = stepTarget_.value_or(kTimeNever);
+      while (clockNs_ < limit && !sim.done()) {
+        const std::int64_t before = sim.eventsProcessed();
+        const SimTime next = limit - clockNs_ < chunkNs_ ? limit : clockNs_ + chunkNs_;
+        sim.run(next);
+        clockNs_ = std::max(next, sim.now());
+        const std::int64_t n = sim.eventsProcessed() - before;
+        if (n < 500) chunkNs_ = std::min<SimTime>(chunkNs_ * 2, 60 * kNsPerSecond);
+        else if (n > 4000) chunkNs_ = std::max<SimTime>(chunkNs_ / 2, 1000);
+        if (Clock::now() > deadline) break;
+      }
+    }
+    const auto w1 = Clock::now();
+    wallS_ += secondsBetween(w0, w1);
+    updateRates(w1);
+
+    bool stopped = false;
+    if (sim.done()) {
+      running_ = false;
+      stopped = true;
+    } else if (stepTarget_ && clockNs_ >= *stepTarget_) {
+      running_ = false;
+      stepTarget_.reset();
+      stopped = true;
+    }
+    publish(stopped);
+    if (stopped) return notifyStopped();
+    // Paced and caught up: sleep a little instead of spinning.
+    const bool caughtUp = paced() && clockNs_ >= anchorSim_ + static_cast<SimTime>(
+                                                               speed_ * secondsBetween(anchorWall_, Clock::now()) * 1e9);
+    arm(caughtUp ? 4 : 0);
+  }
+
+  void updateRates(Clock::time_point now) {
+    const double dt = secondsBetween(winWall_, now);
+    if (dt < 0.5) return;
+    const std::int64_t ev = run_->sim().eventsProcessed();
+    speedAchieved_ = nsToSeconds(clockNs_ - winClock_) / dt;
+    eventsPerSec_ = static_cast<double>(ev - winEvents_) / dt;
+    const double p = progress();
+    if (p >= 0 && winProgress_ >= 0 && p > winProgress_) etaS_ = (1.0 - p) / ((p - winProgress_) / dt);
+    resetWindow();
+  }
+
+  void publish(bool force) {
+    if (!run_) return;
+    std::vector<ProbeSample> probes;
+    std::vector<FinishedPoint> finished;
+    if (collector_) {
+      probes.swap(collector_->probes);
+      finished.swap(collector_->finished);
+    }
+    bool wantFrame = force;
+    {
+      std::lock_guard<std::mutex> lock(shared_->m);
+      auto move = [](auto& from, auto& to) {
+        if (to.empty()) to.swap(from);
+        else to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+      };
+      move(probes, shared_->probes);
+      move(finished, shared_->finished);
+      wantFrame = wantFrame || !shared_->pending;
+    }
+    if (!wantFrame) return;
+    auto f = std::make_shared<LiveFrame>();
+    Simulator& sim = run_->sim();
+    sim.fillSnapshot(f->snapshot);
+    f->generation = generation_;
+    f->clockS = nsToSeconds(clockNs_);
+    f->speedAchieved = running_ ? speedAchieved_ : 0;
+    f->eventsPerSec = running_ ? eventsPerSec_ : 0;
+    f->wallS = wallS_;
+    f->running = running_;
+    f->done = sim.done();
+    f->stalled = sim.stalled();
+    f->mode = mode_;
+    f->progress = progress();
+    f->etaS = running_ ? etaS_ : -1;
+    f->rateLive = run_->rateLive;
+    f->arrivalRate = run_->rate ? run_->rate->rate() : 0;
+    f->changes = run_->changes;
+    f->fingerprint = sim.fingerprint();
+    bool emitNow = false;
+    {
+      std::lock_guard<std::mutex> lock(shared_->m);
+      shared_->latest = std::move(f);
+      emitNow = !shared_->pending;
+      shared_->pending = true;
+    }
+    if (emitNow) QMetaObject::invokeMethod(ctl_, [c = ctl_] { emit c->frameReady(); }, Qt::QueuedConnection);
+  }
+
+  void notifyStopped() {
+    const std::uint64_t seq = lastSeq_;
+    QMetaObject::invokeMethod(
+        ctl_,
+        [c = ctl_, seq] {
+          if (seq < c->lastSeq_) return;  // a newer command is on its way
+          c->running_ = false;
+          emit c->paused();
+        },
+        Qt::QueuedConnection);
+  }
+
+  std::shared_ptr<SimShared> shared_;
+  SimController* ctl_;
+  QTimer* timer_ = nullptr;
+  std::shared_ptr<LiveRun> run_;
+  std::unique_ptr<Collector> collector_;
+  int generation_ = 0;
+  std::uint64_t lastSeq_ = 0;
+  bool running_ = false;
+  RunMode mode_ = RunMode::Run;
+  double speed_ = 1.0;
+  SimTime clockNs_ = 0;
+  SimTime chunkNs_ = kNsPerSecond / 1000;
+  std::optional<SimTime> stepTarget_;
+  Clock::time_point anchorWall_ = Clock::now();
+  SimTime anchorSim_ = 0;
+  Clock::time_point winWall_ = Clock::now();
+  SimTime winClock_ = 0;
+  std::int64_t winEvents_ = 0;
+  double winProgress_ = -1;
+  double wallS_ = 0, speedAchieved_ = 0, eventsPerSec_ = 0, etaS_ = -1;
+
+  friend class SimController;
+};
+
+// ------------------------------------------------------------------ controller
+
+SimController::SimController(QObject* parent) : QObject(parent), shared_(std::make_shared<SimShared>()) {
+  thread_ = new QThread(this);
+  thread_->setObjectName("servelab-sim");
+  worker_ = new SimWorker(shared_, this);
+  worker_->moveToThread(thread_);
+  thread_->start();
+  QMetaObject::invokeMethod(worker_, [w = worker_] { w->start(); }, Qt::QueuedConnection);
+}
+
+SimController::~SimController() {
+  // Stop mid-run cleanly: the worker finishes its slice (<= ~8 ms), drops the
+  // engine in its own thread, then the thread ends.
+  QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::BlockingQueuedConnection);
+  thread_->quit();
+  thread_->wait();
+  delete worker_;
+}
+
+template <class F> void SimController::post(F&& f) {
+  QMetaObject::invokeMethod(worker_, std::forward<F>(f), Qt::QueuedConnection);
+}
+
+bool SimController::load(const Scenario& s, QString* error) {
+  std::shared_ptr<LiveRun> run;
+  try {
+    run = prepareLiveRun(s);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  scenario_ = s;
+  loaded_ = true;
+  running_ = false;
+  const int gen = ++generation_;
+  const std::uint64_t seq = ++lastSeq_;
+  {
+    std::lock_guard<std::mutex> lock(shared_->m);
+    shared_->probes.clear();
+    shared_->finished.clear();
+  }
+  post([w = worker_, run, gen, seq] { w->load(run, gen, seq); });
+  return true;
+}
+
+void SimController::play() {
+  if (!loaded_) return;
+  running_ = true;
+  post([w = worker_, seq = ++lastSeq_] { w->play(seq); });
+}
+void SimController::pause() {
+  running_ = false;
+  post([w = worker_, seq = ++lastSeq_] { w->pause(seq); });
+}
+void SimController::togglePlay() { running_ ? pause() : play(); }
+void SimController::step() {
+  if (!loaded_) return;
+  running_ = true;
+  post([w = worker_, seq = ++lastSeq_] { w->step(seq); });
+}
+void SimController::runTo(double simSeconds) {
+  if (!loaded_) return;
+  running_ = true;
+  post([w = worker_, t = secondsToNs(simSeconds), seq = ++lastSeq_] { w->runTo(t, seq); });
+}
+void SimController::reset() {
+  if (loaded_) load(scenario_);
+}
+void SimController::setSpeed(double speed) {
+  post([w = worker_, speed] { w->setSpeed(speed); });
+}
+void SimController::setMode(RunMode m) {
+  mode_ = m;
+  post([w = worker_, m] { w->setMode(m); });
+}
+void SimController::setArrivalRate(double rate) {
+  post([w = worker_, rate] { w->setRate(rate); });
+}
+
+std::shared_ptr<const LiveFrame> SimController::latest() {
+  std::lock_guard<std::mutex> lock(shared_->m);
+  return shared_->latest;
+}
+std::shared_ptr<const LiveFrame> SimController::takeFrame() {
+  std::lock_guard<std::mutex> lock(shared_->m);
+  shared_->pending = false;
+  return shared_->latest;
+}
+std::vector<ProbeSample> SimController::takeProbes() {
+  std::vector<ProbeSample> out;
+  std::lock_guard<std::mutex> lock(shared_->m);
+  out.swap(shared_->probes);
+  return out;
+}
+std::vector<FinishedPoint> SimController::takeFinished() {
+  std::vector<FinishedPoint> out;
+  std::lock_guard<std::mutex> lock(shared_->m);
+  out.swap(shared_->finished);
+  return out;
+}
+
+bool SimController::waitIdle(int timeoutMs) {
+  QElapsedTimer t;
+  t.start();
+  while (running_ && t.elapsed() < timeoutMs) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(2);
+  }
+  return !running_;
+}
+
+}  // namespace sl::ui

@@ -1,0 +1,120 @@
+#pragma once
+// The simulation runs on a worker QThread; the GUI never touches engine
+// state (50-gui.md "Threading"). SimController is the GUI-side facade: its
+// commands are queued to the worker, which runs the engine in slices bounded
+// by ~8 ms of wall time and by the pacing target (t0 + speed × wall elapsed).
+// After a slice the worker publishes an immutable LiveFrame (latest wins),
+// appends probe samples and finished-request points to pending buffers, and
+// emits the dataless frameReady() only if no frame is pending. The GUI pulls.
+#include <QObject>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/observer.h"
+#include "engine/snapshot.h"
+#include "live_run.h"
+
+class QThread;
+
+namespace sl::ui {
+
+/// OMNeT++-style run modes: Run animates at the chosen speed; Fast and
+/// Express run as fast as possible with the display refreshed a few times per
+/// second (Fast) or about once a second, counters only (Express).
+enum class RunMode { Run, Fast, Express };
+
+/// One finished request, for the TTFT-vs-reasoning scatter.
+struct FinishedPoint {
+  double finishS = 0;
+  double reasoning = 0;
+  double ttftS = -1;
+  double tpotS = -1;
+  double qoe = -1;
+};
+
+/// What the GUI sees of the run; immutable once published.
+struct LiveFrame {
+  Snapshot snapshot;
+  int generation = 0;          // bumped by load/reset: the GUI clears its history
+  double clockS = 0;           // simulated clock (>= snapshot.now)
+  double speedAchieved = 0;    // simulated s per wall s, recent
+  double eventsPerSec = 0;     // recent
+  double wallS = 0;            // wall time spent running
+  bool running = false;
+  bool done = false;
+  bool stalled = false;
+  RunMode mode = RunMode::Run;
+  double progress = -1;        // 0..1 for finite runs, -1 unknown
+  double etaS = -1;            // wall seconds left, -1 unknown
+  double arrivalRate = 0;      // current (live) rate, req/s
+  bool rateLive = false;
+  ChangeLog changes;
+  std::uint64_t fingerprint = 0;
+};
+
+class SimWorker;
+struct SimShared;
+
+class SimController : public QObject {
+  Q_OBJECT
+public:
+  explicit SimController(QObject* parent = nullptr);
+  ~SimController() override;
+
+  /// Prepare `s` (on the calling thread, so errors come back at once) and
+  /// hand it to the worker, paused at t = 0. False + `error` on an invalid scenario.
+  bool load(const Scenario& s, QString* error = nullptr);
+  const Scenario& scenario() const { return scenario_; }
+  bool loaded() const { return loaded_; }
+
+  void play();
+  void pause();
+  void togglePlay();
+  /// Advance one simulated second, then pause.
+  void step();
+  /// Back to t = 0 with the loaded scenario (the change log is cleared).
+  void reset();
+  /// Simulated seconds per wall second; <= 0 or infinity = as fast as possible.
+  void setSpeed(double speed);
+  void setMode(RunMode m);
+  /// Live arrival rate (req/s): applied at the next event boundary and logged.
+  void setArrivalRate(double rate);
+  /// Run unpaced until the simulated clock reaches `t` (or the run ends), then pause.
+  void runTo(double simSeconds);
+  bool isRunning() const { return running_; }
+  RunMode mode() const { return mode_; }
+
+  /// Latest frame (never null after construction).
+  std::shared_ptr<const LiveFrame> latest();
+  /// Take the latest frame and mark it consumed (re-arms frameReady).
+  std::shared_ptr<const LiveFrame> takeFrame();
+  std::vector<ProbeSample> takeProbes();
+  std::vector<FinishedPoint> takeFinished();
+
+  /// Block (running the event loop) until the worker is paused or done, up to `timeoutMs`.
+  bool waitIdle(int timeoutMs);
+
+signals:
+  /// Dataless: a new frame is ready (emitted only when none is pending).
+  void frameReady();
+  /// The worker stopped by itself (end of run, end of a step or runTo).
+  void paused();
+
+private:
+  friend class SimWorker;
+  template <class F> void post(F&& f);
+  std::uint64_t lastSeq_ = 0;  // last command sent; stale "stopped" notices are ignored
+  QThread* thread_ = nullptr;
+  SimWorker* worker_ = nullptr;
+  std::shared_ptr<SimShared> shared_;
+  Scenario scenario_;
+  bool loaded_ = false;
+  bool running_ = false;
+  RunMode mode_ = RunMode::Run;
+  int generation_ = 0;
+};
+
+}  // namespace sl::ui
