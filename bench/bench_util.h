@@ -1,6 +1,6 @@
 #pragma once
-// Helpers shared by the micro-benchmarks: a fixed-list workload and a
-// Simulator built straight from a SimConfig (no scenario file).
+// Helpers shared by the micro-benchmarks: a Simulator built straight from a
+// SimConfig and a fixed request list (no scenario file).
 #include <memory>
 #include <utility>
 #include <vector>
@@ -9,24 +9,11 @@
 #include "cost/presets.h"
 #include "engine/simulator.h"
 #include "policy/registry.h"
-#include "workload/workload_source.h"
+#include "workload/list_workload.h"
 
 namespace sl::bench {
 
-class ListWorkload : public WorkloadSource {
-public:
-  explicit ListWorkload(std::vector<RequestSpec> v) : v_(std::move(v)) {}
-  bool next(RequestSpec& out) override {
-    if (i_ >= v_.size()) return false;
-    out = v_[i_++];
-    return true;
-  }
-  std::int64_t expectedCount() const override { return static_cast<std::int64_t>(v_.size()); }
-
-private:
-  std::vector<RequestSpec> v_;
-  std::size_t i_ = 0;
-};
+using sl::ListWorkload;  // workload/list_workload.h
 
 inline const CostModel& llama8b() {
   static const CostModel m(PresetRegistry::builtin().gpu("h100-sxm-80g"),

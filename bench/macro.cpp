@@ -105,7 +105,7 @@ struct Measured {
   std::int64_t events = 0;
   double sim_s = 0;
   double peak_rss_mb = 0;
-  double cpu_s = -1;          // child's user + system CPU time (wait4); -1 in-process
+  double cpu_s = -1;  // child's user + system CPU time (wait4); -1 in-process
   std::string fingerprint;
   bool stalled = false;
   std::string error;
@@ -246,8 +246,7 @@ ordered_json measure(const sl::Scenario& s, const Options& o, const std::string&
     if (i == 0 || m.wall_s < best.wall_s) best = m;
     if (!o.json)
       std::fprintf(stderr, "  %s run %d: wall %.3f s (cpu %.3f s), %lld requests, sim %.1f s, peak RSS %.1f MB\n",
-                   label.c_str(), i + 1, m.wall_s, m.cpu_s, static_cast<long long>(m.requests), m.sim_s,
-                   m.peak_rss_mb);
+                   label.c_str(), i + 1, m.wall_s, m.cpu_s, static_cast<long long>(m.requests), m.sim_s, m.peak_rss_mb);
   }
   ordered_json j = toJson(best);
   j["walls_s"] = walls;
@@ -296,9 +295,12 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--json") o.json = true;
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--no-fork") o.fork = false;
+    if (a == "--json")
+      o.json = true;
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--no-fork")
+      o.fork = false;
     else if (a == "--only") {
       std::string v = value();
       std::size_t p = 0;
@@ -307,12 +309,18 @@ int main(int argc, char** argv) {
         if (q > p) o.only.push_back(v.substr(p, q - p));
         p = q + 1;
       }
-    } else if (a == "--policy") o.b1Policy = value();
-    else if (a == "--router") o.b1Router = value();
-    else if (a == "--b1-rate") o.b1Rate = std::atof(value().c_str());
-    else if (a == "--b2-rate") o.b2Rate = std::atof(value().c_str());
-    else if (a == "--b2-requests") o.b2Requests = std::max<std::int64_t>(1, std::atoll(value().c_str()));
-    else if (a == "--repeat") o.repeat = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--policy")
+      o.b1Policy = value();
+    else if (a == "--router")
+      o.b1Router = value();
+    else if (a == "--b1-rate")
+      o.b1Rate = std::atof(value().c_str());
+    else if (a == "--b2-rate")
+      o.b2Rate = std::atof(value().c_str());
+    else if (a == "--b2-requests")
+      o.b2Requests = std::max<std::int64_t>(1, std::atoll(value().c_str()));
+    else if (a == "--repeat")
+      o.repeat = std::max(1, std::atoi(value().c_str()));
     else if (a == "--help" || a == "-h") {
       usage();
       return 0;
@@ -349,8 +357,9 @@ int main(int argc, char** argv) {
 
   if (wanted(o, "B1")) {
     const sl::Scenario s = scenarioB1(o, b1Duration);
-    if (!o.json) std::fprintf(stderr, "B1 (%s + %s, rate %.2f req/s, %.0f s simulated)\n", s.policy.id.c_str(),
-                              s.policy.router.c_str(), s.workload.arrival.rate, b1Duration);
+    if (!o.json)
+      std::fprintf(stderr, "B1 (%s + %s, rate %.2f req/s, %.0f s simulated)\n", s.policy.id.c_str(),
+                   s.policy.router.c_str(), s.workload.arrival.rate, b1Duration);
     ordered_json j = measure(s, o, "B1");
     j["policy"] = s.policy.id;
     j["router"] = s.policy.router;
@@ -362,8 +371,9 @@ int main(int argc, char** argv) {
   ordered_json b2;
   if (wanted(o, "B2")) {
     const sl::Scenario s = scenarioB2(o, b2Requests);
-    if (!o.json) std::fprintf(stderr, "B2 (fcfs + least-loaded, rate %.0f req/s, %lld requests)\n",
-                              s.workload.arrival.rate, static_cast<long long>(b2Requests));
+    if (!o.json)
+      std::fprintf(stderr, "B2 (fcfs + least-loaded, rate %.0f req/s, %lld requests)\n", s.workload.arrival.rate,
+                   static_cast<long long>(b2Requests));
     b2 = measure(s, o, "B2");
     b2["rate"] = s.workload.arrival.rate;
     b2["instances"] = s.cluster.instances;

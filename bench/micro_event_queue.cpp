@@ -15,7 +15,8 @@ void BM_EventQueueHold(benchmark::State& state) {
   sl::EventQueue q;
   q.reserve(size + 1);
   for (std::size_t i = 0; i < size; ++i)
-    q.push(static_cast<sl::SimTime>(rng.below(1'000'000'000)), sl::EventKind::IterationEnd, static_cast<std::int64_t>(i));
+    q.push(static_cast<sl::SimTime>(rng.below(1'000'000'000)), sl::EventKind::IterationEnd,
+           static_cast<std::int64_t>(i));
   // Pre-drawn increments so the RNG is not measured.
   std::vector<sl::SimTime> deltas(4096);
   for (auto& d : deltas) d = static_cast<sl::SimTime>(rng.below(2'000'000'000));

@@ -22,7 +22,9 @@ struct CalibrateArgs {
   bool json = false;
 };
 
-std::string fixed(double v, int decimals) { return formatFixed(v, decimals); }
+std::string fixed(double v, int decimals) {
+  return formatFixed(v, decimals);
+}
 
 int runCalibrate(const CalibrateArgs& a) {
   const PresetRegistry& reg = PresetRegistry::builtin();
@@ -59,11 +61,12 @@ int runCalibrate(const CalibrateArgs& a) {
                 fixed(t.meanShare * 100, 1).c_str(), t.identified ? "" : "(kept: not identified)");
   }
   std::printf("\nfixed overhead t_step + t_layer*layers = %s us\n", fixed(rep.fixedOverheadUs, 2).c_str());
-  std::printf("MAPE %s %% (worst row %s %%) over %lld rows; %lld compute-bound, %lld with h at h_max; %d "
-              "assignment round%s%s\n",
-              fixed(rep.mape * 100, 2).c_str(), fixed(rep.maxApe * 100, 2).c_str(), static_cast<long long>(rep.rows),
-              static_cast<long long>(rep.computeBoundRows), static_cast<long long>(rep.cappedRows), rep.iterations,
-              rep.iterations == 1 ? "" : "s", rep.converged ? "" : " (not converged)");
+  std::printf(
+      "MAPE %s %% (worst row %s %%) over %lld rows; %lld compute-bound, %lld with h at h_max; %d "
+      "assignment round%s%s\n",
+      fixed(rep.mape * 100, 2).c_str(), fixed(rep.maxApe * 100, 2).c_str(), static_cast<long long>(rep.rows),
+      static_cast<long long>(rep.computeBoundRows), static_cast<long long>(rep.cappedRows), rep.iterations,
+      rep.iterations == 1 ? "" : "s", rep.converged ? "" : " (not converged)");
   for (const std::string& n : rep.notes) std::cout << "note: " << n << "\n";
   if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
   return 0;

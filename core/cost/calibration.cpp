@@ -33,9 +33,9 @@ BatchShape Measurement::shape() const {
 
 namespace {
 
-constexpr std::array<const char*, 8> kColumns = {"tp",          "prefill_tokens", "prefill_seqs",
-                                                 "cached_tokens", "decode_seqs",  "decode_context_sum",
-                                                 "decode_context_cv", "seconds"};
+constexpr std::array<const char*, 8> kColumns = {
+    "tp",          "prefill_tokens",     "prefill_seqs",      "cached_tokens",
+    "decode_seqs", "decode_context_sum", "decode_context_cv", "seconds"};
 
 std::string num(double v) {
   char buf[64];
@@ -63,8 +63,8 @@ std::string measurementCsvRow(const Measurement& m) {
 std::vector<Measurement> parseMeasurementsCsv(std::istream& in, const std::string& name) {
   CsvReader reader(in, name);
   std::vector<std::string> fields;
-  if (!reader.next(fields)) throw InputError(name + ": empty file: expected a header row naming " +
-                                             measurementsCsvHeader());
+  if (!reader.next(fields))
+    throw InputError(name + ": empty file: expected a header row naming " + measurementsCsvHeader());
   std::array<int, kColumns.size()> col{};
   col.fill(-1);
   for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -77,8 +77,8 @@ std::vector<Measurement> parseMeasurementsCsv(std::istream& in, const std::strin
   }
   for (std::size_t c = 0; c < kColumns.size(); ++c)
     if (col[c] < 0)
-      throw InputError(reader.where() + ": header lacks column '" + kColumns[c] + "' (needed: " +
-                       measurementsCsvHeader() + ")");
+      throw InputError(reader.where() + ": header lacks column '" + kColumns[c] +
+                       "' (needed: " + measurementsCsvHeader() + ")");
   const std::size_t width = fields.size();
 
   std::vector<Measurement> rows;
@@ -252,13 +252,12 @@ struct Params {
   double u_c, u_a, u_w, u_kv, kappa, h_max;
 };
 
-const char* kKeys[] = {"t_step_us", "t_layer_us", "t_seq_us", "eta_c", "eta_a",
+const char* kKeys[] = {"t_step_us", "t_layer_us", "t_seq_us", "eta_c",       "eta_a",
                        "eta_w",     "eta_kv",     "kappa",    "alpha_hop_us"};
 
 }  // namespace
 
-double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c,
-                          const Measurement& m) {
+double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c, const Measurement& m) {
   return CostModel(gpu, model, m.tp, c).iterationSeconds(m.shape());
 }
 
@@ -370,8 +369,10 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     notes.push_back("kappa: no uncapped heterogeneous decode batch (or eta_kv not fitted); kept " + num(c.kappa));
   else
     c.kappa = x(kQ) / x(kKv);
-  if (excited[kAlpha]) c.alpha_hop_us = x(kAlpha) * 1e6;
-  else notes.push_back("alpha_hop_us: no row with tp > 1; kept " + num(c.alpha_hop_us));
+  if (excited[kAlpha])
+    c.alpha_hop_us = x(kAlpha) * 1e6;
+  else
+    notes.push_back("alpha_hop_us: no row with tp > 1; kept " + num(c.alpha_hop_us));
   if (!excited[kSeq]) notes.push_back("t_seq_us: no sequences in the data");
   notes.push_back("t_step_us and t_layer_us: one model fixes layers, so only t_step + t_layer*layers = " +
                   num(t0 * 1e6) + " us is identified; it is split in the base ratio");
@@ -407,19 +408,24 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
       share[7] += (h - 1.0) * f.xkv / c.eta_kv / y;
       share[8] += c.alpha_hop_us * 1e-6 * f.alpha / y;
     }
-    const double raws[9] = {t0 * stepShare,  t0 * (1 - stepShare) / std::max(1, model.layers),
-                            x(kSeq),         x(kC),
-                            x(kA),           x(kW),
-                            x(kKv),          x(kKv) > 0 ? x(kQ) : 0.0,
+    const double raws[9] = {t0 * stepShare, t0 * (1 - stepShare) / std::max(1, model.layers),
+                            x(kSeq),        x(kC),
+                            x(kA),          x(kW),
+                            x(kKv),         x(kKv) > 0 ? x(kQ) : 0.0,
                             x(kAlpha)};
-    const char* unknowns[9] = {"t_step (s)", "t_layer (s)", "t_seq (s)",       "1/eta_c",
-                               "1/eta_a",    "1/eta_w",     "1/eta_kv",        "kappa/eta_kv",
-                               "alpha_hop (s)"};
+    const char* unknowns[9] = {"t_step (s)", "t_layer (s)", "t_seq (s)",    "1/eta_c",      "1/eta_a",
+                               "1/eta_w",    "1/eta_kv",    "kappa/eta_kv", "alpha_hop (s)"};
     const double values[9] = {c.t_step_us, c.t_layer_us, c.t_seq_us, c.eta_c,       c.eta_a,
                               c.eta_w,     c.eta_kv,     c.kappa,    c.alpha_hop_us};
-    const bool ident[9] = {true,       true,       excited[kSeq],
-                           excited[kC] && x(kC) > 0, excited[kA] && x(kA) > 0, excited[kW] && x(kW) > 0,
-                           excited[kKv] && x(kKv) > 0, excited[kQ] && x(kKv) > 0, excited[kAlpha]};
+    const bool ident[9] = {true,
+                           true,
+                           excited[kSeq],
+                           excited[kC] && x(kC) > 0,
+                           excited[kA] && x(kA) > 0,
+                           excited[kW] && x(kW) > 0,
+                           excited[kKv] && x(kKv) > 0,
+                           excited[kQ] && x(kKv) > 0,
+                           excited[kAlpha]};
     for (int k = 0; k < 9; ++k) {
       FittedTerm t;
       t.key = kKeys[k];
@@ -485,7 +491,7 @@ std::vector<Measurement> synthesizeMeasurements(const GpuSpec& gpu, const ModelS
       const double mean = std::round(logUniform(64, 8192));
       m.decode_context_sum = mean * m.decode_seqs;
       // A quarter of the batches are very uneven (CV up to 2.5: h hits h_max).
-      m.decode_context_cv = m.decode_seqs < 2 ? 0.0
+      m.decode_context_cv = m.decode_seqs < 2        ? 0.0
                             : rng.uniform01() < 0.25 ? rng.uniform(1.0, 2.5)
                                                      : rng.uniform(0.0, 1.0);
       m.decode_context_cv = std::round(m.decode_context_cv * 1e4) / 1e4;

@@ -26,9 +26,9 @@ namespace sl {
 /// One measured iteration (a row of the measurements CSV).
 struct Measurement {
   int tp = 1;
-  double prefill_tokens = 0;      ///< Σ n_j: new prompt tokens computed
-  int prefill_seqs = 0;           ///< number of prefill chunks
-  double cached_tokens = 0;       ///< Σ c_j: context already cached before the chunks
+  double prefill_tokens = 0;  ///< Σ n_j: new prompt tokens computed
+  int prefill_seqs = 0;       ///< number of prefill chunks
+  double cached_tokens = 0;   ///< Σ c_j: context already cached before the chunks
   int decode_seqs = 0;
   double decode_context_sum = 0;  ///< Σ L_i
   double decode_context_cv = 0;   ///< population std / mean of the L_i
@@ -62,11 +62,11 @@ struct CalibrationOptions {
 
 /// One fitted term, for reports.
 struct FittedTerm {
-  std::string key;        ///< coefficient key: "t_step_us", "eta_c", "kappa", ...
-  std::string unknown;    ///< what the least squares solved for: "t_step", "1/eta_c", "kappa*(1/eta_kv)", ...
-  double value = 0;       ///< the coefficient as written to the profile
-  double rawValue = 0;    ///< the least-squares unknown (seconds, or 1/η, or κ/η_kv)
-  bool identified = true; ///< false: no row excites it; `value` kept from the base
+  std::string key;         ///< coefficient key: "t_step_us", "eta_c", "kappa", ...
+  std::string unknown;     ///< what the least squares solved for: "t_step", "1/eta_c", "kappa*(1/eta_kv)", ...
+  double value = 0;        ///< the coefficient as written to the profile
+  double rawValue = 0;     ///< the least-squares unknown (seconds, or 1/η, or κ/η_kv)
+  bool identified = true;  ///< false: no row excites it; `value` kept from the base
   /// Mean share of this term in the measured time over the rows (0..1).
   double meanShare = 0;
 };
@@ -75,11 +75,11 @@ struct CalibrationReport {
   std::vector<FittedTerm> terms;
   /// t_step + t_layer·layers as fitted (µs): the identifiable fixed overhead.
   double fixedOverheadUs = 0;
-  double mape = 0;        ///< mean |predicted − measured| / measured over the rows
-  double maxApe = 0;      ///< the worst row's relative error
+  double mape = 0;    ///< mean |predicted − measured| / measured over the rows
+  double maxApe = 0;  ///< the worst row's relative error
   std::int64_t rows = 0;
-  int iterations = 0;     ///< branch-assignment rounds used
-  bool converged = false; ///< the assignment stopped changing
+  int iterations = 0;                 ///< branch-assignment rounds used
+  bool converged = false;             ///< the assignment stopped changing
   std::int64_t computeBoundRows = 0;  ///< rows on the compute branch of t_linear
   std::int64_t cappedRows = 0;        ///< rows whose h hit h_max
   std::vector<std::string> notes;     ///< e.g. terms kept from the base
@@ -89,14 +89,11 @@ struct CalibrationReport {
 /// Fits the coefficients. `gpu`/`model` give the roofline constants; each
 /// row's tp its parallelism. Throws InputError when there are no rows or a
 /// row describes an empty batch. The profile's gpu/model are the preset ids.
-CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model,
-                               const std::vector<Measurement>& rows,
-                               const CalibrationOptions& opt = {},
-                               CalibrationReport* report = nullptr);
+CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const std::vector<Measurement>& rows,
+                               const CalibrationOptions& opt = {}, CalibrationReport* report = nullptr);
 
 /// Predicted seconds of one row under `c` (CostModel::iterationSeconds).
-double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c,
-                          const Measurement& m);
+double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c, const Measurement& m);
 /// Mean absolute percentage error (as a fraction) of `c` on `rows`.
 double costModelMape(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c,
                      const std::vector<Measurement>& rows);
@@ -111,8 +108,7 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, int* it
 /// timed with `truth` and multiplied by (1 + U(−noise, +noise)) from
 /// sl::Rng(seed). Deterministic for a given seed.
 std::vector<Measurement> synthesizeMeasurements(const GpuSpec& gpu, const ModelSpec& model,
-                                                const CostCoefficients& truth, int count,
-                                                std::uint64_t seed, double noise = 0.01,
-                                                const std::vector<int>& tps = {1, 2, 4});
+                                                const CostCoefficients& truth, int count, std::uint64_t seed,
+                                                double noise = 0.01, const std::vector<int>& tps = {1, 2, 4});
 
 }  // namespace sl

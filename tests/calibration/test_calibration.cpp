@@ -15,7 +15,9 @@
 namespace sl {
 namespace {
 
-const PresetRegistry& reg() { return PresetRegistry::builtin(); }
+const PresetRegistry& reg() {
+  return PresetRegistry::builtin();
+}
 
 // ------------------------------------------------------------------- NNLS
 
@@ -112,10 +114,11 @@ TEST_P(Recovery, RecoversEachCoefficientWithinTwoPercent) {
   EXPECT_LT(rep.mape, 0.01);
   ASSERT_EQ(rep.terms.size(), 9u);
   for (const FittedTerm& t : rep.terms) EXPECT_TRUE(t.identified) << t.key;
-  std::printf("[calibration] %s/%s: mape %.3f%%, rounds %d, t_step %.2f t_layer %.3f t_seq %.3f eta_c %.4f "
-              "eta_a %.4f eta_w %.4f eta_kv %.4f kappa %.4f alpha %.3f\n",
-              gpu.id.c_str(), model.id.c_str(), rep.mape * 100, rep.iterations, c.t_step_us, c.t_layer_us,
-              c.t_seq_us, c.eta_c, c.eta_a, c.eta_w, c.eta_kv, c.kappa, c.alpha_hop_us);
+  std::printf(
+      "[calibration] %s/%s: mape %.3f%%, rounds %d, t_step %.2f t_layer %.3f t_seq %.3f eta_c %.4f "
+      "eta_a %.4f eta_w %.4f eta_kv %.4f kappa %.4f alpha %.3f\n",
+      gpu.id.c_str(), model.id.c_str(), rep.mape * 100, rep.iterations, c.t_step_us, c.t_layer_us, c.t_seq_us, c.eta_c,
+      c.eta_a, c.eta_w, c.eta_kv, c.kappa, c.alpha_hop_us);
 }
 
 TEST_P(Recovery, NoiselessDataIsFitExactly) {
@@ -215,7 +218,8 @@ std::string expectCsvError(const std::string& text) {
   return {};
 }
 
-const char* kHeader = "tp,prefill_tokens,prefill_seqs,cached_tokens,decode_seqs,decode_context_sum,decode_context_cv,seconds\n";
+const char* kHeader =
+    "tp,prefill_tokens,prefill_seqs,cached_tokens,decode_seqs,decode_context_sum,decode_context_cv,seconds\n";
 
 TEST(MeasurementsCsv, ReadsRowsInAnyColumnOrderIgnoringExtraColumns) {
   std::istringstream in(
@@ -238,8 +242,8 @@ TEST(MeasurementsCsv, ReadsRowsInAnyColumnOrderIgnoringExtraColumns) {
 }
 
 TEST(MeasurementsCsv, RoundTripsThroughTheWriter) {
-  const auto rows = synthesizeMeasurements(reg().gpu("h100-sxm-80g"), reg().model("llama-3.1-8b"),
-                                           CostCoefficients{}, 50, 11);
+  const auto rows =
+      synthesizeMeasurements(reg().gpu("h100-sxm-80g"), reg().model("llama-3.1-8b"), CostCoefficients{}, 50, 11);
   std::string text = measurementsCsvHeader() + "\n";
   for (const auto& m : rows) text += measurementCsvRow(m) + "\n";
   std::istringstream in(text);
@@ -287,8 +291,7 @@ TEST(SampleMeasurements, CommittedFileMatchesGenerator) {
   ASSERT_TRUE(in) << path;
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), testing::sampleMeasurementsCsv())
-      << "regenerate with: gen_sample_measurements " << path;
+  EXPECT_EQ(ss.str(), testing::sampleMeasurementsCsv()) << "regenerate with: gen_sample_measurements " << path;
 }
 
 TEST(SampleMeasurements, FitsWithLowError) {
