@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/strings.h"
 #include "workload/presets.h"
+#include "workload/trace_formats.h"
 
 namespace sl::cli {
 namespace {
@@ -28,8 +29,33 @@ Scenario loadWithOverrides(const ScenarioArgs& a) {
   return s;
 }
 
+// One line with a trace reader's counts (docs/traces.md).
+std::string traceStatsLine(const TraceStats& t) {
+  std::string s = "trace (" + t.format + "): " + std::to_string(t.rows) + " rows read, " +
+                  std::to_string(t.emitted) + " requests emitted, " + std::to_string(t.skipped()) +
+                  " skipped (" + std::to_string(t.malformed) + " malformed, " + std::to_string(t.failed) +
+                  " failed, " + std::to_string(t.before_window) + " before the window)";
+  if (t.raised_to_one) s += ", " + std::to_string(t.raised_to_one) + " raised to 1 token";
+  if (t.context_clipped) s += ", " + std::to_string(t.context_clipped) + " clipped to the context window";
+  if (!t.first_malformed.empty()) s += "; first malformed row: " + t.first_malformed;
+  return s;
+}
+
+// --lenient: skip malformed trace rows (counted) instead of failing.
+void applyLenient(const RunArgs& a, Scenario& s) {
+  if (!a.lenient) return;
+  if (!s.workload.trace) {
+    std::fprintf(stderr, "servelab-cli: warning: --lenient ignored: %s has no workload.trace\n",
+                 a.scenario.path.c_str());
+    return;
+  }
+  s.workload.trace->lenient = true;
+}
+
+/// `traceLine`: print the trace reader's counts (stdout, or stderr when
+/// stdout carries JSON).
 RunResult runOne(const Scenario& s, const std::string& source, const std::string& out, bool quiet,
-                 bool recordWallTime) {
+                 bool recordWallTime, bool traceLine = false, bool jsonOut = false) {
   auto prepared = prepareRun(s, source);
   ProgressBar bar(!quiet);
   RunOptions opt;
@@ -42,6 +68,11 @@ RunResult runOne(const Scenario& s, const std::string& source, const std::string
     std::fprintf(stderr, "servelab-cli: warning: %s (policy %s) stalled with %lld requests in flight: nothing could "
                          "run any more\n", source.c_str(), s.policy.id.c_str(),
                  static_cast<long long>(r.summary.in_flight));
+  if (traceLine && prepared->traceStats) {
+    const std::string line = traceStatsLine(*prepared->traceStats) + "\n";
+    std::fputs(line.c_str(), jsonOut ? stderr : stdout);
+    std::fflush(jsonOut ? stderr : stdout);
+  }
   return r;
 }
 
@@ -53,8 +84,9 @@ std::string fmt(double v, int decimals = 3) {
 }  // namespace
 
 int cmdRun(const RunArgs& a) {
-  const Scenario s = loadWithOverrides(a.scenario);
-  const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime);
+  Scenario s = loadWithOverrides(a.scenario);
+  applyLenient(a, s);
+  const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime, true, a.json);
   if (a.json) {
     std::cout << r.summaryJson.dump(2) << "\n";
   } else {
@@ -69,7 +101,8 @@ int cmdRun(const RunArgs& a) {
 
 int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
   if (policies.empty()) throw InputError("--policies: give at least one policy id, e.g. fcfs,rr");
-  const Scenario base = loadWithOverrides(a.scenario);
+  Scenario base = loadWithOverrides(a.scenario);
+  applyLenient(a, base);
   for (const std::string& p : policies) (void)policyInfo(p);  // fail before running anything
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   std::vector<Summary> sums;
@@ -79,7 +112,7 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     s.policy.knobs = nlohmann::json::object();
     if (p == base.policy.id) s.policy.knobs = base.policy.knobs;
     const std::string out = a.out.empty() ? "" : a.out + "/" + p;
-    RunResult r = runOne(s, a.scenario.path, out, a.quiet, a.recordWallTime);
+    RunResult r = runOne(s, a.scenario.path, out, a.quiet, a.recordWallTime, p == policies.front(), a.json);
     runs.push_back({{"policy", p}, {"summary", r.summaryJson}});
     sums.push_back(r.summary);
   }

@@ -20,6 +20,7 @@ struct RunArgs {
   bool json = false;
   bool quiet = false;
   bool recordWallTime = false;
+  bool lenient = false;  // --lenient: workload.trace.lenient = true
 };
 
 int cmdRun(const RunArgs& a);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cmd_calibrate.h"
+#include "cli/cmd_reproduce.h"
 #include "cli/commands.h"
 #include "run/execute.h"
 #include "util/error.h"
@@ -24,6 +25,8 @@ void addRunOptions(CLI::App* c, sl::cli::RunArgs& a) {
   c->add_flag("--quiet", a.quiet, "No progress bar");
   c->add_flag("--record-wall-time", a.recordWallTime,
               "Store wall_s in summary.json (outputs are then no longer byte-identical between runs)");
+  c->add_flag("--lenient", a.lenient,
+              "Trace workloads: skip malformed rows (counted in summary.json's \"trace\") instead of failing");
 }
 
 }  // namespace
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
   cost->add_flag("--json", costArgs.json, "JSON output");
 
   const auto calibrate = sl::cli::addCalibrateCommand(app);
+  const auto reproduce = sl::cli::addReproduceCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -84,6 +88,7 @@ int main(int argc, char** argv) {
     if (*pre) return sl::cli::cmdPresets(presetKind, presetJson);
     if (*cost) return sl::cli::cmdCost(costArgs);
     if (app.got_subcommand("calibrate")) return calibrate();
+    if (app.got_subcommand("reproduce")) return reproduce();
   } catch (const sl::InputError& e) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;

@@ -11,6 +11,7 @@
 #include "scenario/scenario_io.h"
 #include "util/atomic_file.h"
 #include "workload/presets.h"
+#include "workload/trace_formats.h"
 
 namespace sl {
 
@@ -19,6 +20,26 @@ std::string fingerprintHex(std::uint64_t f) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(f));
   return buf;
 }
+
+namespace {
+
+nlohmann::ordered_json traceStatsJson(const TraceStats& t) {
+  nlohmann::ordered_json j;
+  j["format"] = t.format;
+  j["rows"] = t.rows;
+  j["emitted"] = t.emitted;
+  j["skipped"] = t.skipped();
+  j["malformed"] = t.malformed;
+  j["failed"] = t.failed;
+  j["before_window"] = t.before_window;
+  j["raised_to_one"] = t.raised_to_one;
+  j["context_clipped"] = t.context_clipped;
+  j["first_malformed"] = t.first_malformed.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(t.first_malformed);
+  return j;
+}
+
+}  // namespace
 
 RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   Simulator& sim = *run.simulator;
@@ -68,6 +89,10 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   const nlohmann::ordered_json metrics = summaryToJson(res.summary);
   for (auto it = metrics.begin(); it != metrics.end(); ++it) j[it.key()] = it.value();
   j["wall_s"] = opt.recordWallTime ? nlohmann::ordered_json(wall) : nlohmann::ordered_json(nullptr);
+  // Trace workloads (azure, burstgpt, mooncake readers): what the reader
+  // read and skipped. Absent for synthetic workloads, so their summaries
+  // are unchanged.
+  if (run.traceStats) j["trace"] = traceStatsJson(*run.traceStats);
   j["scenario"] = scenarioToJson(s);
   res.summaryJson = j;
 

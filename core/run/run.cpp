@@ -5,6 +5,7 @@
 #include "cost/presets.h"
 #include "util/error.h"
 #include "workload/presets.h"
+#include "workload/trace_formats.h"
 #include "workload/workload_source.h"
 
 namespace sl {
@@ -86,6 +87,7 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
                         ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s)
                         : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
     run->expectedRequests = workload->expectedCount();
+    if (const auto* reader = dynamic_cast<const TraceReader*>(workload.get())) run->traceStats = reader->statsHandle();
     run->simulator = std::make_unique<Simulator>(c, *run->cost, std::move(workload), std::move(policy.global),
                                                  policy.makeLocal);
     return run;

@@ -14,6 +14,8 @@
 
 namespace sl {
 
+struct TraceStats;  // workload/trace_formats.h
+
 struct PreparedRun {
   Scenario scenario;             // after the workload preset has been applied
   GpuSpec gpu;
@@ -23,6 +25,10 @@ struct PreparedRun {
   std::string policyName;
   std::unique_ptr<Simulator> simulator;
   std::int64_t expectedRequests = -1;
+  /// Trace workloads read by a TraceReader (azure, burstgpt, mooncake): the
+  /// reader's live counters, taken before the source moves into the
+  /// Simulator (final once the run has ended). nullptr otherwise.
+  std::shared_ptr<const TraceStats> traceStats;
 };
 
 /// Builds the run's workload; same arguments as makeWorkload. prepareRun uses

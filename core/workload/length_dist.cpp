@@ -4,6 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -117,11 +120,105 @@ std::vector<double> loadEmpiricalValues(const std::string& path, const std::stri
 }
 
 // ---------------------------------------------------------------------------
+// Built-in quantile tables.
+
+double QuantileCurve::at(double u) const {
+  if (!(u > 0)) return values.front();
+  if (u >= 1) return values.back();
+  const auto it = std::upper_bound(levels.begin(), levels.end(), u);
+  const std::size_t hi = static_cast<std::size_t>(it - levels.begin());  // levels[hi-1] <= u < levels[hi]
+  const std::size_t lo = hi - 1;
+  const double t = (u - levels[lo]) / (levels[hi] - levels[lo]);
+  return values[lo] + t * (values[hi] - values[lo]);
+}
+
+namespace {
+
+QuantileCurve parseCurve(const nlohmann::json& doc, const std::vector<double>& levels, const char* key,
+                         const std::string& where) {
+  const std::string w = where + ": " + key;
+  auto it = doc.find(key);
+  if (it == doc.end() || !it->is_object()) throw InputError(w + ": missing");
+  const auto& q = it->at("quantiles");
+  const auto& tb = it->at("tail_bounds");
+  if (!q.is_array() || q.size() != levels.size())
+    throw InputError(w + ": needs one quantile per level (" + std::to_string(levels.size()) + ")");
+  QuantileCurve c;
+  c.mean = it->value("mean", 0.0);
+  c.levels.push_back(0.0);
+  c.values.push_back(tb.at("min").get<double>());
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    c.levels.push_back(levels[i]);
+    c.values.push_back(q[i].get<double>());
+  }
+  c.levels.push_back(1.0);
+  c.values.push_back(tb.at("max").get<double>());
+  for (std::size_t i = 0; i < c.values.size(); ++i) {
+    if (!finite(c.values[i]) || c.values[i] < 0) throw InputError(w + ": values must be finite and >= 0");
+    if (i > 0 && c.values[i] < c.values[i - 1])
+      throw InputError(w + ": values must be non-decreasing (tail_bounds included)");
+  }
+  return c;
+}
+
+WorkloadQuantiles parseTable(const std::string& id, const char* text) {
+  const std::string where = "resources/workloads/" + id + ".json";
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    std::vector<double> levels = doc.at("quantile_levels").get<std::vector<double>>();
+    if (levels.empty()) throw InputError(where + ": quantile_levels is empty");
+    for (std::size_t i = 0; i < levels.size(); ++i)
+      if (!(levels[i] > 0 && levels[i] < 1) || (i > 0 && !(levels[i] > levels[i - 1])))
+        throw InputError(where + ": quantile_levels must be strictly increasing in (0, 1)");
+    WorkloadQuantiles t;
+    t.id = id;
+    t.input = parseCurve(doc, levels, "input_tokens", where);
+    t.output = parseCurve(doc, levels, "output_tokens", where);
+    t.reasoningFraction = parseCurve(doc, levels, "reason_ratio", where);
+    if (t.reasoningFraction.values.back() > 1) throw InputError(where + ": reason_ratio must be <= 1");
+    return t;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+const WorkloadQuantiles& builtinWorkloadQuantiles(const std::string& id) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<WorkloadQuantiles>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(id);
+  if (it != cache.end()) return *it->second;
+  const char* text = workloaddetail::embeddedWorkloadTable(id);
+  if (!text) throw InputError("no built-in quantile table '" + id + "' (resources/workloads/)");
+  auto t = std::make_unique<WorkloadQuantiles>(parseTable(id, text));
+  return *cache.emplace(id, std::move(t)).first->second;
+}
+
+OutputSplit splitOutput(const WorkloadQuantiles& t, Rng& rng) {
+  const double u1 = rng.uniform01();
+  const double u2 = rng.uniform01();
+  const std::int64_t out = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(t.output.at(u1))));
+  const double frac = std::clamp(t.reasoningFraction.at(u2), 0.0, 1.0);
+  OutputSplit s;
+  s.reasoning = static_cast<std::int64_t>(std::llround(frac * static_cast<double>(out)));
+  s.answer = out - s.reasoning;
+  if (s.answer < 1) {
+    s.answer = 1;
+    s.reasoning = out - 1;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------
 
 struct LengthSampler::Node {
   LengthDist::Kind kind = LengthDist::Kind::Constant;
   double a = 0, b = 0;               // constant: a; uniform: [a, b]; lognormal: mu, sigma
   std::vector<double> values;        // empirical
+  const WorkloadQuantiles* table = nullptr;  // empirical "builtin:<id>"
+  enum class Col { Input, Output, Reasoning, Answer } col = Col::Input;
   std::vector<Node> parts;           // mixture
   std::vector<double> cumulative;    // mixture: cumulative normalised weights
   std::optional<double> clipMin, clipMax;
@@ -155,6 +252,21 @@ struct LengthSampler::Node {
       }
       case LengthDist::Kind::Empirical:
         if (d.path.empty()) fail(what, "empirical distribution needs a \"path\"");
+        if (d.path.rfind(kBuiltinTablePrefix, 0) == 0) {
+          try {
+            table = &builtinWorkloadQuantiles(d.path.substr(std::string(kBuiltinTablePrefix).size()));
+          } catch (const InputError& e) {
+            fail(what, e.what());
+          }
+          if (d.column == "input_tokens") col = Col::Input;
+          else if (d.column == "output_tokens") col = Col::Output;
+          else if (d.column == "reasoning_tokens") col = Col::Reasoning;
+          else if (d.column == "answer_tokens") col = Col::Answer;
+          else
+            fail(what, "built-in table column must be input_tokens, output_tokens, reasoning_tokens or "
+                       "answer_tokens (got \"" + d.column + "\")");
+          break;
+        }
         values = loadEmpiricalValues(detail::resolvePath(d.path, base_dir), d.column);
         break;
       case LengthDist::Kind::Mixture: {
@@ -188,8 +300,20 @@ struct LengthSampler::Node {
       case LengthDist::Kind::Uniform:
         return a + static_cast<double>(rng.below(static_cast<std::uint64_t>(b - a) + 1));
       case LengthDist::Kind::Lognormal: return rng.lognormal(a, b);
-      case LengthDist::Kind::Empirical: return values[rng.below(values.size())];
+      case LengthDist::Kind::Empirical:
+        if (table) return tableRaw(rng);
+        return values[rng.below(values.size())];
       case LengthDist::Kind::Mixture: return parts[pick(rng)].raw(rng);
+    }
+    return 0;
+  }
+
+  double tableRaw(Rng& rng) const {
+    switch (col) {
+      case Col::Input: return table->input.at(rng.uniform01());
+      case Col::Output: return table->output.at(rng.uniform01());
+      case Col::Reasoning: return static_cast<double>(splitOutput(*table, rng).reasoning);
+      case Col::Answer: return static_cast<double>(splitOutput(*table, rng).answer);
     }
     return 0;
   }
@@ -223,6 +347,16 @@ struct LengthSampler::Node {
       case LengthDist::Kind::Uniform: return 0.5 * (a + b);
       case LengthDist::Kind::Lognormal: return std::exp(a + 0.5 * b * b);
       case LengthDist::Kind::Empirical: {
+        if (table) {
+          // Stated means; the split assumes fraction and output independent.
+          const double reasoning = table->reasoningFraction.mean * table->output.mean;
+          switch (col) {
+            case Col::Input: return table->input.mean;
+            case Col::Output: return table->output.mean;
+            case Col::Reasoning: return reasoning;
+            case Col::Answer: return table->output.mean - reasoning;
+          }
+        }
         double s = 0;
         for (double v : values) s += v;
         return s / static_cast<double>(values.size());
@@ -255,6 +389,16 @@ std::size_t LengthSampler::mixtureParts() const {
 const std::vector<double>& LengthSampler::mixtureCumulative() const { return root_->cumulative; }
 std::size_t LengthSampler::pickComponent(Rng& rng) const { return root_->pick(rng); }
 std::int64_t LengthSampler::sampleComponent(std::size_t i, Rng& rng) const { return root_->drawPart(i, rng); }
+bool LengthSampler::jointSplitWith(const LengthSampler& answer) const {
+  const Node& r = *root_;
+  const Node& a = *answer.root_;
+  return r.table && r.table == a.table && r.col == Node::Col::Reasoning && a.col == Node::Col::Answer &&
+         !r.clipMin && !r.clipMax && !a.clipMin && !a.clipMax;
+}
+OutputSplit LengthSampler::sampleSplit(Rng& rng) const {
+  if (!root_->table) throw std::logic_error("LengthSampler::sampleSplit: not a built-in table");
+  return splitOutput(*root_->table, rng);
+}
 
 // ---------------------------------------------------------------------------
 

@@ -18,6 +18,54 @@ namespace sl {
 /// z such that P(N(0,1) <= z) = 0.9.
 inline constexpr double kZ90 = 1.2815515655446004;
 
+/// Built-in quantile tables (resources/workloads/<id>.json, embedded at build
+/// time; docs/workloads.md). An empirical LengthDist whose path is
+/// "builtin:<id>" samples the table instead of loading a file; its column
+/// is one of
+///   input_tokens    inverse-CDF draw of the input-token quantiles
+///   output_tokens   inverse-CDF draw of the output-token quantiles
+///   reasoning_tokens, answer_tokens
+///                   one joint split draw (see splitOutput) and its part;
+///                   the synthetic workload draws the two together when
+///                   both fields name the same table (joint split).
+/// Inverse CDF: u ~ U[0,1); the value is piecewise linear in u between the
+/// table's quantile levels, with the curve extended to level 0 at
+/// tail_bounds.min and to level 1 at tail_bounds.max.
+inline constexpr const char* kBuiltinTablePrefix = "builtin:";
+
+namespace workloaddetail {
+/// Text of resources/workloads/<id>.json, or nullptr (generated at build
+/// time from core/workload/embedded_workloads.cpp.in).
+const char* embeddedWorkloadTable(const std::string& id);
+}  // namespace workloaddetail
+
+struct QuantileCurve {
+  std::vector<double> levels;  ///< 0, the table's levels..., 1 (strictly increasing)
+  std::vector<double> values;  ///< non-decreasing, same size
+  double mean = 0;             ///< the table's stated mean
+  /// Value at CDF level u (clamped to [0, 1]), linear between levels.
+  double at(double u) const;
+};
+
+struct WorkloadQuantiles {
+  std::string id;
+  QuantileCurve input, output, reasoningFraction;
+};
+
+/// The embedded table `id`; InputError if there is none or it is malformed.
+/// Parsed once, then cached.
+const WorkloadQuantiles& builtinWorkloadQuantiles(const std::string& id);
+
+/// One output draw split into reasoning and answer: output = round(output
+/// curve at u1) >= 1, fraction = fraction curve at u2 (independent of the
+/// output: the table gives marginals only), reasoning = round(fraction x
+/// output), answer = output - reasoning; if that leaves answer < 1, answer
+/// = 1 and reasoning = output - 1. Two uniform01 draws from `rng`.
+struct OutputSplit {
+  std::int64_t reasoning = 0, answer = 1;
+};
+OutputSplit splitOutput(const WorkloadQuantiles& t, Rng& rng);
+
 class LengthSampler {
 public:
   /// `what` names the field in error messages, e.g. "workload.input_tokens".
@@ -51,6 +99,12 @@ public:
   const std::vector<double>& mixtureCumulative() const;
   std::size_t pickComponent(Rng& rng) const;
   std::int64_t sampleComponent(std::size_t i, Rng& rng) const;
+
+  /// Joint split: true when this sampler is a built-in table's
+  /// reasoning_tokens and `answer` the same table's answer_tokens, neither
+  /// clipped. Then sampleSplit() gives both from one draw.
+  bool jointSplitWith(const LengthSampler& answer) const;
+  OutputSplit sampleSplit(Rng& rng) const;
 
 private:
   struct Node;

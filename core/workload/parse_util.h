@@ -29,7 +29,8 @@ inline bool parseInt64(std::string_view s, std::int64_t& out) {
   auto [p, ec] = std::from_chars(s.data(), end, out);
   if (ec == std::errc() && p == end) return true;
   double d = 0;
-  if (!parseDouble(s, d) || d != static_cast<double>(static_cast<std::int64_t>(d)) || d > 9e18 || d < -9e18)
+  // Range first: converting an out-of-range double to int64 is undefined.
+  if (!parseDouble(s, d) || !(d <= 9e18 && d >= -9e18) || d != static_cast<double>(static_cast<std::int64_t>(d)))
     return false;
   out = static_cast<std::int64_t>(d);
   return true;

@@ -85,6 +85,16 @@ void setCharAnswering(WorkloadSpec& w) {
   w.answer_tokens = uniformDist(128, 2048);
 }
 
+// DeepSeek-R1 production (ServeGen): quantile tables embedded from
+// resources/workloads/deepseek-r1-production.json; reasoning and answer are
+// one joint draw (output x reasoning fraction), see length_dist.h.
+void setDeepSeekR1Production(WorkloadSpec& w) {
+  const std::string table = std::string(kBuiltinTablePrefix) + "deepseek-r1-production";
+  w.input_tokens = empiricalDist(table, "input_tokens");
+  w.reasoning_tokens = empiricalDist(table, "reasoning_tokens");
+  w.answer_tokens = empiricalDist(table, "answer_tokens");
+}
+
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> p = {
       {"chat", "non-reasoning chat (the default): input median 512 p90 2048, answer median 256 p90 1024",
@@ -112,6 +122,10 @@ const std::vector<Preset>& presets() {
       {"pascal-char-answering",
        "PASCAL Sec. III answering characterization: prompt 128 (+0 reasoning), answer uniform 128-2048",
        kDomainNone, setCharAnswering},
+      {"deepseek-r1-production",
+       "DeepSeek-R1 production traffic (ServeGen quantiles): input median 208, output median 792 p99 12.6K, "
+       "reasoning 70% of output on average",
+       kDomainNone, setDeepSeekR1Production},
   };
   return p;
 }

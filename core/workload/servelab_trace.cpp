@@ -107,7 +107,10 @@ bool ServeLabTraceReader::next(RequestSpec& out) {
       done_ = true;  // sorted: nothing later can fall inside
       return false;
     }
-    const SimTime t = secondsToNs((a - start) * opts_.time_scale);
+    const double scaled_s = (a - start) * opts_.time_scale;
+    if (!(scaled_s < 9.2e9))  // int64 ns ends at ~9.22e9 s (292 years)
+      throw InputError(where + ": arrival_s " + as + " is too large (simulated time ends at about 9.2e9 s)");
+    const SimTime t = secondsToNs(scaled_s);
     if (opts_.duration_s && t > secondsToNs(*opts_.duration_s)) {
       done_ = true;
       return false;

@@ -200,8 +200,17 @@ bool TraceReader::next(RequestSpec& out) {
       return false;
     }
     ++st.rows;
+    std::int64_t fromOrigin = 0;
+    if (origin_ && __builtin_sub_overflow(r.time_ns, *origin_, &fromOrigin)) {
+      // Years apart (e.g. 1729 vs 2024): the distance does not fit int64 ns.
+      const std::string msg = r.where + ": timestamp is too far (about 292 years or more) from the first row's";
+      if (!opts_.lenient) throw InputError(msg);
+      ++st.malformed;
+      if (st.first_malformed.empty()) st.first_malformed = msg;
+      continue;
+    }
     if (origin_ && r.time_ns < prev_) {
-      const std::string msg = r.where + ": timestamp is " + formatSecondsExact(r.time_ns - *origin_) +
+      const std::string msg = r.where + ": timestamp is " + formatSecondsExact(fromOrigin) +
                               " s into the trace, earlier than the previous row's " +
                               formatSecondsExact(prev_ - *origin_) + " s; trace rows must be sorted by time";
       if (!opts_.lenient) throw InputError(msg);
@@ -225,9 +234,11 @@ bool TraceReader::next(RequestSpec& out) {
       return false;
     }
     const std::int64_t shifted = rel - windowStartNs_;
-    const SimTime t = opts_.time_scale == 1.0
-                          ? shifted
-                          : static_cast<SimTime>(std::llround(static_cast<double>(shifted) * opts_.time_scale));
+    const double scaled = static_cast<double>(shifted) * opts_.time_scale;
+    if (opts_.time_scale != 1.0 && !(scaled < 9.2e18))  // int64 ns ends at ~9.22e18
+      throw InputError(r.where + ": arrival time after time_scale " + detail::fmt(opts_.time_scale) +
+                       " is too large (simulated time ends at about 9.2e9 s)");
+    const SimTime t = opts_.time_scale == 1.0 ? shifted : static_cast<SimTime>(std::llround(scaled));
     if (durationNs_ && t > *durationNs_) {
       done_ = true;
       return false;

@@ -69,6 +69,9 @@ public:
         if (f[j]->mixtureCumulative() == f[i]->mixtureCumulative()) joint_[i] = true;
       }
     }
+    // Built-in quantile tables (deepseek-r1-production): reasoning and answer
+    // are one output draw split by the reasoning fraction (length_dist.h).
+    split_ = reasoning_.jointSplitWith(answer_);
     expected_ = (durationNs_ || arrival_.finite()) ? -1 : limit_;
   }
 
@@ -89,9 +92,15 @@ public:
         }
     }
     const std::int64_t in = joint_[0] ? input_.sampleComponent(component, rngInput_) : input_.sample(rngInput_);
-    const std::int64_t re =
-        joint_[1] ? reasoning_.sampleComponent(component, rngReasoning_) : reasoning_.sample(rngReasoning_);
-    const std::int64_t an = joint_[2] ? answer_.sampleComponent(component, rngAnswer_) : answer_.sample(rngAnswer_);
+    std::int64_t re = 0, an = 0;
+    if (split_) {
+      const OutputSplit sp = reasoning_.sampleSplit(rngReasoning_);
+      re = sp.reasoning;
+      an = sp.answer;
+    } else {
+      re = joint_[1] ? reasoning_.sampleComponent(component, rngReasoning_) : reasoning_.sample(rngReasoning_);
+      an = joint_[2] ? answer_.sampleComponent(component, rngAnswer_) : answer_.sample(rngAnswer_);
+    }
     out.id = count_++;
     out.arrival = *t;
     clipRequestLengths(in, re, an, maxContext_, out);
@@ -112,6 +121,7 @@ private:
   int domain_;
   std::optional<SimTime> durationNs_;
   bool joint_[3] = {false, false, false};
+  bool split_ = false;
   std::int64_t count_ = 0;
   std::int64_t expected_ = -1;
 };

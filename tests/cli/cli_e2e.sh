@@ -140,6 +140,52 @@ set_override)
   python3 -c "import json; d=json.load(open('$tmp/out')); assert d['requests']['arrived']==50 and d['policy']=='rr' and d['scenario']['policy']['knobs']['quantum']==100" \
     || fail "--set overrides not applied"
   ;;
+reproduce)
+  expect_code 0 "$cli" reproduce --list
+  grep -q "pascal-fig10-tail-ttft" "$tmp/out" || fail "--list does not name pascal-fig10-tail-ttft"
+  expect_code 2 "$cli" reproduce no-such-experiment --quick
+  expect_code 0 "$cli" reproduce pascal-fig12-throughput --quick --quiet --out "$tmp/a"
+  grep -q "pascal_tokens_per_s" "$tmp/out" || fail "no table on stdout"
+  for f in table.csv table.txt throughput_vs_rate.csv; do
+    [ -s "$tmp/a/pascal-fig12-throughput/$f" ] || fail "missing $f"
+  done
+  expect_code 0 "$cli" reproduce pascal-fig12-throughput --quick --quiet --out "$tmp/b"
+  cmp -s "$tmp/a/pascal-fig12-throughput/table.csv" "$tmp/b/pascal-fig12-throughput/table.csv" \
+    || fail "two runs gave different tables"
+  ;;
+trace_lenient)
+  # An Azure trace with one malformed row (line 4): an error naming FILE:LINE
+  # by default; with --lenient the row is skipped and counted.
+  cat > "$tmp/az.csv" <<'CSV'
+TIMESTAMP,ContextTokens,GeneratedTokens
+2023-11-16 18:15:46.6805900,374,44
+2023-11-16 18:15:50.9951690,396,109
+2023-11-16 18:15:51.0000000,not-a-number,12
+2023-11-16 18:15:51.5000000,879,31
+2023-11-16 18:15:53.2000000,91,200
+CSV
+  echo '{"workload": {"trace": {"path": "az.csv", "format": "azure"}}}' > "$tmp/az.json"
+  expect_code 2 "$cli" run "$tmp/az.json" --quiet
+  grep -q "az.csv:4" "$tmp/err" || fail "error does not name az.csv:4: $(cat "$tmp/err")"
+  expect_code 0 "$cli" run "$tmp/az.json" --quiet --lenient --out "$tmp/r"
+  grep -q "1 malformed" "$tmp/out" || fail "no trace counts line: $(cat "$tmp/out")"
+  python3 - "$tmp/r/summary.json" <<'PY' || fail "summary.json trace object: $(cat "$tmp/r/summary.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["trace"]
+assert t["format"] == "azure" and t["rows"] == 5 and t["emitted"] == 4, t
+assert t["malformed"] == 1 and t["skipped"] == 1 and t["failed"] == 0, t
+assert "az.csv:4" in t["first_malformed"], t
+assert s["requests"]["arrived"] == 4, s["requests"]
+assert s["scenario"]["workload"]["trace"]["lenient"] is True
+PY
+  expect_code 0 "$cli" compare "$tmp/az.json" --policies fcfs,rr --quiet --lenient --json
+  python3 -c "import json; d=json.load(open('$tmp/out')); assert all(r['summary']['trace']['malformed']==1 for r in d['runs'])" \
+    || fail "compare --lenient --json"
+  grep -q "1 malformed" "$tmp/err" || fail "compare --json: no trace counts line on stderr"
+  expect_code 0 "$cli" run "$src/samples/default.json" --set workload.requests=20 --quiet --json
+  python3 -c "import json; d=json.load(open('$tmp/out')); assert 'trace' not in d" || fail "synthetic run has a trace object"
+  ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$case_name]"

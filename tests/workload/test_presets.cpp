@@ -72,7 +72,7 @@ TEST(Presets, ListHasEveryPresetWithDescription) {
   const std::vector<std::string> want = {"chat",           "alpaca-reasoning",  "arena-hard-reasoning",
                                          "reasoning-heavy", "reasoning-mix",     "selfsched-math",
                                          "selfsched-code", "selfsched-sharegpt", "pascal-char-reasoning",
-                                         "pascal-char-answering"};
+                                         "pascal-char-answering", "deepseek-r1-production"};
   EXPECT_EQ(ids, want);
 }
 

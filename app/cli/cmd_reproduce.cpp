@@ -1,0 +1,77 @@
+#include "cli/cmd_reproduce.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "experiments/experiment.h"
+#include "util/error.h"
+
+namespace sl::cli {
+namespace {
+
+struct ReproduceArgs {
+  std::string id;
+  std::string out;
+  bool list = false;
+  bool quick = false;
+  bool quiet = false;
+  std::uint64_t seedValue = 0;
+  CLI::Option* seedOpt = nullptr;
+};
+
+int runReproduce(const ReproduceArgs& a) {
+  if (a.list || a.id.empty()) {
+    if (!a.list) {
+      std::fprintf(stderr, "servelab-cli: error: reproduce needs an experiment id (see reproduce --list)\n");
+      return 2;
+    }
+    std::size_t w = 0;
+    for (const auto& e : exp::experimentRegistry()) w = std::max(w, e.id.size());
+    for (const auto& e : exp::experimentRegistry())
+      std::cout << e.id << std::string(w - e.id.size() + 2, ' ') << "[" << e.paper << "] " << e.title << "\n";
+    return 0;
+  }
+  const exp::Experiment* e = exp::findExperiment(a.id);
+  if (!e) {
+    std::string known;
+    for (const auto& x : exp::experimentRegistry()) known += (known.empty() ? "" : ", ") + x.id;
+    throw InputError("unknown experiment '" + a.id + "' (known: " + known + ")");
+  }
+  exp::ExperimentOptions opt;
+  opt.quick = a.quick;
+  if (a.seedOpt && a.seedOpt->count() > 0) opt.seed = a.seedValue;
+  if (!a.quiet) opt.onRun = [](const std::string& label) { std::fprintf(stderr, "  running %s\n", label.c_str()); };
+  std::cout << e->id << ": " << e->title << "\n" << e->description << "\n\n";
+  const exp::ExperimentResult r = e->run(opt);
+  std::cout << r.table.text();
+  for (const std::string& n : r.notes) std::cout << n << "\n";
+  if (!a.out.empty()) {
+    const std::string dir = a.out + "/" + e->id;
+    exp::writeExperimentOutputs(r, dir);
+    std::cout << "wrote " << dir << "/table.csv";
+    for (const auto& c : r.charts) std::cout << ", " << c.name;
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addReproduceCommand(CLI::App& app) {
+  auto args = std::make_shared<ReproduceArgs>();
+  auto* c = app.add_subcommand("reproduce", "Run an experiment that mirrors a paper's figure (table + chart CSVs)");
+  c->add_option("experiment", args->id, "Experiment id (see --list)");
+  c->add_flag("--list", args->list, "List the experiments");
+  c->add_option("--out", args->out, "Write DIR/<experiment>/table.csv, table.txt and chart CSVs");
+  c->add_flag("--quick", args->quick, "Small request counts and fewer rates (tests, CI)");
+  args->seedOpt = c->add_option("--seed", args->seedValue, "Override run.seed of every run");
+  c->add_flag("--quiet", args->quiet, "Do not list the runs on stderr");
+  return [args]() { return runReproduce(*args); };
+}
+
+}  // namespace sl::cli

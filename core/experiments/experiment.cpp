@@ -1,0 +1,52 @@
+#include "experiments/experiment.h"
+
+#include <algorithm>
+
+#include "experiments/pascal_experiments.h"
+#include "run/execute.h"
+#include "run/run.h"
+#include "util/atomic_file.h"
+
+namespace sl::exp {
+
+const std::vector<Experiment>& experimentRegistry() {
+  static const std::vector<Experiment> all = [] {
+    std::vector<Experiment> v;
+    addPascalExperiments(v);
+    return v;
+  }();
+  return all;
+}
+
+const Experiment* findExperiment(const std::string& id) {
+  for (const Experiment& e : experimentRegistry())
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+RunOutcome runInMemory(const Scenario& s, const std::string& label) {
+  auto prepared = prepareRun(s, label);
+  RunOptions opt;  // no outDir: nothing written
+  RunResult res = executeRun(*prepared, opt);
+  RunOutcome out;
+  out.summary = res.summary;
+  out.stalled = res.stalled;
+  const Simulator& sim = *prepared->simulator;
+  out.records = sim.records();
+  std::vector<RequestRecord> open = sim.inFlightRecords();
+  out.records.insert(out.records.end(), open.begin(), open.end());
+  std::sort(out.records.begin(), out.records.end(),
+            [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+  return out;
+}
+
+void writeExperimentOutputs(const ExperimentResult& r, const std::string& dir) {
+  ensureDirectory(dir);
+  writeFileAtomic(dir + "/table.csv", r.table.csv());
+  std::string txt = r.table.text();
+  for (const std::string& n : r.notes) txt += n + "\n";
+  writeFileAtomic(dir + "/table.txt", txt);
+  for (const ChartData& c : r.charts) writeFileAtomic(dir + "/" + c.name, c.csv);
+}
+
+}  // namespace sl::exp

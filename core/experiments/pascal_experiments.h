@@ -1,0 +1,21 @@
+#pragma once
+// PASCAL (shared/papers/pascal-phase-aware-scheduling.txt) figure experiments.
+#include <vector>
+
+#include "experiments/experiment.h"
+
+namespace sl::exp {
+
+/// The PASCAL evaluation setting's arrival rates (req/s; docs/fidelity.md
+/// explains how they were chosen from a sweep).
+inline constexpr double kPascalLowRate = 2.0;
+inline constexpr double kPascalMediumRate = 4.0;
+inline constexpr double kPascalHighRate = 8.0;
+
+/// Base scenario of §V (samples/pascal-baseline-fcfs.json) with the given
+/// arrival rate, policy and request count (the size parameter).
+Scenario pascalScenario(double rate, const std::string& policy, std::int64_t requests);
+
+void addPascalExperiments(std::vector<Experiment>& out);
+
+}  // namespace sl::exp
