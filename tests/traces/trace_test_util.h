@@ -8,37 +8,17 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/temp_dir.h"
+
 #include "util/error.h"
 #include "workload/workload_source.h"
 
 namespace sl::tracetest {
 
-/// A unique temp folder removed at scope exit.
-class TempDir {
+/// A unique temp folder removed at scope exit (tests/common/temp_dir.h).
+class TempDir : public sl::testutil::TempDir {
 public:
-  TempDir() {
-    static std::atomic<int> n{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("servelab-traces-" + std::string(info ? info->name() : "x") + "-" + std::to_string(n++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string str() const { return path_.string(); }
-
-private:
-  std::filesystem::path path_;
+  TempDir() : sl::testutil::TempDir("servelab-traces") {}
 };
 
 inline std::vector<RequestSpec> drain(WorkloadSource& s) {

@@ -10,34 +10,16 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/temp_dir.h"
+
 #include "util/error.h"
 
 namespace sl::testing {
 
-/// A unique temp folder removed at scope exit.
-class TempDir {
+/// A unique temp folder removed at scope exit (tests/common/temp_dir.h).
+class TempDir : public sl::testutil::TempDir {
 public:
-  TempDir() {
-    static std::atomic<int> n{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("servelab-wl-" + std::string(info ? info->name() : "x") + "-" + std::to_string(n++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string str() const { return path_.string(); }
-
-private:
-  std::filesystem::path path_;
+  TempDir() : sl::testutil::TempDir("servelab-wl") {}
 };
 
 inline double quantile(std::vector<double> v, double q) {
