@@ -27,7 +27,6 @@ bool has(const std::vector<std::string>& cols, const char* name) {
   return std::find(cols.begin(), cols.end(), std::string(name)) != cols.end();
 }
 
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
 bool mulAdd(std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t& out) {  // a*b + c, no overflow
   std::int64_t m = 0;
