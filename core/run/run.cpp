@@ -5,6 +5,7 @@
 #include "cost/presets.h"
 #include "util/error.h"
 #include "workload/presets.h"
+#include "workload/servelab_trace.h"
 #include "workload/trace_formats.h"
 #include "workload/workload_source.h"
 
@@ -88,6 +89,8 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
                         : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
     run->expectedRequests = workload->expectedCount();
     if (const auto* reader = dynamic_cast<const TraceReader*>(workload.get())) run->traceStats = reader->statsHandle();
+    if (const auto* reader = dynamic_cast<const ServeLabTraceReader*>(workload.get()))
+      run->traceStats = reader->statsHandle();
     run->simulator = std::make_unique<Simulator>(c, *run->cost, std::move(workload), std::move(policy.global),
                                                  policy.makeLocal);
     return run;

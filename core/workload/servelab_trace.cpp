@@ -16,6 +16,7 @@ ServeLabTraceReader::ServeLabTraceReader(const std::string& path, const TraceOpt
 ServeLabTraceReader::ServeLabTraceReader(std::unique_ptr<std::istream> in, const std::string& name,
                                          const TraceOptions& opts)
     : in_(std::move(in)), csv_(*in_, name), opts_(opts) {
+  stats_->format = "servelab";
   if (!*in_) throw InputError(name + ": cannot open trace file");
   readHeader();
 }
@@ -53,7 +54,11 @@ bool ServeLabTraceReader::next(RequestSpec& out) {
       done_ = true;
       return false;
     }
+    ++stats_->rows;
     const std::string where = csv_.where();
+    const double prevBefore = prevArrival_;
+    const bool havePrevBefore = havePrev_;
+    try {
     auto field = [&](int col, const char* name) -> const std::string& {
       if (static_cast<std::size_t>(col) >= fields_.size())
         throw InputError(where + ": missing field '" + name + "' (row has " + std::to_string(fields_.size()) +
@@ -97,10 +102,23 @@ bool ServeLabTraceReader::next(RequestSpec& out) {
         throw InputError(where + ": domain must be an integer >= -1 or empty (got \"" + ds + "\")");
       domain = static_cast<std::int32_t>(d);
     }
+    row_ = Row{a, input, output, reasoning, domain};
+    } catch (const InputError& e) {
+      if (!opts_.lenient) throw;
+      // --lenient: skip the malformed row, count it, keep the first message.
+      prevArrival_ = prevBefore;
+      havePrev_ = havePrevBefore;
+      if (stats_->malformed++ == 0) stats_->first_malformed = e.what();
+      continue;
+    }
+    const double a = row_.arrival;
+    const std::int64_t input = row_.input, output = row_.output, reasoning = row_.reasoning;
+    const std::int32_t domain = row_.domain;
 
     // Window on the file's own timeline, then shift and scale.
     if (opts_.window_start_s && a < *opts_.window_start_s) {
       ++skipped_;
+      ++stats_->before_window;
       continue;
     }
     if (opts_.window_end_s && a >= *opts_.window_end_s) {
@@ -109,13 +127,14 @@ bool ServeLabTraceReader::next(RequestSpec& out) {
     }
     const double scaled_s = (a - start) * opts_.time_scale;
     if (!(scaled_s < 9.2e9))  // int64 ns ends at ~9.22e9 s (292 years)
-      throw InputError(where + ": arrival_s " + as + " is too large (simulated time ends at about 9.2e9 s)");
+      throw InputError(where + ": arrival_s " + fmt(a) + " is too large (simulated time ends at about 9.2e9 s)");
     const SimTime t = secondsToNs(scaled_s);
     if (opts_.duration_s && t > secondsToNs(*opts_.duration_s)) {
       done_ = true;
       return false;
     }
     out.id = emitted_++;
+    ++stats_->emitted;
     out.arrival = t;
     clipRequestLengths(input, reasoning, output - reasoning, opts_.max_context, out);
     out.domain = domain;

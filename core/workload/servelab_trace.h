@@ -19,7 +19,8 @@
 namespace sl {
 
 /// Streaming reader: one line per next(); never loads the file.
-/// Malformed rows -> InputError "FILE:LINE: <what is wrong>".
+/// Malformed rows -> InputError "FILE:LINE: <what is wrong>", or, with
+/// TraceOptions::lenient, skipped and counted (malformed()).
 class ServeLabTraceReader final : public WorkloadSource {
 public:
   /// Opens `path` (already resolved) and reads the header.
@@ -31,6 +32,11 @@ public:
 
   /// Rows read from the file so far that were outside the window (skipped).
   std::int64_t skipped() const { return skipped_; }
+  /// With `lenient`: malformed rows skipped so far, and the first one's message.
+  std::int64_t malformed() const { return stats_->malformed; }
+  const std::string& firstMalformed() const { return stats_->first_malformed; }
+  /// Row counts as the other readers report them (format "servelab").
+  std::shared_ptr<const TraceStats> statsHandle() const { return stats_; }
 
 private:
   void readHeader();
@@ -45,6 +51,12 @@ private:
   bool done_ = false;
   std::int64_t emitted_ = 0;
   std::int64_t skipped_ = 0;
+  std::shared_ptr<TraceStats> stats_ = std::make_shared<TraceStats>();
+  struct Row {
+    double arrival = 0;
+    std::int64_t input = 0, output = 0, reasoning = 0;
+    std::int32_t domain = -1;
+  } row_;
 };
 
 /// Write every request of `src` as a ServeLab CSV (all five columns; empty

@@ -159,6 +159,28 @@ TEST(ServeLabTrace, MalformedRowsNameFileAndLine) {
   expectErr(errorOf("arrival_s,input_tokens,output_tokens,domain\n0,1,1,z\n"), "mem.csv:2: ", "domain");
 }
 
+TEST(ServeLabTrace, LenientSkipsAndCountsMalformedRows) {
+  const std::string text =
+      "arrival_s,input_tokens,output_tokens,reasoning_tokens\n"
+      "0,10,5,0\n"
+      "abc,1,1,0\n"     // line 3: not a number
+      "2,x,1,0\n"       // line 4: bad input_tokens (arrival 2 must not count as seen)
+      "1,7,3,1\n"       // line 5: fine, and later than line 2
+      "3,5,3,3\n";      // line 6: no answer token
+  TraceOptions o;
+  o.lenient = true;
+  ServeLabTraceReader rd(std::make_unique<std::istringstream>(text), "mem.csv", o);
+  const auto v = drain(rd);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].input, 10);
+  EXPECT_EQ(v[1].input, 7);
+  EXPECT_EQ(v[1].arrival, 1'000'000'000);
+  EXPECT_EQ(rd.malformed(), 3);
+  EXPECT_EQ(rd.firstMalformed().rfind("mem.csv:3: arrival_s is not a number", 0), 0u) << rd.firstMalformed();
+  // The same text without lenient stops at line 3.
+  EXPECT_NE(errorOf(text).find("mem.csv:3:"), std::string::npos);
+}
+
 TEST(ServeLabTrace, FormatDetectionAndDispatch) {
   TempDir dir;
   const std::string s = dir.write("a.csv", kSmall);
