@@ -7,22 +7,48 @@
 
 namespace sl {
 
-void rotateExhausted(std::deque<Request*>& q, int quantum, std::vector<Request*>& scratch) {
+namespace {
+
+// Tail of level `level` in a queue ordered by quanta used (policyKey).
+std::deque<Request*>::iterator levelEnd(std::deque<Request*>& q, std::int64_t level) {
+  return std::upper_bound(q.begin(), q.end(), level,
+                          [](std::int64_t l, const Request* r) { return l < r->policyKey; });
+}
+
+}  // namespace
+
+void enqueueRoundRobin(std::deque<Request*>& q, Request& r, bool byQuanta) {
+  r.quantumUsed = 0;
+  r.policyKey = 0;
+  if (byQuanta)
+    q.insert(levelEnd(q, 0), &r);
+  else
+    q.push_back(&r);
+}
+
+void rotateExhausted(std::deque<Request*>& q, int quantum, bool byQuanta, std::vector<Request*>& scratch) {
   scratch.clear();
   auto keep = std::stable_partition(q.begin(), q.end(), [quantum](const Request* r) {
     return r->quantumUsed < quantum;
   });
+  if (keep == q.end()) return;
   for (auto it = keep; it != q.end(); ++it) {
     (*it)->quantumUsed = 0;
+    ++(*it)->policyKey;
     scratch.push_back(*it);
   }
   q.erase(keep, q.end());
-  q.insert(q.end(), scratch.begin(), scratch.end());
+  if (!byQuanta) {
+    q.insert(q.end(), scratch.begin(), scratch.end());
+    return;
+  }
+  // The rest of the queue is still ordered by level; each rotated request
+  // joins the tail of its new level, in its old order.
+  for (Request* r : scratch) q.insert(levelEnd(q, r->policyKey), r);
 }
 
 void RoundRobinLocal::enqueue(Request& r) {
-  r.quantumUsed = 0;
-  queue_.push_back(&r);
+  enqueueRoundRobin(queue_, r, byQuanta_);
 }
 
 void RoundRobinLocal::remove(Request& r) {
@@ -30,7 +56,7 @@ void RoundRobinLocal::remove(Request& r) {
 }
 
 void RoundRobinLocal::schedule(IterationBuilder& b) {
-  rotateExhausted(queue_, quantum_, rotated_);
+  rotateExhausted(queue_, quantum_, byQuanta_, rotated_);
   order_.assign(queue_.begin(), queue_.end());
   b.runPrefix(order_);
 }

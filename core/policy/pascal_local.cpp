@@ -4,23 +4,22 @@
 
 #include "engine/instance.h"
 #include "engine/request.h"
+#include "policy/local_rr.h"
 
 namespace sl {
 
 // Request scratch fields while held here: `queue` = kHigh / kLow;
-// `policyKey` = 1 while the request is in its first low-queue quantum (a_i),
-// else 0; `quantumUsed` = tokens since it was last (re)placed in its queue.
+// `policyKey` = quanta used up in its current queue (0: its first quantum, so
+// a low-queue request with policyKey 0 counts in a_i); `quantumUsed` = tokens
+// of its current quantum (local_rr.h).
 
 void PascalLocal::enqueue(Request& r) {
-  r.quantumUsed = 0;
   if (r.inReasoning() && r.kvTokens <= cfg_.demoteTokens) {
     r.queue = kHigh;
-    r.policyKey = 0;
-    high_.push_back(&r);
+    enqueueRoundRobin(high_, r, cfg_.byQuanta);
   } else {  // answering (migrated in, or handed over), or already too large
     r.queue = kLow;
-    r.policyKey = 1;
-    low_.push_back(&r);
+    enqueueRoundRobin(low_, r, cfg_.byQuanta);
   }
 }
 
@@ -37,9 +36,7 @@ void PascalLocal::remove(Request& r) {
 void PascalLocal::toLow(Request& r) {
   if (auto it = std::find(high_.begin(), high_.end(), &r); it != high_.end()) high_.erase(it);
   r.queue = kLow;
-  r.quantumUsed = 0;
-  r.policyKey = 1;
-  low_.push_back(&r);
+  enqueueRoundRobin(low_, r, cfg_.byQuanta);
 }
 
 void PascalLocal::onToken(Request& r) {
@@ -52,22 +49,9 @@ void PascalLocal::onToken(Request& r) {
   }
 }
 
-void PascalLocal::rotate(std::deque<Request*>& q, int quantum) {
-  scratch_.clear();
-  auto keep =
-      std::stable_partition(q.begin(), q.end(), [quantum](const Request* r) { return r->quantumUsed < quantum; });
-  for (auto it = keep; it != q.end(); ++it) {
-    (*it)->quantumUsed = 0;
-    (*it)->policyKey = 0;  // its first quantum is over
-    scratch_.push_back(*it);
-  }
-  q.erase(keep, q.end());
-  q.insert(q.end(), scratch_.begin(), scratch_.end());
-}
-
 void PascalLocal::schedule(IterationBuilder& b) {
-  rotate(high_, cfg_.reasoningQuantum);
-  rotate(low_, cfg_.answeringQuantum);
+  rotateExhausted(high_, cfg_.reasoningQuantum, cfg_.byQuanta, scratch_);
+  rotateExhausted(low_, cfg_.answeringQuantum, cfg_.byQuanta, scratch_);
   order_.clear();
   order_.insert(order_.end(), high_.begin(), high_.end());
   order_.insert(order_.end(), low_.begin(), low_.end());
@@ -75,7 +59,7 @@ void PascalLocal::schedule(IterationBuilder& b) {
 }
 
 bool PascalLocal::inFirstAnsweringQuantum(const Request& r) const {
-  return r.queue == kLow && r.policyKey == 1 && r.quantumUsed < cfg_.answeringQuantum;
+  return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
 }
 
 std::int64_t PascalLocal::freshAnsweringCount(const Request* except) const {

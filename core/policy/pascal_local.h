@@ -5,7 +5,9 @@
 //                       reasoning, Request::inReasoning());
 //   low  ("answering"): requests in the answering phase, demoted reasoning
 //                       requests, and requests migrated in.
-// Each iteration: rotate exhausted requests to the tail of their queue, then
+// Each queue is RR as `rr` is (local_rr.h: by default ordered by quanta used,
+// so a request fresh in the low queue is ahead of answering requests on a
+// later quantum). Each iteration: rotate exhausted requests, then
 // run the longest prefix of (high, low) that fits (IterationBuilder::runPrefix);
 // memory pressure therefore preempts from the tail of low first, then of high.
 // A request moves high -> low when it produces its R-th token (`</think>`) or
@@ -25,6 +27,7 @@ struct PascalLocalConfig {
   int reasoningQuantum = 500;  // tokens per turn in the high queue
   int answeringQuantum = 500;  // tokens per turn in the low queue
   int demoteTokens = 5000;     // a reasoning request with more KV tokens goes to the low queue
+  bool byQuanta = true;        // RR order by quanta used (paper) or one circular queue (local_rr.h)
 };
 
 class PascalLocal : public LocalPolicy {
@@ -57,7 +60,6 @@ class PascalLocal : public LocalPolicy {
 
  private:
   void toLow(Request& r);
-  void rotate(std::deque<Request*>& q, int quantum);
 
   PascalLocalConfig cfg_;
   std::deque<Request*> high_, low_;

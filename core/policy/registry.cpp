@@ -14,6 +14,14 @@ namespace sl {
 
 namespace {
 
+// RR's order (local_rr.h): 1 = a request's priority drops with each quantum
+// it uses up (the paper's RR), 0 = one circular queue.
+KnobSpec priorityByQuantaKnob() {
+  return {"priority_by_quanta", "0/1", 0, 1, 1, true, false,
+          "1: RR queues are ordered by quanta used (a fresh request goes ahead of one on a later quantum, as the "
+          "paper's RR); 0: one circular queue where every request joins the tail"};
+}
+
 // PASCAL's knobs (paper §V-A defaults), shared by the three variants so a
 // scenario can switch between them (30-schedulers.md "PASCAL (global)").
 std::vector<KnobSpec> pascalKnobs() {
@@ -28,6 +36,7 @@ std::vector<KnobSpec> pascalKnobs() {
        "an instance is off pace when an answering request has at most this many tokens buffered in its pacer"},
       {"headroom_tokens", "tokens", 0, 1e6, 256, true, true,
        "adaptive migration (pascal only): free GPU room needed for the request's KV plus this many tokens"},
+      priorityByQuantaKnob(),
   };
 }
 
@@ -42,7 +51,8 @@ const std::vector<PolicyInfo>& policyCatalog() {
        "Round-robin with a token quantum: exhausted requests go to the tail; the longest fitting prefix runs",
        true,
        {{"quantum", "tokens", 1, 1e6, 500, true, true,
-         "tokens a request produces before it goes to the tail of the queue"}}},
+         "tokens a request produces before it goes to the tail of the queue"},
+        priorityByQuantaKnob()}},
       {"oracle", "Baselines", "FCFS with unlimited KV memory: no blocking or preemption caused by memory", true, {}},
       {"decode-first", "Baselines",
        "vLLM V1 colocated: decodes first, then chunked prefills fill the token budget (chunked prefill forced on)",
@@ -126,12 +136,14 @@ PolicyBundle makePolicy(const PolicySpec& spec) {
     b.chunkedPrefill = true;
   } else if (spec.id == "rr") {
     const int q = knobs.getInt("quantum");
-    b.makeLocal = [q](int) { return std::make_unique<RoundRobinLocal>(q); };
+    const bool byQuanta = knobs.getInt("priority_by_quanta") != 0;
+    b.makeLocal = [q, byQuanta](int) { return std::make_unique<RoundRobinLocal>(q, byQuanta); };
   } else if (spec.id == "pascal" || spec.id == "pascal-nomigration" || spec.id == "pascal-nonadaptive") {
     PascalLocalConfig lc;
     lc.reasoningQuantum = knobs.getInt("reasoning_quantum");
     lc.answeringQuantum = knobs.getInt("answering_quantum");
     lc.demoteTokens = knobs.getInt("demote_tokens");
+    lc.byQuanta = knobs.getInt("priority_by_quanta") != 0;
     PascalGlobalConfig gc;
     gc.migration = spec.id == "pascal"               ? PascalMigration::Adaptive
                    : spec.id == "pascal-nomigration" ? PascalMigration::Never

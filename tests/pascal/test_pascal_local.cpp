@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "pascal_test_util.h"
+#include "policy/local_rr.h"
 
 namespace sl::pascaltest {
 namespace {
@@ -202,3 +203,47 @@ TEST(PascalLocal, FreshAnsweringUntilTheFirstQuantumIsUsed) {
 
 }  // namespace
 }  // namespace sl::pascaltest
+
+namespace sl::test {
+namespace {
+
+// The low queue is ordered by quanta used (local_rr.h): an answering request
+// that has used up a quantum goes behind one that arrives at `</think>` later,
+// and only the latter counts in a_i. With priority_by_quanta = 0 the new one
+// joins the tail instead.
+TEST(PascalLocalQueues, FreshAnsweringRequestGoesAheadOfOlderOnes) {
+  for (const bool byQuanta : {true, false}) {
+    PascalLocalConfig cfg;
+    cfg.answeringQuantum = 3;
+    cfg.byQuanta = byQuanta;
+    PascalLocal L(cfg);
+    Request old, late;
+    old.id = 1;
+    late.id = 2;
+    for (Request* r : {&old, &late}) {
+      r->reasoning = 1;
+      r->generated = 1;  // answering
+      r->kvTokens = 10;
+    }
+    L.enqueue(old);
+    EXPECT_EQ(L.freshAnsweringCount(), 1);
+    old.quantumUsed = 3;  // its first answering quantum is used up ...
+    std::vector<Request*> scratch;
+    // ... and a rotation starts its second one (the rotation the policy runs
+    // at its next schedule(), applied here to a copy of the queue).
+    std::deque<Request*> low(L.lowQueue().begin(), L.lowQueue().end());
+    rotateExhausted(low, cfg.answeringQuantum, byQuanta, scratch);
+    EXPECT_EQ(old.policyKey, 1);
+    EXPECT_FALSE(L.inFirstAnsweringQuantum(old));
+    L.enqueue(late);
+    EXPECT_TRUE(L.inFirstAnsweringQuantum(late));
+    EXPECT_EQ(L.freshAnsweringCount(), 1);
+    const auto& q = L.lowQueue();
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q[0], byQuanta ? &late : &old);
+    EXPECT_EQ(q[1], byQuanta ? &old : &late);
+  }
+}
+
+}  // namespace
+}  // namespace sl::test

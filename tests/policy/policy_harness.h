@@ -215,8 +215,8 @@ struct Rig {
 inline LocalPolicyFactory fcfs() {
   return [](int) { return std::make_unique<FcfsLocal>(); };
 }
-inline LocalPolicyFactory rr(int quantum) {
-  return [quantum](int) { return std::make_unique<RoundRobinLocal>(quantum); };
+inline LocalPolicyFactory rr(int quantum, bool byQuanta = true) {
+  return [quantum, byQuanta](int) { return std::make_unique<RoundRobinLocal>(quantum, byQuanta); };
 }
 
 /// Times in ms → SimTime vector.

@@ -117,3 +117,66 @@ TEST(RoundRobinLocal, EqualsFcfsWithAmpleMemory) {
 
 }  // namespace
 }  // namespace sl::test
+
+namespace sl::test {
+namespace {
+
+std::vector<std::int64_t> ids(const std::deque<Request*>& q) {
+  std::vector<std::int64_t> v;
+  for (const Request* r : q) v.push_back(r->id);
+  return v;
+}
+
+// The two readings of "goes to the tail" (local_rr.h). A and B start; A uses
+// up its quantum; C arrives; then B uses up its quantum.
+//   by quanta: C (no quantum used) goes ahead of A (one used): B C A, then C A B.
+//   circular:  C joins the very tail:                           B A C, then A C B.
+TEST(RoundRobinOrder, FreshRequestGoesAheadOfOneOnALaterQuantum) {
+  for (const bool byQuanta : {true, false}) {
+    Request a, b, c;
+    a.id = 0;
+    b.id = 1;
+    c.id = 2;
+    std::deque<Request*> q;
+    std::vector<Request*> scratch;
+    enqueueRoundRobin(q, a, byQuanta);
+    enqueueRoundRobin(q, b, byQuanta);
+    a.quantumUsed = 2;
+    rotateExhausted(q, 2, byQuanta, scratch);
+    EXPECT_EQ(ids(q), (std::vector<std::int64_t>{1, 0}));
+    EXPECT_EQ(a.policyKey, 1);
+    EXPECT_EQ(a.quantumUsed, 0);
+    enqueueRoundRobin(q, c, byQuanta);
+    EXPECT_EQ(ids(q), byQuanta ? (std::vector<std::int64_t>{1, 2, 0}) : (std::vector<std::int64_t>{1, 0, 2}));
+    b.quantumUsed = 3;  // more than the quantum: rotates too
+    rotateExhausted(q, 2, byQuanta, scratch);
+    EXPECT_EQ(ids(q), byQuanta ? (std::vector<std::int64_t>{2, 0, 1}) : (std::vector<std::int64_t>{0, 2, 1}));
+    // A on its 3rd quantum goes behind B (2nd) when ordered by quanta.
+    a.quantumUsed = 2;
+    rotateExhausted(q, 2, byQuanta, scratch);
+    EXPECT_EQ(a.policyKey, 2);
+    EXPECT_EQ(ids(q), byQuanta ? (std::vector<std::int64_t>{2, 1, 0}) : (std::vector<std::int64_t>{2, 1, 0}));
+  }
+}
+
+// End to end on one instance with room for two 2-block requests (1-token
+// prompt + 7 outputs): five take turns (quantum 1) when a sixth arrives at
+// 3 ms. Ordered by quanta it is at the head of the queue at once; in the
+// circular order it joins the tail. Both runs finish every request.
+TEST(RoundRobinOrder, FreshArrivalJoinsTheHeadOrTheTail) {
+  const std::vector<RequestSpec> reqs = {req(0, 1, 7),   req(0.1, 1, 7), req(0.2, 1, 7),
+                                         req(0.3, 1, 7), req(0.4, 1, 7), req(3.0, 1, 7)};
+  Rig byQ(tinyInstance(4, 4), reqs, rr(1, true));
+  Rig circ(tinyInstance(4, 4), reqs, rr(1, false));
+  byQ.sim->run(ms(3.0));
+  circ.sim->run(ms(3.0));
+  EXPECT_EQ(rrQueue(*byQ.sim), (std::vector<std::int64_t>{5, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(rrQueue(*circ.sim), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  byQ.run();
+  circ.run();
+  EXPECT_EQ(byQ.sim->finishedCount(), 6);
+  EXPECT_EQ(circ.sim->finishedCount(), 6);
+}
+
+}  // namespace
+}  // namespace sl::test
