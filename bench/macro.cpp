@@ -2,7 +2,8 @@
 //
 //   B1  8 × h100-96g, R1-Distill-Qwen-32B, kv_capacity_fraction 0.5, no
 //       chunked prefill, alpaca-reasoning chat at saturation, 1 simulated
-//       hour; policy fcfs + least-kv router (--policy pascal once it lands).
+//       hour; policy pascal, as the spec's B1 names (--policy fcfs
+//       --router least-kv for the baseline).
 //   B2  64 × h100-sxm-80g, Llama-3.1-8B, 10^6 Poisson requests (default
 //       chat lengths), least-loaded + fcfs, at a busy but stable rate.
 //   B3  B2's setting at 10^3, 10^4, 10^5, 10^6 requests.
@@ -42,7 +43,7 @@ struct Options {
   bool json = false;
   bool quick = false;
   std::vector<std::string> only;  // empty: all
-  std::string b1Policy = "fcfs";
+  std::string b1Policy = "pascal";
   std::string b1Router = "least-kv";
   std::optional<double> b1Rate, b2Rate;
   std::optional<std::int64_t> b2Requests;
@@ -53,7 +54,7 @@ struct Options {
 // Default rates (documented in docs/performance.md, "Scenarios"):
 //  B1: the fcfs cluster's throughput plateaus at about 5.2 req/s (7.8 K
 //      tokens/s); 6 req/s keeps it saturated (preempting, backlog growing
-//      slowly) for the whole hour.
+//      slowly) for the whole hour, under fcfs and pascal alike.
 //  B2: the cluster's capacity is about 700 req/s (queues build at 750);
 //      600 req/s keeps it busy (≈ 85 %) but stable (queueing p99 0.2 s).
 constexpr double kB1Rate = 6.0;
@@ -275,8 +276,8 @@ void usage() {
       "  --json      print the results as one JSON object on stdout\n"
       "  --quick     small sizes (smoke test, a few seconds)\n"
       "  --only      run only these scenarios\n"
-      "  --policy    B1's policy id (default fcfs; e.g. pascal)\n"
-      "  --router    B1's router (default least-kv; ignored by policies without one)\n"
+      "  --policy    B1's policy id (default pascal, the spec's B1; e.g. fcfs)\n"
+      "  --router    B1's router (default least-kv; ignored by policies with their own placement, e.g. pascal)\n"
       "  --b1-rate, --b2-rate, --b2-requests  override B1's/B2's arrival rate, B2's size (profiling)\n"
       "  --repeat N  run each scenario N times, report the fastest (all walls in walls_s)\n"
       "  --no-fork   run in-process (peak RSS then accumulates over scenarios)");

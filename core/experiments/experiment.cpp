@@ -24,8 +24,9 @@ const Experiment* findExperiment(const std::string& id) {
   return nullptr;
 }
 
-RunOutcome runInMemory(const Scenario& s, const std::string& label) {
+RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer) {
   auto prepared = prepareRun(s, label);
+  if (observer) prepared->simulator->addObserver(observer);
   RunOptions opt;  // no outDir: nothing written
   RunResult res = executeRun(*prepared, opt);
   RunOutcome out;

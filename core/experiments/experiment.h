@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/observer.h"
 #include "experiments/table.h"
 #include "metrics/request_record.h"
 #include "metrics/summary.h"
@@ -56,8 +57,9 @@ struct RunOutcome {
   std::vector<RequestRecord> records;  // finished + in flight, by id
   bool stalled = false;
 };
-/// prepareRun + executeRun without output files.
-RunOutcome runInMemory(const Scenario& s, const std::string& label);
+/// prepareRun + executeRun without output files. `observer`, when given, is
+/// attached to the simulator for the run (e.g. to collect KV transfers).
+RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer = nullptr);
 
 /// Writes DIR/table.csv, DIR/table.txt and DIR/<chart>.csv (atomically);
 /// creates DIR.

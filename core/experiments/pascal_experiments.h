@@ -1,5 +1,7 @@
 #pragma once
 // PASCAL (shared/papers/pascal-phase-aware-scheduling.txt) figure experiments.
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "experiments/experiment.h"
@@ -13,8 +15,11 @@ inline constexpr double kPascalMediumRate = 4.0;
 inline constexpr double kPascalHighRate = 8.0;
 
 /// Base scenario of §V (samples/pascal-baseline-fcfs.json) with the given
-/// arrival rate, policy and request count (the size parameter).
-Scenario pascalScenario(double rate, const std::string& policy, std::int64_t requests);
+/// arrival rate, policy, request count (the size parameter) and workload
+/// preset (alpaca-reasoning; the Arena-Hard variants use
+/// arena-hard-reasoning, Fig. 16 reasoning-mix).
+Scenario pascalScenario(double rate, const std::string& policy, std::int64_t requests,
+                        const std::string& preset = "alpaca-reasoning");
 
 void addPascalExperiments(std::vector<Experiment>& out);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/decision_log.h"
 #include "engine/instance.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
@@ -140,7 +141,62 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
   o += "}},\n";
 }
 
-std::string TraceRecorder::finish(SimTime end) {
+std::int64_t TraceRecorder::decisionsTid() const {
+  // Request tracks use tid = id + 1 <= requestLimit_; viewers keep tids in
+  // 32 bits.
+  return std::min<std::int64_t>(std::max<std::int64_t>(requestLimit_, 0), 2'000'000'000) + 1;
+}
+
+void TraceRecorder::appendDecisions(const DecisionLog& log) {
+  const std::int64_t tid = decisionsTid();
+  std::vector<bool> named(static_cast<std::size_t>(instances_), false);
+  std::string& o = events_;
+  for (const Decision& d : log.entries()) {
+    if (d.requestId < 0 || d.requestId >= requestLimit_) continue;
+    int inst = d.boundary ? d.from : d.instance;
+    if (inst < 0 || inst >= instances_) inst = d.chosen;
+    if (inst < 0 || inst >= instances_) continue;
+    const int pid = inst + 1;
+    if (!named[static_cast<std::size_t>(inst)]) {
+      named[static_cast<std::size_t>(inst)] = true;
+      o += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+           ",\"args\":{\"name\":\"decisions\"}},\n";
+      o += "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+           ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"sort_index\":-1}},\n";
+    }
+    o += "{\"name\":\"";
+    o += decisionActionName(d.action);
+    o += "\",\"cat\":\"decision\",\"ph\":\"i\",\"s\":\"t\",\"ts\":";
+    appendUs(d.time, o);
+    o += ",\"pid\":";
+    appendInt(pid, o);
+    o += ",\"tid\":";
+    appendInt(tid, o);
+    o += ",\"args\":{\"request\":";
+    appendInt(d.requestId, o);
+    o += ",\"kind\":\"";
+    o += d.boundary ? "boundary" : "placement";
+    o += "\",\"from\":";
+    appendInt(d.from, o);
+    o += ",\"candidates\":[";
+    bool first = true;
+    for (std::int32_t c : log.candidatesOf(d)) {
+      if (!first) o += ',';
+      appendInt(c, o);
+      first = false;
+    }
+    o += "],\"chosen\":";
+    appendInt(d.chosen, o);
+    o += ",\"instance\":";
+    appendInt(d.instance, o);
+    o += ",\"reason\":\"";
+    o += DecisionLog::reason(d);  // fixed labels: no characters to escape
+    o += "\"}},\n";
+  }
+}
+
+std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions) {
+  if (decisions) appendDecisions(*decisions);
   std::vector<std::int64_t> ids;
   for (const auto& [id, _] : open_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());  // deterministic order

@@ -2,7 +2,9 @@
 // Builds trace.json in the Chrome trace-event format that Perfetto and
 // chrome://tracing open: one process per instance; in it a track per request
 // (spans: queued, reasoning, answering, preempted, migrating, handoff) and an
-// "iterations" track; migrations are flow arrows between instances.
+// "iterations" track; migrations are flow arrows between instances. A global
+// policy's placement / </think> boundary decisions (DecisionLog, e.g. PASCAL)
+// are instant events on each instance's "decisions" track.
 // Requests with id >= the request limit are not drawn, and iteration spans
 // stop after a cap, so huge runs give a trace a viewer can still open.
 #include <cstdint>
@@ -13,15 +15,26 @@
 
 namespace sl {
 
+class DecisionLog;
+
 class TraceRecorder : public SimObserver {
 public:
   TraceRecorder(int instances, std::int64_t requestLimit, std::int64_t iterationLimit = 50000);
   void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override;
   void onIteration(const Instance& in, SimTime start, SimTime end) override;
-  /// Close open spans at `end` and return the whole JSON document.
-  std::string finish(SimTime end);
+  /// Close open spans at `end` and return the whole JSON document. With a
+  /// decision log, each decision about a drawn request (id < the request
+  /// limit) becomes an instant event ("ph":"i", category "decision") on the
+  /// "decisions" track of the instance it was taken on (a placement: the
+  /// chosen instance; a boundary: the instance the request was on), with
+  /// args request, kind, from, candidates, chosen, instance, reason.
+  std::string finish(SimTime end, const DecisionLog* decisions = nullptr);
+  /// The thread id of the instances' "decisions" tracks (above every
+  /// request's track).
+  std::int64_t decisionsTid() const;
 
 private:
+  void appendDecisions(const DecisionLog& log);
   struct Open {
     const char* name;
     SimTime start;

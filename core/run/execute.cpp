@@ -104,7 +104,7 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
     csv.reserve(records.size() * 160);
     for (const RequestRecord& r : records) appendRequestCsvRow(r, csv, domains);
     // Build everything first, then write: nothing half-written on error.
-    const std::string traceDoc = trace.finish(sim.now());
+    const std::string traceDoc = trace.finish(sim.now(), sim.globalPolicy().decisionLog());
     writeFileAtomic(opt.outDir + "/summary.json", j.dump(2) + "\n");
     writeFileAtomic(opt.outDir + "/requests.csv", csv);
     writeFileAtomic(opt.outDir + "/timeseries.csv", series.csv());
