@@ -41,6 +41,8 @@ public:
   virtual void describe(std::vector<QueueView>& out) const = 0;
 };
 
+struct MonitorSnapshot;
+
 class GlobalPolicy {
 public:
   virtual ~GlobalPolicy() = default;
@@ -62,6 +64,8 @@ public:
   /// The policy's placement-decision log (engine/decision_log.h), or null
   /// when it keeps none. Read-only, for the GUI and decisions.csv.
   virtual const DecisionLog* decisionLog() const { return nullptr; }
+  /// The policy's instance monitor for `instance` (snapshots); false when it keeps none.
+  virtual bool monitor(int /*instance*/, MonitorSnapshot& /*out*/) const { return false; }
 
 protected:
   Simulator* sim_ = nullptr;

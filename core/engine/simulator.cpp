@@ -542,6 +542,8 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.tokensProduced = in.tokensProduced_;
     views.clear();
     in.policy_->describe(views);
+    is.monitor = MonitorSnapshot{};
+    if (global_) is.monitor.present = global_->monitor(static_cast<int>(i), is.monitor);
     is.queues.resize(views.size());
     for (std::size_t q = 0; q < views.size(); ++q) {
       is.queues[q].name = views[q].name;
@@ -562,6 +564,14 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     t.live = m.live;
     t.progress = m.flow >= 0 ? std::max(0.0, net_.progress(m.flow, now_)) : 0.0;
     s.transfers.push_back(t);
+  }
+  s.decisions = 0;
+  s.recentDecisions.clear();
+  if (const DecisionLog* log = global_ ? global_->decisionLog() : nullptr) {
+    const auto& e = log->entries();
+    s.decisions = static_cast<std::int64_t>(e.size()) + log->dropped();
+    const std::size_t from = e.size() > Snapshot::kRecentDecisions ? e.size() - Snapshot::kRecentDecisions : 0;
+    for (std::size_t k = from; k < e.size(); ++k) s.recentDecisions.push_back({e[k], DecisionLog::reason(e[k])});
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/decision_log.h"
 #include "util/time.h"
 
 namespace sl {
@@ -24,6 +25,22 @@ struct QueueSnapshot {
   std::vector<RequestChip> requests;
 };
 
+/// What the global policy's instance monitor reads (PASCAL: t_i, r_i, a_i,
+/// m_i of Algorithms 1 and 2), so the GUI can show why a decision was made.
+struct MonitorSnapshot {
+  bool present = false;              // the policy keeps such a monitor
+  bool onPace = true;                // t_i: every answering request has tokens buffered
+  std::int64_t reasoning = 0;        // r_i: requests in the reasoning (high) queue
+  std::int64_t freshAnswering = 0;   // a_i: answering requests in their first quantum
+  std::int64_t footprintBlocks = 0;  // m_i: KV blocks on GPU + CPU
+};
+
+/// One of the latest placement / </think> decisions.
+struct DecisionSnapshot {
+  Decision decision;
+  std::string reason;  // "SLO-filtered; migrate" (DecisionLog::reason)
+};
+
 struct InstanceSnapshot {
   int id = 0;
   std::uint8_t role = 0;  // InstanceRole
@@ -33,6 +50,7 @@ struct InstanceSnapshot {
   bool busy = false;
   std::int64_t tokensProduced = 0;
   std::vector<QueueSnapshot> queues;
+  MonitorSnapshot monitor;
 };
 
 struct TransferSnapshot {
@@ -48,6 +66,9 @@ struct Snapshot {
   std::int64_t events = 0;
   std::vector<InstanceSnapshot> instances;
   std::vector<TransferSnapshot> transfers;
+  std::int64_t decisions = 0;                    // decisions logged so far
+  std::vector<DecisionSnapshot> recentDecisions;  // the latest ones, oldest first
+  static constexpr std::size_t kRecentDecisions = 16;
 };
 
 }  // namespace sl

@@ -5,6 +5,7 @@
 #include "engine/instance.h"
 #include "engine/request.h"
 #include "engine/simulator.h"
+#include "engine/snapshot.h"
 
 namespace sl {
 
@@ -66,6 +67,16 @@ PascalInstanceStatus PascalGlobal::status(int i, const Request* except) const {
     if (st.onPace && !b.r->inReasoning() && behindPace(*b.r, now)) st.onPace = false;
   }
   return st;
+}
+
+bool PascalGlobal::monitor(int instance, MonitorSnapshot& out) const {
+  if (!sim_ || instance < 0 || instance >= static_cast<int>(locals_.size())) return false;
+  const PascalInstanceStatus st = status(instance);
+  out.onPace = st.onPace;
+  out.reasoning = st.reasoning;
+  out.freshAnswering = st.freshAnswering;
+  out.footprintBlocks = st.footprint;
+  return true;
 }
 
 int PascalGlobal::route(const Request& r) {

@@ -47,6 +47,7 @@ class PascalGlobal : public GlobalPolicy {
  public:
   explicit PascalGlobal(const PascalGlobalConfig& cfg) : cfg_(cfg) {}
   const char* name() const override;
+  bool monitor(int instance, MonitorSnapshot& out) const override;
   void attach(Simulator& sim) override;
   int route(const Request& r) override;
   void onReasoningEnd(Request& r) override;

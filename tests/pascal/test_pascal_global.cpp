@@ -29,10 +29,29 @@ TEST(Algorithm1, SkipsAnInstanceOffPace) {
   PascalRig rig(test::tinyInstance(1000, 2), {rq(0, 2, 0, 200), rq(0.5, 40, 100, 5), rq(5, 2, 10, 2)}, 2, {}, {},
                 strictPace);
   std::vector<PascalInstanceStatus> at5;
+  Snapshot snap5, snapEnd;
   rig.sim->sendMessage(ms(4.99), [&] {
     for (int i = 0; i < 2; ++i) at5.push_back(rig.global->status(i));
+    rig.sim->fillSnapshot(snap5);
   });
   rig.run();
+  rig.sim->fillSnapshot(snapEnd);
+  // The snapshot shows the monitor the algorithms read, and the decisions.
+  ASSERT_EQ(snap5.instances.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const MonitorSnapshot& m = snap5.instances[static_cast<std::size_t>(i)].monitor;
+    EXPECT_TRUE(m.present);
+    EXPECT_EQ(m.onPace, at5[static_cast<std::size_t>(i)].onPace);
+    EXPECT_EQ(m.reasoning, at5[static_cast<std::size_t>(i)].reasoning);
+    EXPECT_EQ(m.freshAnswering, at5[static_cast<std::size_t>(i)].freshAnswering);
+    EXPECT_EQ(m.footprintBlocks, at5[static_cast<std::size_t>(i)].footprint);
+  }
+  EXPECT_EQ(snap5.decisions, 2);  // A and B placed; C not yet arrived
+  ASSERT_EQ(snap5.recentDecisions.size(), 2u);
+  EXPECT_EQ(snap5.recentDecisions[1].decision.requestId, 1);
+  EXPECT_EQ(snapEnd.decisions, static_cast<std::int64_t>(rig.global->decisionLog()->size()));
+  EXPECT_EQ(snapEnd.recentDecisions.back().reason,
+            DecisionLog::reason(rig.global->decisionLog()->entries().back()));
   EXPECT_EQ(placedOn(rig, 0), 0);
   EXPECT_EQ(placedOn(rig, 1), 1);  // instance 0 holds A's prompt block
   ASSERT_EQ(at5.size(), 2u);
