@@ -1,5 +1,6 @@
 #include "live_run.h"
 
+#include "policy/registry.h"
 #include "util/error.h"
 
 namespace sl::ui {
@@ -36,11 +37,17 @@ bool liveRateSupported(const Scenario& s) {
 }
 
 void LiveRun::apply(KnobChange c) {
-  if (c.knob != kKnobArrivalRate) throw InputError("live change: unknown knob '" + c.knob + "'");
-  if (!rateLive || !rate) throw InputError("live change: this workload has no arrival rate to change");
   c.time = std::max(c.time, sim().now());
   c.events = sim().eventsProcessed();
-  rate->setRate(c.time, c.value);
+  if (c.knob == kKnobArrivalRate) {
+    if (!rateLive || !rate) throw InputError("live change: this workload has no arrival rate to change");
+    rate->setRate(c.time, c.value);
+  } else if (c.knob.starts_with(kKnobPolicyPrefix)) {
+    applyLiveKnob(sim(), prepared->scenario.policy.id, c.knob.substr(std::string_view(kKnobPolicyPrefix).size()),
+                  c.value);
+  } else {
+    throw InputError("live change: unknown knob '" + c.knob + "'");
+  }
   changes.push_back(c);
 }
 

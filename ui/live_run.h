@@ -20,13 +20,15 @@ namespace sl::ui {
 struct KnobChange {
   SimTime time = 0;
   std::int64_t events = 0;
-  std::string knob;  // "arrival_rate" (req/s) is the only live knob so far
+  std::string knob;  // "arrival_rate" (req/s) or "policy.<knob>" (a live-safe policy knob)
   double value = 0;
   bool operator==(const KnobChange&) const = default;
 };
 using ChangeLog = std::vector<KnobChange>;
 
 inline constexpr const char* kKnobArrivalRate = "arrival_rate";
+/// Prefix of a policy knob change: "policy.answering_quantum".
+inline constexpr const char* kKnobPolicyPrefix = "policy.";
 
 nlohmann::ordered_json changeLogToJson(const ChangeLog& log);
 ChangeLog changeLogFromJson(const nlohmann::json& j);  // InputError on a malformed log
@@ -44,7 +46,8 @@ struct LiveRun {
   Simulator& sim() { return *prepared->simulator; }
   /// Apply `c` now (at the current event boundary) and append it to the log.
   /// `c.events` is overwritten with the simulator's event count. InputError
-  /// for an unknown knob or a value it refuses.
+  /// for an unknown knob, one not safe mid-run, or a value it refuses
+  /// (policy knobs: applyLiveKnob in core/policy/registry.h).
   void apply(KnobChange c);
 };
 

@@ -39,6 +39,9 @@ public:
   virtual std::size_t size() const = 0;
   /// Queues for snapshots (cleared and refilled; cheap, no simulation effect).
   virtual void describe(std::vector<QueueView>& out) const = 0;
+  /// A live knob change (GUI slider), already validated by the registry; it
+  /// takes effect at the next scheduling decision. False when not this policy's knob.
+  virtual bool setKnob(const std::string& /*name*/, double /*value*/) { return false; }
 };
 
 struct MonitorSnapshot;
@@ -66,6 +69,8 @@ public:
   virtual const DecisionLog* decisionLog() const { return nullptr; }
   /// The policy's instance monitor for `instance` (snapshots); false when it keeps none.
   virtual bool monitor(int /*instance*/, MonitorSnapshot& /*out*/) const { return false; }
+  /// A live knob change, as LocalPolicy::setKnob.
+  virtual bool setKnob(const std::string& /*name*/, double /*value*/) { return false; }
 
 protected:
   Simulator* sim_ = nullptr;

@@ -575,6 +575,12 @@ void Simulator::fillSnapshot(Snapshot& s) const {
   }
 }
 
+bool Simulator::setPolicyKnob(const std::string& name, double value) {
+  bool taken = global_ && global_->setKnob(name, value);
+  for (auto& in : instances_) taken = in->policy_->setKnob(name, value) || taken;
+  return taken;
+}
+
 // ---------------------------------------------------------------- messages, roles
 
 void Simulator::sendMessage(SimTime delay, std::function<void()> fn) {

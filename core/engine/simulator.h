@@ -89,6 +89,10 @@ public:
   Instance& instance(int i) { return *instances_[static_cast<std::size_t>(i)]; }
   const Instance& instance(int i) const { return *instances_[static_cast<std::size_t>(i)]; }
   GlobalPolicy& globalPolicy() { return *global_; }
+  /// Hands a live knob change to the global policy and every instance's local
+  /// policy (call between events); true when at least one of them took it.
+  /// Validation is the registry's (applyLiveKnob).
+  bool setPolicyKnob(const std::string& name, double value);
   Rng& rng(const std::string& stream);
   /// Stop-and-copy move of `r` to `dst` (deferred to the end of the source's
   /// running iteration when `r` is in it). The destination reserves blocks

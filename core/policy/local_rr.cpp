@@ -61,6 +61,12 @@ void RoundRobinLocal::schedule(IterationBuilder& b) {
   b.runPrefix(order_);
 }
 
+bool RoundRobinLocal::setKnob(const std::string& name, double value) {
+  if (name != "quantum") return false;
+  quantum_ = static_cast<int>(value);
+  return true;
+}
+
 void RoundRobinLocal::describe(std::vector<QueueView>& out) const {
   out.push_back(QueueView{"rr", {queue_.begin(), queue_.end()}});
 }

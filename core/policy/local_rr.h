@@ -30,8 +30,8 @@ public:
   void describe(std::vector<QueueView>& out) const override;
   int quantum() const { return quantum_; }
   bool byQuanta() const { return byQuanta_; }
-  /// Live knob change (GUI): takes effect at the next rotation.
-  void setQuantum(int q) { quantum_ = q; }
+  /// Live `quantum` (GUI): takes effect at the next rotation.
+  bool setKnob(const std::string& name, double value) override;
 
 private:
   int quantum_;

@@ -79,6 +79,17 @@ bool PascalGlobal::monitor(int instance, MonitorSnapshot& out) const {
   return true;
 }
 
+bool PascalGlobal::setKnob(const std::string& name, double value) {
+  if (name == "pace_low_watermark") {
+    cfg_.paceLowWatermark = static_cast<std::int64_t>(value);
+  } else if (name == "headroom_tokens") {
+    cfg_.headroomTokens = static_cast<std::int64_t>(value);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 int PascalGlobal::route(const Request& r) {
   const int n = sim_->numInstances();
   auto& st = scratchStatus_;

@@ -48,6 +48,8 @@ class PascalGlobal : public GlobalPolicy {
   explicit PascalGlobal(const PascalGlobalConfig& cfg) : cfg_(cfg) {}
   const char* name() const override;
   bool monitor(int instance, MonitorSnapshot& out) const override;
+  /// Live pace_low_watermark and headroom_tokens (next decision).
+  bool setKnob(const std::string& name, double value) override;
   void attach(Simulator& sim) override;
   int route(const Request& r) override;
   void onReasoningEnd(Request& r) override;

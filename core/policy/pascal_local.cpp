@@ -69,6 +69,20 @@ std::int64_t PascalLocal::freshAnsweringCount(const Request* except) const {
   return n;
 }
 
+bool PascalLocal::setKnob(const std::string& name, double value) {
+  const int v = static_cast<int>(value);
+  if (name == "reasoning_quantum") {
+    cfg_.reasoningQuantum = v;
+  } else if (name == "answering_quantum") {
+    cfg_.answeringQuantum = v;
+  } else if (name == "demote_tokens") {
+    cfg_.demoteTokens = v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void PascalLocal::describe(std::vector<QueueView>& out) const {
   out.push_back(QueueView{"reasoning", {high_.begin(), high_.end()}});
   out.push_back(QueueView{"answering", {low_.begin(), low_.end()}});

@@ -43,6 +43,8 @@ class PascalLocal : public LocalPolicy {
   void onToken(Request& r) override;
   std::size_t size() const override { return high_.size() + low_.size(); }
   void describe(std::vector<QueueView>& out) const override;
+  /// Live reasoning_quantum, answering_quantum, demote_tokens (next iteration / next token).
+  bool setKnob(const std::string& name, double value) override;
 
   const PascalLocalConfig& config() const { return cfg_; }
   /// The two queues in RR order (high = reasoning, low = answering).

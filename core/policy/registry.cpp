@@ -156,4 +156,28 @@ PolicyBundle makePolicy(const PolicySpec& spec) {
   return b;
 }
 
+void applyLiveKnob(Simulator& sim, const std::string& policyId, const std::string& knob, double value) {
+  const PolicyInfo& info = policyInfo(policyId);
+  const KnobSpec* spec = nullptr;
+  std::vector<std::string> names;
+  for (const KnobSpec& k : info.knobs) {
+    names.push_back(k.name);
+    if (k.name == knob) spec = &k;
+  }
+  const std::string where = "policy.knobs." + knob;
+  if (!spec) {
+    const auto hint = didYouMean(knob, names);
+    throw InputError(where + ": policy '" + policyId + "' has no such knob" +
+                     (hint ? " (did you mean '" + *hint + "'?)" : std::string()));
+  }
+  if (!spec->liveSafe) throw InputError(where + ": cannot change while a run is going (restart the run)");
+  if (!std::isfinite(value) || value < spec->min || value > spec->max)
+    throw InputError(where + ": must be in [" + formatDouble(spec->min) + ", " + formatDouble(spec->max) + "] " +
+                     spec->unit + " (got " + formatDouble(value) + ")");
+  if (spec->integer && value != std::floor(value))
+    throw InputError(where + ": must be an integer (got " + formatDouble(value) + ")");
+  if (!sim.setPolicyKnob(knob, value))
+    throw InputError(where + ": not taken by the running policy");  // a knob the catalog lists but no part reads
+}
+
 }  // namespace sl

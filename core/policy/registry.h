@@ -54,4 +54,10 @@ private:
 
 PolicyBundle makePolicy(const PolicySpec& spec);
 
+/// A live knob change on a running simulation of policy `policyId`: checks
+/// that the knob exists (with a did-you-mean hint), is safe to change mid-run
+/// and is in range, then hands it to the policies (Simulator::setPolicyKnob).
+/// InputError naming policy.knobs.<knob> otherwise.
+void applyLiveKnob(Simulator& sim, const std::string& policyId, const std::string& knob, double value);
+
 }  // namespace sl

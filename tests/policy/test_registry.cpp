@@ -168,5 +168,62 @@ TEST(Registry, PrepareRunPrefixesSource) {
   EXPECT_EQ(m.rfind("my.json: policy.knobs.quantum", 0), 0u) << m;
 }
 
+// Live knob changes (GUI sliders): validated like scenario knobs, refused when
+// not safe mid-run, and they change what the run does from that point on.
+TEST(Registry, LiveKnobsAreValidatedAndTakeEffect) {
+  Scenario s;
+  s.cluster.instances = 2;
+  s.model = "llama-3.1-8b";
+  s.workload.requests = 300;
+  s.workload.arrival.rate = 40;
+  s.cluster.kv_capacity_fraction = 0.02;  // memory pressure, so RR order matters
+  s.policy.id = "rr";
+  auto run = [&](std::optional<double> quantumAt5s) {
+    auto p = prepareRun(s, "live");
+    Simulator& sim = *p->simulator;
+    if (quantumAt5s) {
+      sim.run(secondsToNs(5));
+      applyLiveKnob(sim, "rr", "quantum", *quantumAt5s);
+    }
+    sim.run();
+    return sim.fingerprint();
+  };
+  const auto base = run(std::nullopt);
+  EXPECT_EQ(run(500.0), base);          // the value it already had: no change
+  EXPECT_NE(run(2.0), base);            // quantum 2 from t = 5 s: another run
+  EXPECT_EQ(run(2.0), run(2.0));        // and a deterministic one
+
+  auto p = prepareRun(s, "live");
+  Simulator& sim = *p->simulator;
+  std::string m = inputError([&] { applyLiveKnob(sim, "rr", "quantom", 3); });
+  EXPECT_NE(m.find("policy.knobs.quantom"), std::string::npos) << m;
+  EXPECT_NE(m.find("did you mean 'quantum'"), std::string::npos) << m;
+  m = inputError([&] { applyLiveKnob(sim, "rr", "quantum", 0); });
+  EXPECT_NE(m.find("must be in [1, 1e+06]"), std::string::npos) << m;
+  m = inputError([&] { applyLiveKnob(sim, "rr", "quantum", 2.5); });
+  EXPECT_NE(m.find("must be an integer"), std::string::npos) << m;
+  m = inputError([&] { applyLiveKnob(sim, "rr", "priority_by_quanta", 0); });
+  EXPECT_NE(m.find("cannot change while a run is going"), std::string::npos) << m;
+  m = inputError([&] { applyLiveKnob(sim, "fcfs", "quantum", 3); });
+  EXPECT_NE(m.find("has no such knob"), std::string::npos) << m;
+}
+
+// Every live-safe knob of every policy is taken by the policy it belongs to
+// (the catalog and the policies' setKnob agree).
+TEST(Registry, EveryLiveSafeKnobIsTaken) {
+  for (const PolicyInfo& info : policyCatalog()) {
+    Scenario s;
+    s.cluster.instances = 2;
+    s.model = "llama-3.1-8b";
+    s.workload.requests = 5;
+    s.policy.id = info.id;
+    auto p = prepareRun(s, "live");
+    for (const KnobSpec& k : info.knobs) {
+      if (!k.liveSafe) continue;
+      EXPECT_NO_THROW(applyLiveKnob(*p->simulator, info.id, k.name, k.def)) << info.id << "." << k.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sl::test
