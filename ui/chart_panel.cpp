@@ -2,7 +2,9 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QBuffer>
 #include <QContextMenuEvent>
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileDialog>
 #include <QGraphicsLayout>
@@ -10,15 +12,21 @@
 #include <QGridLayout>
 #include <QLineSeries>
 #include <QMenu>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QScatterSeries>
 #include <QSvgGenerator>
 #include <QTextStream>
+#include <QToolButton>
 #include <QToolTip>
 #include <QValueAxis>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "metrics/binned_tail.h"
 
 #include "sim_controller.h"
 #include "theme.h"
@@ -104,7 +112,19 @@ struct LiveChart::Impl {
   std::vector<QLineSeries*> markers;
   std::vector<double> markerXs;
   std::optional<std::pair<double, double>> fixedY;
+  std::optional<std::pair<double, double>> viewX;  // user zoom/pan; unset = automatic
+  QToolButton* resetButton = nullptr;
+  bool dragging = false;
+  QPoint dragStart;
+  std::pair<double, double> dragRange{0, 0};
   int drawn = 0;
+
+  // The plot area in the view's viewport coordinates (where mouse events land).
+  QRectF plotRect() const { return view->mapFromScene(chart->mapRectToScene(chart->plotArea())).boundingRect(); }
+  double xAt(double px) const {
+    const QRectF r = plotRect();
+    return ax->min() + (px - r.left()) / std::max(1.0, r.width()) * (ax->max() - ax->min());
+  }
 };
 
 LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLabel, const QString& yLabel,
@@ -148,9 +168,26 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->view->setRenderHint(QPainter::Antialiasing);
   d->view->setFrameShape(QFrame::NoFrame);
   d->view->setContextMenuPolicy(Qt::NoContextMenu);
+  d->view->setMouseTracking(true);
+  d->view->viewport()->setMouseTracking(true);
+  d->view->viewport()->installEventFilter(this);
+  d->view->setToolTip(tr("Wheel: zoom · drag: pan · double-click: reset · right-click: export"));
   auto* lay = new QGridLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
-  lay->addWidget(d->view);
+  lay->addWidget(d->view, 0, 0);
+  d->resetButton = new QToolButton(this);
+  d->resetButton->setText(tr("Reset zoom"));
+  d->resetButton->setToolTip(tr("Back to the automatic range (or double-click the chart)"));
+  d->resetButton->setAutoRaise(true);
+  QFont bf = font();
+  bf.setPointSizeF(bf.pointSizeF() * 0.8);
+  d->resetButton->setFont(bf);
+  d->resetButton->hide();
+  connect(d->resetButton, &QToolButton::clicked, this, [this] {
+    resetView();
+    emit viewChanged(d->ax->min(), d->ax->max(), false);
+  });
+  lay->addWidget(d->resetButton, 0, 0, Qt::AlignTop | Qt::AlignRight);
   setMinimumSize(180, 130);
 }
 
@@ -183,11 +220,6 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   d->chart->addSeries(s);
   s->attachAxis(d->ax);
   s->attachAxis(d->ay);
-  connect(s, &QXYSeries::hovered, this, [this, name](const QPointF& p, bool state) {
-    if (state) QToolTip::showText(QCursor::pos(), QString("%1\n%2: %3\n%4: %5")
-                                                      .arg(name, d->xLabel).arg(p.x(), 0, 'g', 4)
-                                                      .arg(d->yLabel).arg(p.y(), 0, 'g', 4));
-  });
   d->series.push_back({s, style, {}});
   return static_cast<int>(d->series.size()) - 1;
 }
@@ -209,23 +241,37 @@ void LiveChart::removeAllSeries() {
 void LiveChart::setMarkers(const std::vector<double>& xs) { d->markerXs = xs; }
 void LiveChart::setFixedYRange(double lo, double hi) { d->fixedY = std::make_pair(lo, hi); }
 void LiveChart::setLegendVisible(bool on) { d->chart->legend()->setVisible(on); }
+void LiveChart::setPointsVisible(bool on) {
+  for (auto& s : d->series)
+    if (s.style == SeriesStyle::Line) static_cast<QLineSeries*>(s.series)->setPointsVisible(on);
+}
 
 void LiveChart::refresh() {
-  // Ranges from the full data.
+  // Ranges from the full data, or from the user's view (y then follows the
+  // data inside it).
   double x0 = 0, x1 = 0, y1 = 0;
   bool any = false;
+  const bool zoomed = d->viewX.has_value();
+  const double vLo = zoomed ? d->viewX->first : -std::numeric_limits<double>::infinity();
+  const double vHi = zoomed ? d->viewX->second : std::numeric_limits<double>::infinity();
   for (const auto& s : d->series)
     for (const QPointF& p : s.data) {
       if (!any) { x0 = x1 = p.x(); any = true; }
       x0 = std::min(x0, p.x());
       x1 = std::max(x1, p.x());
-      y1 = std::max(y1, p.y());
+      if (p.x() >= vLo && p.x() <= vHi) y1 = std::max(y1, p.y());
     }
   if (!any) { x0 = 0; x1 = 10; }
   for (double m : d->markerXs) x1 = std::max(x1, m);
   if (x1 - x0 < 1e-9) x1 = x0 + 1;
-  const double xLo = x0 >= 0 ? 0 : x0;
-  niceAxis(d->ax, xLo, x1);
+  double xLo = x0 >= 0 ? 0 : x0;
+  if (zoomed) {
+    xLo = vLo;
+    d->ax->setRange(vLo, vHi);
+    d->ax->setTickCount(5);
+  } else {
+    niceAxis(d->ax, xLo, x1);
+  }
   if (d->fixedY) {
     d->ay->setRange(d->fixedY->first, d->fixedY->second);
     d->ay->setTickCount(5);
@@ -235,10 +281,27 @@ void LiveChart::refresh() {
   const double xHi = d->ax->max(), yLo = d->ay->min(), yHi = d->ay->max();
   const QSize px = d->chart->plotArea().size().toSize().expandedTo(QSize(200, 100));
   QList<QPointF> buf;
+  std::vector<QPointF> visible;
   d->drawn = 0;
   for (auto& s : d->series) {
-    if (s.style == SeriesStyle::Scatter) decimateScatter(s.data, QRectF(xLo, yLo, xHi - xLo, yHi - yLo), px, buf);
-    else decimateLine(s.data, xLo, xHi, px.width(), buf);
+    const std::vector<QPointF>* in = &s.data;
+    if (zoomed) {
+      // Only what is in view (lines keep one point either side, so they run
+      // to the edges).
+      visible.clear();
+      const std::size_t n = s.data.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        const double x = s.data[i].x();
+        const bool inView = x >= vLo && x <= vHi;
+        const bool edge = s.style == SeriesStyle::Line &&
+                          ((i + 1 < n && x < vLo && s.data[i + 1].x() >= vLo) ||
+                           (i > 0 && x > vHi && s.data[i - 1].x() <= vHi));
+        if (inView || edge) visible.push_back(s.data[i]);
+      }
+      in = &visible;
+    }
+    if (s.style == SeriesStyle::Scatter) decimateScatter(*in, QRectF(xLo, yLo, xHi - xLo, yHi - yLo), px, buf);
+    else decimateLine(*in, xLo, xHi, px.width(), buf);
     d->drawn += static_cast<int>(buf.size());
     s.series->replace(buf);
   }
@@ -263,6 +326,172 @@ void LiveChart::refresh() {
   }
   for (std::size_t i = 0; i < d->markers.size(); ++i)
     d->markers[i]->replace(QList<QPointF>{{d->markerXs[i], yLo}, {d->markerXs[i], yHi}});
+}
+
+void LiveChart::setViewX(double lo, double hi) {
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return;
+  d->viewX = std::make_pair(lo, hi);
+  d->resetButton->show();
+  refresh();
+}
+
+void LiveChart::resetView() {
+  d->viewX.reset();
+  d->resetButton->hide();
+  refresh();
+}
+
+bool LiveChart::zoomed() const { return d->viewX.has_value(); }
+std::pair<double, double> LiveChart::xRange() const { return {d->ax->min(), d->ax->max()}; }
+std::pair<double, double> LiveChart::yRange() const { return {d->ay->min(), d->ay->max()}; }
+QWidget* LiveChart::plotWidget() const { return d->view->viewport(); }
+
+QPoint LiveChart::viewPosOf(QPointF v) const {
+  const QRectF r = d->plotRect();
+  const double fx = (v.x() - d->ax->min()) / std::max(1e-300, d->ax->max() - d->ax->min());
+  const double fy = (v.y() - d->ay->min()) / std::max(1e-300, d->ay->max() - d->ay->min());
+  return QPointF(r.left() + fx * r.width(), r.bottom() - fy * r.height()).toPoint();
+}
+
+QString LiveChart::hoverText(QPoint pos) const {
+  const QRectF r = d->plotRect().adjusted(-4, -4, 4, 4);
+  if (!r.contains(pos)) return {};
+  const double xLo = d->ax->min(), xHi = d->ax->max();
+  double best = 24.0 * 24.0;
+  const Impl::S* bestS = nullptr;
+  QPointF bestP;
+  for (const auto& s : d->series) {
+    if (!s.series->isVisible()) continue;
+    for (const QPointF& p : s.data) {
+      if (p.x() < xLo || p.x() > xHi) continue;
+      const QPointF q = viewPosOf(p);
+      const double dx = q.x() - pos.x(), dy = q.y() - pos.y();
+      const double dist = dx * dx + dy * dy;
+      if (dist < best) {
+        best = dist;
+        bestS = &s;
+        bestP = p;
+      }
+    }
+  }
+  if (!bestS) return {};
+  return QString("%1\n%2: %3\n%4: %5")
+      .arg(bestS->series->name(), d->xLabel)
+      .arg(bestP.x(), 0, 'g', 5)
+      .arg(d->yLabel)
+      .arg(bestP.y(), 0, 'g', 5);
+}
+
+bool LiveChart::eventFilter(QObject* o, QEvent* e) {
+  if (o != d->view->viewport()) return QWidget::eventFilter(o, e);
+  switch (e->type()) {
+    case QEvent::Wheel: {
+      auto* w = static_cast<QWheelEvent*>(e);
+      const QPointF pos = w->position();
+      if (!d->plotRect().contains(pos) || w->angleDelta().y() == 0) return false;
+      const double lo = d->ax->min(), hi = d->ax->max(), c = d->xAt(pos.x());
+      const double f = std::pow(0.8, w->angleDelta().y() / 120.0);
+      const double nlo = c - (c - lo) * f, nhi = c + (hi - c) * f;
+      if (nhi - nlo < 1e-9) return true;
+      setViewX(nlo, nhi);
+      emit viewChanged(nlo, nhi, true);
+      return true;
+    }
+    case QEvent::MouseButtonPress: {
+      auto* m = static_cast<QMouseEvent*>(e);
+      if (m->button() != Qt::LeftButton || !d->plotRect().contains(m->position())) return false;
+      d->dragging = true;
+      d->dragStart = m->position().toPoint();
+      d->dragRange = {d->ax->min(), d->ax->max()};
+      d->view->viewport()->setCursor(Qt::ClosedHandCursor);
+      return true;
+    }
+    case QEvent::MouseMove: {
+      auto* m = static_cast<QMouseEvent*>(e);
+      if (d->dragging) {
+        const double w = std::max(1.0, d->plotRect().width());
+        const double dx = (m->position().x() - d->dragStart.x()) / w * (d->dragRange.second - d->dragRange.first);
+        if (dx == 0) return true;
+        setViewX(d->dragRange.first - dx, d->dragRange.second - dx);
+        emit viewChanged(d->dragRange.first - dx, d->dragRange.second - dx, true);
+        return true;
+      }
+      const QString text = hoverText(m->position().toPoint());
+      if (text.isEmpty()) QToolTip::hideText();
+      else QToolTip::showText(d->view->viewport()->mapToGlobal(m->position().toPoint()), text, d->view->viewport());
+      return false;
+    }
+    case QEvent::MouseButtonRelease:
+      if (!d->dragging) return false;
+      d->dragging = false;
+      d->view->viewport()->unsetCursor();
+      return true;
+    case QEvent::MouseButtonDblClick:
+      if (!d->viewX) return true;
+      resetView();
+      emit viewChanged(d->ax->min(), d->ax->max(), false);
+      return true;
+    case QEvent::Leave:
+      QToolTip::hideText();
+      return false;
+    default:
+      return false;
+  }
+}
+
+QImage LiveChart::renderImage(QSize size, qreal scale) {
+  // Lay the chart out at `size` on its own (whatever the view's size), draw
+  // it, then give it back to the view.
+  const QSizeF old = d->chart->size();
+  d->chart->resize(QSizeF(size));
+  d->chart->layout()->activate();
+  refresh();
+  QImage img(size * scale, QImage::Format_ARGB32_Premultiplied);
+  img.setDevicePixelRatio(scale);
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), d->chart->sceneBoundingRect());
+  }
+  d->chart->resize(old);
+  d->chart->layout()->activate();
+  refresh();
+  return img;
+}
+
+QByteArray LiveChart::renderSvg(QSize size) {
+  std::vector<QXYSeries*> gl;
+  for (const auto& s : d->series)
+    if (s.series->useOpenGL()) {
+      s.series->setUseOpenGL(false);
+      gl.push_back(s.series);
+    }
+  const QSizeF old = d->chart->size();
+  d->chart->resize(QSizeF(size));
+  d->chart->layout()->activate();
+  refresh();
+  QByteArray bytes;
+  QBuffer buf(&bytes);
+  buf.open(QIODevice::WriteOnly);
+  QSvgGenerator gen;
+  gen.setOutputDevice(&buf);
+  gen.setSize(size);
+  gen.setViewBox(QRect(QPoint(0, 0), size));
+  gen.setTitle(d->title);
+  gen.setDescription("ServeLab chart");
+  {
+    QPainter p;
+    if (p.begin(&gen)) {
+      d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), d->chart->sceneBoundingRect());
+      p.end();
+    }
+  }
+  d->chart->resize(old);
+  d->chart->layout()->activate();
+  refresh();
+  for (QXYSeries* s : gl) s->setUseOpenGL(true);
+  return bytes;
 }
 
 bool LiveChart::exportPng(const QString& path) const {
@@ -345,7 +574,7 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   grid->setSpacing(6);
   scatter_ = new LiveChart("ttft_vs_reasoning", tr("TTFT vs reasoning length"), tr("reasoning tokens"), tr("TTFT (s)"));
   scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
-  scatter_->addSeries(tr("p99 per 256 tok"), theme::kAlert);
+  scatter_->addSeries(tr("binned tail (256 tok)"), theme::kAlert);
   ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
   ttft_->addSeries("p50", theme::kSeriesA);
   ttft_->addSeries("p99", theme::kSeriesB);
@@ -363,6 +592,13 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   charts_ = {scatter_, ttft_, tpot_, qoe_, thru_, kv_};
   for (std::size_t i = 0; i < charts_.size(); ++i)
     grid->addWidget(charts_[i], static_cast<int>(i / 3), static_cast<int>(i % 3));
+  // Linked time axes: zooming or panning one time chart moves the others.
+  for (LiveChart* c : timeCharts())
+    connect(c, &LiveChart::viewChanged, this, [this, c](double lo, double hi, bool zoomed) {
+      if (!linked_) return;
+      for (LiveChart* o : timeCharts())
+        if (o != c) zoomed ? o->setViewX(lo, hi) : o->resetView();
+    });
   clear(0);
 }
 
@@ -445,21 +681,14 @@ void ChartPanel::refresh() {
     for (LiveChart* c : {ttft_, tpot_, qoe_, thru_, kv_}) c->refresh();
   }
   if (scatterDirty_) {
-    // PASCAL Fig. 9 overlay: p99 TTFT per bin of 256 reasoning tokens.
-    std::vector<std::vector<double>> bins;
-    for (const QPointF& p : scatterPts_) {
-      const auto b = static_cast<std::size_t>(std::max(0.0, p.x()) / 256.0);
-      if (bins.size() <= b) bins.resize(b + 1);
-      bins[b].push_back(p.y());
-    }
+    // PASCAL Fig. 9 overlay: the binned tail TTFT of the metrics module
+    // (bins of 256 reasoning tokens; the same numbers as tail_ttft.csv).
+    std::vector<std::pair<std::int64_t, double>> samples;
+    samples.reserve(scatterPts_.size());
+    for (const QPointF& p : scatterPts_) samples.emplace_back(static_cast<std::int64_t>(std::llround(p.x())), p.y());
     std::vector<QPointF> tail;
-    for (std::size_t b = 0; b < bins.size(); ++b) {
-      auto& v = bins[b];
-      if (v.size() < 5) continue;
-      const auto k = static_cast<std::ptrdiff_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1;
-      std::nth_element(v.begin(), v.begin() + k, v.end());
-      tail.emplace_back((static_cast<double>(b) + 0.5) * 256.0, v[static_cast<std::size_t>(k)]);
-    }
+    for (const TailBin& b : binnedTailTtft(samples))
+      tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
     scatter_->setSeriesData(0, scatterPts_);
     scatter_->setSeriesData(1, std::move(tail));
     scatter_->refresh();

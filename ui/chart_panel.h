@@ -3,13 +3,16 @@
 // Qt 6.10 on, so only chart_panel.cpp includes it. Series keep their full data
 // (for CSV) and are drawn decimated (min/max per pixel column for lines, one
 // point per 2-pixel cell for scatters) with QXYSeries::replace, never append.
+#include <QByteArray>
 #include <QColor>
+#include <QImage>
 #include <QPointF>
 #include <QString>
 #include <QWidget>
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/observer.h"
@@ -44,17 +47,48 @@ public:
   /// Fixed y range (e.g. 0..1 for fractions); default: from the data.
   void setFixedYRange(double lo, double hi);
   void setLegendVisible(bool on);
+  /// Draw a marker at every point of the line series (charts with few points).
+  void setPointsVisible(bool on);
   /// Decimate and push the data to the drawn series.
   void refresh();
   /// Number of points currently drawn (after decimation), for tests.
   int drawnPoints() const;
 
+  // ---- zoom, pan, hover (wheel zooms the x axis around the cursor, drag
+  // pans, double-click or the reset button returns to the automatic range).
+  // While zoomed, refresh() keeps the view; y follows the visible data.
+  /// Show x in [lo, hi] (a user view: kept while data keeps arriving).
+  void setViewX(double lo, double hi);
+  /// Back to the automatic range.
+  void resetView();
+  bool zoomed() const;
+  /// The drawn axis ranges.
+  std::pair<double, double> xRange() const;
+  std::pair<double, double> yRange() const;
+  /// Where a data value lies in the chart view's coordinates.
+  QPoint viewPosOf(QPointF value) const;
+  /// Tooltip text for the data point nearest to `viewPos` (within 24 px), or
+  /// "" when none is near.
+  QString hoverText(QPoint viewPos) const;
+  /// The widget that receives the mouse (the chart view's viewport).
+  QWidget* plotWidget() const;
+
+  /// Render at exactly `size` logical pixels (times `scale` in the image).
+  QImage renderImage(QSize size, qreal scale = 1.0);
+  /// SVG document of the chart at `size`.
+  QByteArray renderSvg(QSize size);
+
   bool exportPng(const QString& path) const;
   bool exportSvg(const QString& path) const;
   bool exportCsv(const QString& path) const;
 
+signals:
+  /// The user zoomed or panned (zoomed = true) or reset the view (false).
+  void viewChanged(double lo, double hi, bool zoomed);
+
 protected:
   void contextMenuEvent(QContextMenuEvent* e) override;
+  bool eventFilter(QObject* o, QEvent* e) override;
 
 private:
   struct Impl;
@@ -78,6 +112,11 @@ public:
   LiveChart* chart(const QString& id) const;
   /// Export every chart as <dir>/<id>.{png,svg,csv}. Returns files written.
   int exportAll(const QString& dir) const;
+  /// Zooming or panning one time-series chart moves the others too (on by default).
+  void setLinkedTimeAxes(bool on) { linked_ = on; }
+  bool linkedTimeAxes() const { return linked_; }
+  /// The charts whose x axis is simulated time.
+  std::vector<LiveChart*> timeCharts() const { return {ttft_, tpot_, qoe_, thru_, kv_}; }
 
 private:
   void rebuildKvSeries(int instances);
@@ -89,6 +128,7 @@ private:
   ChangeLog changes_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;
+  bool linked_ = true;
 };
 
 }  // namespace sl::ui

@@ -1,8 +1,10 @@
 #include "cluster_view.h"
 
 #include <QHelpEvent>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QTimer>
 #include <QToolTip>
 
 #include <algorithm>
@@ -18,6 +20,9 @@ constexpr int kGap = 8;
 constexpr int kLegendH = 22;
 constexpr int kChip = 8;  // legend and smallest chip size
 constexpr int kChipGap = 2;
+// Callouts older than this in simulated time go, whatever the animation clock
+// says (runs to a time or in Fast mode move the simulated clock far ahead).
+constexpr SimTime kCalloutMaxSimAge = 5 * kNsPerSecond;
 
 const char* phaseLabel(int p) {
   switch (p) {
@@ -71,11 +76,206 @@ void drawBar(QPainter& p, const QRect& r, double used, double reserved, const QC
 ClusterView::ClusterView(QWidget* parent) : QWidget(parent) {
   setAttribute(Qt::WA_OpaquePaintEvent);
   setMouseTracking(true);
+  animTimer_ = new QTimer(this);
+  animTimer_->setInterval(16);
+  animTimer_->setTimerType(Qt::PreciseTimer);
+  connect(animTimer_, &QTimer::timeout, this, &ClusterView::tick);
 }
 
 void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
   frame_ = std::move(frame);
+  if (!frame_) return update();
+  const Snapshot& s = frame_->snapshot;
+  if (frame_->generation != generation_) {  // a new run: forget the old one's animations
+    generation_ = frame_->generation;
+    anims_.clear();
+    callouts_.clear();
+    roles_.clear();
+    selectedRequest_ = -1;
+    selectedInstance_ = -1;
+  }
+  // Role flips between two snapshots become callouts.
+  if (roles_.size() == s.instances.size()) {
+    for (std::size_t i = 0; i < s.instances.size(); ++i)
+      if (lecture_ && roles_[i] != s.instances[i].role)
+        callouts_.addRoleFlip(static_cast<int>(i), roles_[i], s.instances[i].role, animT_, s.now);
+  }
+  roles_.resize(s.instances.size());
+  for (std::size_t i = 0; i < s.instances.size(); ++i) roles_[i] = s.instances[i].role;
+
+  // Transfers: new snapshot progress becomes the interpolation anchor; the
+  // rate is estimated in animation time from the previous anchor.
+  for (auto& [id, a] : anims_)
+    if (a.goneAt < 0) a.goneAt = -2;  // provisional: not seen in this snapshot
+  for (const TransferSnapshot& t : s.transfers) {
+    auto it = anims_.find(t.requestId);
+    if (it == anims_.end() || it->second.goneAt >= 0) {
+      TransferAnim a;
+      a.src = t.src;
+      a.dst = t.dst;
+      a.live = t.live;
+      a.snapProgress = a.shown = std::clamp(t.progress, 0.0, 1.0);
+      a.snapAt = animT_;
+      anims_[t.requestId] = a;
+      continue;
+    }
+    TransferAnim& a = it->second;
+    a.goneAt = -1;
+    const double p = std::clamp(t.progress, 0.0, 1.0);
+    const double dt = animT_ - a.snapAt;
+    if (dt > 1e-4) {
+      const double r = std::max(0.0, (p - a.snapProgress) / dt);
+      a.rate = a.rate > 0 ? 0.5 * a.rate + 0.5 * r : r;
+      a.snapProgress = p;
+      a.snapAt = animT_;
+    } else {
+      a.snapProgress = std::max(a.snapProgress, p);
+    }
+    a.src = t.src;
+    a.dst = t.dst;
+    a.live = t.live;
+  }
+  const bool animated = frame_->running && frame_->mode == RunMode::Run;
+  for (auto it = anims_.begin(); it != anims_.end();) {
+    if (it->second.goneAt == -2) {
+      if (!animated) {  // nothing to finish smoothly: drop it
+        it = anims_.erase(it);
+        continue;
+      }
+      it->second.goneAt = animT_;  // copy complete: run to the end and fade
+    }
+    ++it;
+  }
+  updateTimer();
   update();
+}
+
+bool ClusterView::animating() const {
+  if (!frame_) return false;
+  const bool clockRuns = animationsEnabled_ && frame_->running && frame_->mode != RunMode::Express;
+  return clockRuns && (!anims_.empty() || !callouts_.empty());
+}
+
+void ClusterView::updateTimer() {
+  if (animating()) {
+    if (!animTimer_->isActive()) {
+      wall_.restart();
+      animTimer_->start();
+    }
+  } else {
+    animTimer_->stop();
+  }
+}
+
+void ClusterView::tick() {
+  // Wall time since the last tick, capped so a stall does not jump the animation.
+  const double dt = std::min(0.1, wall_.restart() / 1000.0);
+  if (animating()) advanceAnimation(dt);
+  updateTimer();
+}
+
+void ClusterView::advanceAnimation(double seconds) {
+  if (seconds <= 0) return;
+  animT_ += seconds;
+  const double k = 1.0 - std::exp(-seconds / 0.08);  // smoothing toward the target
+  for (auto it = anims_.begin(); it != anims_.end();) {
+    TransferAnim& a = it->second;
+    double target = 1.0;
+    if (a.goneAt < 0) target = std::min(1.0, a.snapProgress + a.rate * std::min(animT_ - a.snapAt, 0.5));
+    a.shown = std::max(a.shown, a.shown + (target - a.shown) * k);
+    if (a.goneAt >= 0 && animT_ - a.goneAt > 0.45) it = anims_.erase(it);
+    else ++it;
+  }
+  callouts_.advance(animT_);
+  update();
+}
+
+void ClusterView::setAnimationsEnabled(bool on) {
+  if (on == animationsEnabled_) return;
+  animationsEnabled_ = on;
+  if (!on) anims_.clear();
+  updateTimer();
+  update();
+}
+
+double ClusterView::shownTransferProgress(std::int64_t id) const {
+  auto it = anims_.find(id);
+  return it == anims_.end() ? -1.0 : it->second.shown;
+}
+
+void ClusterView::setLecture(bool on) {
+  lecture_ = on;
+  if (!on) callouts_.clear();
+  update();
+}
+
+void ClusterView::addNotes(const std::vector<AnimationNote>& notes) {
+  if (!lecture_ || !animationsEnabled_ || notes.empty()) return;  // none while Express runs
+  // Only recent events: after a long unanimated jump (run to t, Express) the
+  // callouts speak of the last few simulated seconds, not of all of them.
+  const SimTime now = frame_ ? frame_->snapshot.now : notes.back().time;
+  const SimTime cutoff = now - kCalloutMaxSimAge;
+  callouts_.expireBefore(cutoff);
+  for (const AnimationNote& n : notes)
+    if (n.time >= cutoff) callouts_.add(n, animT_);
+  updateTimer();
+  update();
+}
+
+void ClusterView::setSelectedRequest(std::int64_t id) {
+  selectedRequest_ = id;
+  update();
+}
+
+void ClusterView::setSelectedInstance(int instance) {
+  selectedInstance_ = instance;
+  update();
+}
+
+std::optional<std::int64_t> ClusterView::requestAt(QPoint pos) const {
+  for (auto it = hits_.rbegin(); it != hits_.rend(); ++it)
+    if (it->kind == HitKind::Chip && it->rect.contains(pos)) return it->id;
+  return std::nullopt;
+}
+
+int ClusterView::instanceAt(QPoint pos) const {
+  for (std::size_t i = 0; i < cards_.size(); ++i)
+    if (cards_[i].contains(pos)) return static_cast<int>(i);
+  return -1;
+}
+
+QRect ClusterView::chipRect(std::int64_t id) const {
+  for (const Hit& h : hits_)
+    if (h.kind == HitKind::Chip && h.id == id) return h.rect;
+  return {};
+}
+
+QRect ClusterView::cardRect(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= cards_.size()) return {};
+  return cards_[static_cast<std::size_t>(instance)];
+}
+
+std::vector<std::int64_t> ClusterView::drawnRequests() const {
+  std::vector<std::int64_t> out;
+  for (const Hit& h : hits_)
+    if (h.kind == HitKind::Chip) out.push_back(h.id);
+  return out;
+}
+
+void ClusterView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return QWidget::mousePressEvent(e);
+  const QPoint pos = e->position().toPoint();
+  if (auto id = requestAt(pos)) {
+    setSelectedRequest(*id);
+    emit requestClicked(*id);
+    return;
+  }
+  if (const int i = instanceAt(pos); i >= 0) {
+    setSelectedInstance(i);
+    emit instanceClicked(i);
+    return;
+  }
+  QWidget::mousePressEvent(e);
 }
 
 std::vector<QRect> ClusterView::layoutCards(int n, const QRect& area) const {
@@ -110,6 +310,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::Antialiasing);
   p.fillRect(rect(), theme::kBackground);
   hits_.clear();
+  cards_.clear();
   if (!frame_ || frame_->snapshot.instances.empty()) {
     p.setPen(theme::kMuted);
     p.drawText(rect(), Qt::AlignCenter, tr("Open a scenario (File ▸ Open or Presets) and press Play"));
@@ -119,48 +320,31 @@ void ClusterView::paintEvent(QPaintEvent*) {
   const QRect area = rect().adjusted(0, 0, 0, -kLegendH);
   const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
   compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
+  cards_ = cards;
   for (std::size_t i = 0; i < cards.size(); ++i) {
     if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
     else paintCard(p, cards[i], static_cast<int>(i));
   }
-  // Transfers: arrows from source to destination, a dot at the copy's progress.
-  for (const TransferSnapshot& t : frame_->snapshot.transfers) {
-    if (t.src < 0 || t.dst < 0 || t.src >= static_cast<int>(cards.size()) || t.dst >= static_cast<int>(cards.size()))
-      continue;
-    const QPointF a = cards[static_cast<std::size_t>(t.src)].center();
-    const QPointF b = cards[static_cast<std::size_t>(t.dst)].center();
-    QPen pen(theme::kMigrating, 2);
-    if (t.live) pen.setStyle(Qt::DashLine);
-    p.setPen(pen);
-    p.drawLine(a, b);
-    const QPointF dir = b - a;
-    const double len = std::hypot(dir.x(), dir.y());
-    if (len > 1) {
-      const QPointF u = dir / len, nrm(-u.y(), u.x());
-      const QPointF tip = b - u * 14;
-      QPolygonF head;
-      head << tip << tip - u * 10 + nrm * 5 << tip - u * 10 - nrm * 5;
-      p.setBrush(theme::kMigrating);
-      p.setPen(Qt::NoPen);
-      p.drawPolygon(head);
-      const QPointF dot = a + dir * std::clamp(t.progress, 0.0, 1.0);
-      p.setBrush(Qt::white);
-      p.setPen(QPen(theme::kMigrating, 2));
-      p.drawEllipse(dot, 5, 5);
-      hits_.push_back({QRect(dot.toPoint() - QPoint(7, 7), QSize(14, 14)),
-                       tr("request #%1: GPU %2 → GPU %3, %4 copied%5")
-                           .arg(t.requestId).arg(t.src).arg(t.dst).arg(pct(t.progress))
-                           .arg(t.live ? tr(" (live migration)") : QString())});
-    }
+  // Transfers: animated in Run mode, static arrows when paused or in Fast
+  // mode, none while Express runs.
+  const bool running = frame_->running;
+  const RunMode mode = frame_->mode;
+  if (running && mode == RunMode::Run) {
+    for (const auto& [id, a] : anims_) paintTransfer(p, id, a.src, a.dst, a.live, a.shown, true);
+  } else if (!(running && mode == RunMode::Express)) {
+    for (const TransferSnapshot& t : frame_->snapshot.transfers)
+      paintTransfer(p, t.requestId, t.src, t.dst, t.live, t.progress, false);
   }
+  if (lecture_) paintCallouts(p);
   paintLegend(p, QRect(0, height() - kLegendH, width(), kLegendH));
 }
 
 void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   const InstanceSnapshot& in = frame_->snapshot.instances[static_cast<std::size_t>(index)];
-  p.setPen(QPen(theme::kCardBorder, 1));
+  const bool selected = index == selectedInstance_;
+  p.setPen(selected ? QPen(theme::kSeriesA, 2) : QPen(theme::kCardBorder, 1));
   p.setBrush(theme::kCard);
-  p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6);
+  p.drawRoundedRect(QRectF(r).adjusted(1, 1, -1, -1), 6, 6);
   const QRect c = r.adjusted(10, 6, -10, -6);
   QFont f = font();
   QFont bold = f;
@@ -250,10 +434,16 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
                       chip, chip);
       const RequestChip& chip = q.requests[static_cast<std::size_t>(i)];
       drawChip(p, cr, chip);
+      if (chip.id == selectedRequest_) {
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(theme::kText, 2));
+        p.drawRoundedRect(cr.adjusted(-2, -2, 2, 2), 3, 3);
+      }
       hits_.push_back({cr.toAlignedRect().adjusted(-1, -1, 1, 1),
-                       tr("request #%1\nphase: %2\nstate: %3%4\nKV: %5 tokens")
+                       tr("request #%1\nphase: %2\nstate: %3%4\nKV: %5 tokens\n(click for its timeline)")
                            .arg(chip.id).arg(phaseLabel(chip.phase)).arg(stateLabel(chip.state))
-                           .arg(chip.inBatch ? tr(" (in batch)") : QString()).arg(chip.kvTokens)});
+                           .arg(chip.inBatch ? tr(" (in batch)") : QString()).arg(chip.kvTokens),
+                       HitKind::Chip, chip.id});
     }
     if (shown < n && rows > 0) {
       p.setPen(theme::kMuted);
@@ -268,9 +458,9 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
 
 void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   const InstanceSnapshot& in = frame_->snapshot.instances[static_cast<std::size_t>(index)];
-  p.setPen(QPen(theme::kCardBorder, 1));
+  p.setPen(index == selectedInstance_ ? QPen(theme::kSeriesA, 2) : QPen(theme::kCardBorder, 1));
   p.setBrush(theme::kCard);
-  p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);
+  p.drawRoundedRect(QRectF(r).adjusted(1, 1, -1, -1), 4, 4);
   const QRect c = r.adjusted(4, 3, -4, -3);
   QFont small = font();
   small.setPointSizeF(font().pointSizeF() * 0.8);
@@ -316,6 +506,135 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
                           .arg(in.batchSize).arg(queued).arg(phases[0]).arg(phases[1]).arg(phases[2])
                           .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(g))
                           .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(cpu))});
+}
+
+namespace {
+// Where the segment from the centre of `r` towards `to` leaves `r`.
+QPointF edgePoint(const QRectF& r, const QPointF& to) {
+  const QPointF c = r.center(), d = to - c;
+  const double sx = std::abs(d.x()) > 1e-9 ? (r.width() / 2.0) / std::abs(d.x()) : 1e18;
+  const double sy = std::abs(d.y()) > 1e-9 ? (r.height() / 2.0) / std::abs(d.y()) : 1e18;
+  const double s = std::min({sx, sy, 1.0});
+  return c + d * s;
+}
+QPointF bezier(const QPointF& a, const QPointF& c, const QPointF& b, double t) {
+  const double u = 1 - t;
+  return a * (u * u) + c * (2 * u * t) + b * (t * t);
+}
+QPointF bezierTangent(const QPointF& a, const QPointF& c, const QPointF& b, double t) {
+  return (c - a) * (2 * (1 - t)) + (b - c) * (2 * t);
+}
+}  // namespace
+
+void ClusterView::paintTransfer(QPainter& p, std::int64_t id, int src, int dst, bool live, double progress,
+                                bool animated) {
+  const int n = static_cast<int>(cards_.size());
+  if (src < 0 || dst < 0 || src >= n || dst >= n || src == dst) return;
+  const QRectF ra = cards_[static_cast<std::size_t>(src)], rb = cards_[static_cast<std::size_t>(dst)];
+  // A gentle curve, bent to one side by direction so A→B and B→A stay apart.
+  const QPointF a0 = ra.center(), b0 = rb.center();
+  QPointF dir = b0 - a0;
+  const double len0 = std::hypot(dir.x(), dir.y());
+  if (len0 < 1) return;
+  const QPointF nrm(-dir.y() / len0, dir.x() / len0);
+  const QPointF ctrl = (a0 + b0) / 2 + nrm * (0.18 * len0);
+  // From well inside the source card to well inside the destination card, so
+  // that neighbours (8 px apart) still get a visible arrow.
+  const QPointF a = a0 + (edgePoint(ra, ctrl) - a0) * 0.45, b = b0 + (edgePoint(rb, ctrl) - b0) * 0.45;
+  const double t = std::clamp(progress, 0.0, 1.0);
+
+  QPainterPath track(a);
+  track.quadTo(ctrl, b);
+  QColor faint = theme::kMigrating;
+  faint.setAlpha(90);
+  QPen trackPen(faint, 2);
+  if (live) trackPen.setStyle(Qt::DashLine);
+  p.setBrush(Qt::NoBrush);
+  p.setPen(trackPen);
+  p.drawPath(track);
+  // The copied part, solid.
+  QPainterPath done(a);
+  const int steps = 24;
+  for (int i = 1; i <= steps; ++i) done.lineTo(bezier(a, ctrl, b, t * i / steps));
+  p.setPen(QPen(theme::kMigrating, 3, Qt::SolidLine, Qt::RoundCap));
+  p.drawPath(done);
+  // Source dot, destination ring where the KV lands.
+  p.setPen(Qt::NoPen);
+  p.setBrush(theme::kMigrating);
+  p.drawEllipse(a, 3, 3);
+  p.setPen(QPen(theme::kMigrating, 2));
+  p.setBrush(Qt::white);
+  p.drawEllipse(b, 5, 5);
+
+  const QPointF head = bezier(a, ctrl, b, t);
+  QPointF tan = bezierTangent(a, ctrl, b, t);
+  const double tl = std::hypot(tan.x(), tan.y());
+  if (tl > 1e-6) tan /= tl;
+  if (animated) {
+    // Particles trail the head; they flow in animation time so the copy
+    // looks alive even when its progress is slow.
+    p.setPen(Qt::NoPen);
+    for (int k = 0; k < 5; ++k) {
+      const double phase = std::fmod(animT_ * 1.6 + k / 5.0, 1.0);
+      const double s = t * phase;
+      QColor c = theme::kMigrating;
+      c.setAlphaF(0.25 + 0.6 * phase);
+      p.setBrush(c);
+      p.drawEllipse(bezier(a, ctrl, b, s), 2.2, 2.2);
+    }
+    QColor halo = theme::kMigrating;
+    halo.setAlphaF(0.18);
+    p.setBrush(halo);
+    p.drawEllipse(head, 9 + 2 * std::sin(animT_ * 6.0), 9 + 2 * std::sin(animT_ * 6.0));
+  }
+  // Arrowhead at the copy's progress.
+  const QPointF side(-tan.y(), tan.x());
+  QPolygonF arrow;
+  arrow << head + tan * 7 << head - tan * 5 + side * 5.5 << head - tan * 5 - side * 5.5;
+  p.setBrush(theme::kMigrating);
+  p.setPen(QPen(Qt::white, 1));
+  p.drawPolygon(arrow);
+  hits_.push_back({QRect(head.toPoint() - QPoint(9, 9), QSize(18, 18)),
+                   tr("request #%1: GPU %2 → GPU %3, %4 copied%5")
+                       .arg(id).arg(src).arg(dst).arg(pct(t))
+                       .arg(live ? tr(" (live migration)") : QString())});
+}
+
+void ClusterView::paintCallouts(QPainter& p) {
+  if (callouts_.empty()) return;
+  QFont f = font();
+  f.setPointSizeF(font().pointSizeF() * 0.9);
+  p.setFont(f);
+  const QFontMetrics fm(f);
+  std::vector<int> bottom(cards_.size(), 0);
+  for (std::size_t i = 0; i < cards_.size(); ++i) bottom[i] = cards_[i].bottom() - 5;
+  // Newest at the bottom of each card, older ones stacked above; a caption
+  // wraps to a second line on a narrow card.
+  for (auto it = callouts_.items().rbegin(); it != callouts_.items().rend(); ++it) {
+    const Callout& c = *it;
+    if (c.instance < 0 || static_cast<std::size_t>(c.instance) >= cards_.size()) continue;
+    const QRect card = cards_[static_cast<std::size_t>(c.instance)];
+    QString text = c.text;
+    if (c.count > 1) text += QString::fromUtf8(" ×%1").arg(c.count);
+    else if (c.requestId >= 0) text += QString(" #%1").arg(c.requestId);
+    const int maxW = card.width() - 10;
+    const QRect tb = fm.boundingRect(QRect(0, 0, maxW - 26, 1000), Qt::TextWordWrap, text);
+    const int w = std::min(maxW, tb.width() + 28), h = std::min(tb.height(), 2 * fm.height()) + 8;
+    int& b = bottom[static_cast<std::size_t>(c.instance)];
+    const QRect box(card.right() - 5 - w, b - h, w, h);
+    b -= h + 3;
+    if (box.top() < card.top() + fm.height()) continue;
+    p.setOpacity(CalloutBoard::opacity(c, animT_));
+    p.setPen(QPen(c.color, 1.5));
+    p.setBrush(QColor(255, 255, 255, 240));
+    p.drawRoundedRect(box, 8, 8);
+    p.setPen(Qt::NoPen);
+    p.setBrush(c.color);
+    p.drawEllipse(QPointF(box.left() + 11, box.top() + 4 + fm.height() / 2.0), 4, 4);
+    p.setPen(theme::kText);
+    p.drawText(box.adjusted(20, 4, -6, -4), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+    p.setOpacity(1.0);
+  }
 }
 
 void ClusterView::paintLegend(QPainter& p, const QRect& r) {

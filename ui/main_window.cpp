@@ -30,6 +30,8 @@
 
 #include "chart_panel.h"
 #include "cluster_view.h"
+#include "compare_window.h"
+#include "export_run.h"
 #include "scenario/scenario_io.h"
 #include "scenario_panel.h"
 #include "sim_controller.h"
@@ -113,8 +115,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(panel_, &ScenarioPanel::applyRequested, this, &MainWindow::applyPanel);
   connect(panel_, &ScenarioPanel::liveRateChanged, this, [this](double r) { ctl_->setArrivalRate(r); });
+  connect(panel_, &ScenarioPanel::liveKnobChanged, this,
+          [this](const QString& k, double v) { ctl_->setPolicyKnob(k, v); });
 
   buildActions();
+  buildTeaching();
   buildToolBar();
   buildMenus();
   buildStatusBar();
@@ -211,11 +216,23 @@ void MainWindow::buildActions() {
     const int n = exportCharts(dir);
     statusBar()->showMessage(tr("%1 files written to %2").arg(n).arg(dir), 5000);
   });
+  compare_ = new QAction(tr("&Compare policies…"), this);
+  compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+  compare_->setIconText(tr("Compare"));  // short on the toolbar; the menu keeps the full text
+  compare_->setToolTip(tr("Run 2–4 policies on this scenario and seed side by side (Ctrl+K)"));
+  connect(compare_, &QAction::triggered, this, [this] {
+    if (!ctl_->loaded()) return;
+    QStringList policies;
+    const QString current = QString::fromStdString(ctl_->scenario().policy.id);
+    if (!ComparePolicyDialog::pick(this, defaultComparePolicies(current), policies)) return;
+    QString err;
+    if (!openCompare(policies, &err)) QMessageBox::warning(this, tr("Compare policies"), err);
+  });
   quit_ = new QAction(tr("&Quit"), this);
   quit_->setShortcut(QKeySequence::Quit);
   connect(quit_, &QAction::triggered, this, &QWidget::close);
   for (QAction* a : {open_, save_, saveAs_, play_, step_, reset_, runMode_, fastMode_, expressMode_, stop_,
-                     exportCharts_, quit_})
+                     exportCharts_, compare_, quit_})
     a->setShortcutContext(Qt::WindowShortcut);
 }
 
@@ -233,6 +250,8 @@ void MainWindow::buildToolBar() {
   tb->addAction(reset_);
   tb->addSeparator();
   for (QAction* a : {runMode_, fastMode_, expressMode_}) tb->addAction(a);
+  tb->addAction(lecture_);
+  tb->addAction(compare_);
   tb->addSeparator();
   auto* sl = new QLabel(tr(" Speed "));
   tb->addWidget(sl);
@@ -282,7 +301,7 @@ void MainWindow::buildMenus() {
   file->addAction(save_);
   file->addAction(saveAs_);
   file->addSeparator();
-  file->addAction(exportCharts_);
+  buildExportMenu(file);
   file->addSeparator();
   file->addAction(quit_);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
@@ -294,10 +313,16 @@ void MainWindow::buildMenus() {
   run->addAction(fastMode_);
   run->addAction(expressMode_);
   run->addAction(stop_);
+  run->addSeparator();
+  run->addAction(compare_);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(scenarioDock_->toggleViewAction());
   view->addAction(chartsDock_->toggleViewAction());
+  view->addAction(inspectorDock_->toggleViewAction());
+  view->addSeparator();
+  view->addAction(lecture_);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  buildTourMenu(help);
   help->addAction(tr("&About ServeLab"), this, [this] {
     QMessageBox::about(this, tr("About ServeLab"),
                        tr("<b>ServeLab</b> — a what-if lab for LLM serving schedulers.<br>"
@@ -405,6 +430,7 @@ bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* e
     if (error) *error = err;
     return false;
   }
+  panel_->setRunningPolicy(s.policy.id);
   panel_->setScenario(s);
   {
     const QSignalBlocker block(seed_);
@@ -488,7 +514,7 @@ void MainWindow::updateRunActions() {
   const bool running = ctl_->isRunning();
   play_->setText(running ? tr("Pause") : tr("Play"));
   play_->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
-  for (QAction* a : {play_, step_, reset_, stop_}) a->setEnabled(ctl_->loaded());
+  for (QAction* a : {play_, step_, reset_, stop_, compare_}) a->setEnabled(ctl_->loaded());
 }
 
 void MainWindow::onFrameReady() {
@@ -513,6 +539,7 @@ void MainWindow::pull(bool force) {
   charts_->setChanges(f->changes);
   const bool express = f->running && f->mode == RunMode::Express;
   if (!express || force) cluster_->setFrame(f);
+  pullTeaching(*f);
   // Charts cost a few ms each: refresh them at ~5 Hz while running.
   if (force || !f->running || sinceChartRefresh_.elapsed() >= 200) {
     charts_->refresh();
@@ -546,10 +573,107 @@ void MainWindow::applyFrame(const LiveFrame& f) {
   panel_->setLiveRate(f.arrivalRate, f.rateLive);
 }
 
+CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* error) {
+  if (!ctl_->loaded()) {
+    if (error) *error = tr("open a scenario first");
+    return nullptr;
+  }
+  auto* w = new CompareWindow(this);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  const QString name = currentPath_.isEmpty() ? tr("scenario") : QFileInfo(currentPath_).fileName();
+  if (!w->load(ctl_->scenario(), policies, name, error)) {
+    delete w;
+    return nullptr;
+  }
+  w->resize(size());
+  w->show();
+  return w;
+}
+
 int MainWindow::exportCharts(const QString& dir) {
   QDir().mkpath(dir);
   pull(true);
   return charts_->exportAll(dir);
+}
+
+// ---- File → Export (charts, run results, trace, cluster view) ----------
+
+void MainWindow::buildExportMenu(QMenu* file) {
+  QMenu* ex = file->addMenu(tr("&Export"));
+  ex->addAction(exportCharts_);
+  ex->addSeparator();
+  auto pickAndRun = [this](const QString& what, auto&& fn) {
+    QString err;
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const bool ok = fn(&err);
+    QApplication::restoreOverrideCursor();
+    if (!ok) QMessageBox::warning(this, what, err);
+  };
+  ex->addAction(tr("Run &results (JSON, CSV)…"), this, [this, pickAndRun] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export run results to folder"));
+    if (dir.isEmpty()) return;
+    pickAndRun(tr("Export run results"), [&](QString* e) { return exportRunResults(dir, e); });
+  });
+  ex->addAction(tr("&Trace (Chrome/Perfetto JSON)…"), this, [this, pickAndRun] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), "trace.json", tr("Trace (*.json)"));
+    if (path.isEmpty()) return;
+    pickAndRun(tr("Export trace"), [&](QString* e) { return exportRunTrace(path, e); });
+  });
+  ex->addAction(tr("C&luster view (PNG)…"), this, [this, pickAndRun] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export cluster view"), "cluster.png", tr("PNG (*.png)"));
+    if (path.isEmpty()) return;
+    pickAndRun(tr("Export cluster view"), [&](QString* e) { return exportClusterPng(path, e); });
+  });
+}
+
+namespace {
+bool runExport(SimController* ctl, const ExportRunOptions& base, QString* error, ExportRunResult* out) {
+  if (!ctl->loaded()) {
+    if (error) *error = QObject::tr("No scenario is loaded");
+    return false;
+  }
+  const std::shared_ptr<const LiveFrame> f = ctl->latest();
+  ExportRunOptions opt = base;
+  opt.events = f->done ? -1 : f->snapshot.events;
+  try {
+    *out = exportRun(ctl->scenario(), f->changes, opt);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool MainWindow::exportRunResults(const QString& dir, QString* error) {
+  ExportRunOptions opt;
+  opt.resultsDir = dir.toStdString();
+  ExportRunResult r;
+  if (!runExport(ctl_, opt, error, &r)) return false;
+  statusBar()->showMessage(tr("Run results (%1 requests, %2 events) written to %3")
+                               .arg(r.arrived).arg(r.events).arg(dir), 5000);
+  return true;
+}
+
+bool MainWindow::exportRunTrace(const QString& path, QString* error) {
+  ExportRunOptions opt;
+  opt.tracePath = path.toStdString();
+  ExportRunResult r;
+  if (!runExport(ctl_, opt, error, &r)) return false;
+  statusBar()->showMessage(tr("Trace written to %1").arg(path), 5000);
+  return true;
+}
+
+bool MainWindow::exportClusterPng(const QString& path, QString* error) {
+  pull(true);
+  const QPixmap shot = cluster_->grab();
+  QSaveFile f(path);
+  if (shot.isNull() || !f.open(QIODevice::WriteOnly) || !shot.save(&f, "PNG") || !f.commit()) {
+    if (error) *error = tr("cannot write %1").arg(path);
+    return false;
+  }
+  statusBar()->showMessage(tr("Cluster view written to %1").arg(path), 5000);
+  return true;
 }
 
 }  // namespace sl::ui

@@ -22,6 +22,9 @@ namespace sl::ui {
 
 class ChartPanel;
 class ClusterView;
+class CompareWindow;
+class InspectorPanel;
+class TourPanel;
 class ScenarioPanel;
 class SimController;
 struct LiveFrame;
@@ -41,6 +44,35 @@ public:
   void pullNow();
   /// Export every chart to <dir>/<id>.{png,svg,csv}; returns the files written.
   int exportCharts(const QString& dir);
+  /// File → Export: the current run's results (summary.json, requests.csv,
+  /// timeseries.csv, …) into `dir`, or its trace to `path`, replayed headless
+  /// (ui/export_run.h) up to the events shown; the worker is not touched.
+  bool exportRunResults(const QString& dir, QString* error = nullptr);
+  bool exportRunTrace(const QString& path, QString* error = nullptr);
+  /// A PNG of the cluster view as shown.
+  bool exportClusterPng(const QString& path, QString* error = nullptr);
+  /// Compare mode: the loaded scenario under 2–4 policies (the first is the
+  /// reference) in a new window; nullptr + message when nothing is loaded or
+  /// the list is invalid.
+  CompareWindow* openCompare(const QStringList& policies, QString* error = nullptr);
+
+  /// Lecture mode (View ▸ Lecture mode, F11 / Ctrl+L): larger fonts, a
+  /// slower speed and callouts on engine events (ui/teaching_mode.cpp).
+  void setLecture(bool on);
+  bool lecture() const;
+  /// Guided tour `id` ("pascal") from step `step` (0-based): loads the step's
+  /// scenario, sets its speed and shows the "what to watch" panel; plays it
+  /// when `play`. False + message for an unknown or unavailable tour.
+  bool startTour(const QString& id, int step = 0, bool play = false, QString* error = nullptr);
+  bool showTourStep(int step, bool play = false, QString* error = nullptr);
+  void closeTour();
+  /// Open the inspector on a request id ("123"), an instance ("gpu3") or
+  /// "auto" (a request in view that was preempted or migrated).
+  bool inspect(const QString& what, QString* error = nullptr);
+  InspectorPanel* inspector() const { return inspector_; }
+  TourPanel* tourPanel() const { return tour_; }
+  QDockWidget* inspectorDock() const { return inspectorDock_; }
+  QDockWidget* tourDock() const { return tourDock_; }
 
   /// Give the docks their default share of the window (scenario ~22% of
   /// the width, charts ~45% of the height); used when no layout was saved.
@@ -60,6 +92,10 @@ private:
   void buildActions();
   void buildToolBar();
   void buildMenus();
+  void buildExportMenu(QMenu* file);
+  void buildTeaching();                // inspector, tour panel, lecture action (ui/teaching_mode.cpp)
+  void buildTourMenu(QMenu* help);
+  void pullTeaching(const LiveFrame& f);
   void buildStatusBar();
   void onFrameReady();
   void pull(bool force);
@@ -84,6 +120,17 @@ private:
   QAction *open_ = nullptr, *save_ = nullptr, *saveAs_ = nullptr, *play_ = nullptr, *step_ = nullptr,
           *reset_ = nullptr, *runMode_ = nullptr, *fastMode_ = nullptr, *expressMode_ = nullptr, *stop_ = nullptr,
           *exportCharts_ = nullptr, *quit_ = nullptr;
+  QAction* compare_ = nullptr;
+  QAction* lecture_ = nullptr;
+  InspectorPanel* inspector_ = nullptr;
+  QDockWidget* inspectorDock_ = nullptr;
+  TourPanel* tour_ = nullptr;
+  QDockWidget* tourDock_ = nullptr;
+  int teachGeneration_ = -1;
+  double basePointSize_ = 0;
+  int speedBeforeLecture_ = -1;
+  bool scenarioWasVisible_ = false;
+  QElapsedTimer sinceInspectorRefresh_;
   QActionGroup* modes_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QMenu* presetsMenu_ = nullptr;

@@ -227,7 +227,7 @@ void ScenarioPanel::rebuildKnobs(const std::string& policyId, const nlohmann::js
                             QString::fromStdString(k.unit), fmtNum(k.def),
                             k.liveSafe ? tr(" · safe to change mid-run") : QString()));
     auto* err = errorLabel();
-    knobForm_->addRow(QString::fromStdString(k.name), sb);
+    knobForm_->addRow(QString::fromStdString(k.name) + (k.liveSafe ? tr(" (live)") : QString()), sb);
     knobForm_->addRow(err);
     knobs_[k.name] = sb;
     knobErrors_[k.name] = err;
@@ -249,7 +249,19 @@ void ScenarioPanel::rebuildKnobs(const std::string& policyId, const nlohmann::js
       err->setVisible(!why.isEmpty());
     });
     connect(sb, &QDoubleSpinBox::editingFinished, err, [err] { err->hide(); });
-    connect(sb, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+    if (k.liveSafe) {
+      // Safe mid-run: applied to the running policy at once (and logged, so a
+      // replay reproduces the run); otherwise it waits for Apply.
+      connect(sb, &QDoubleSpinBox::valueChanged, this, [this, policyId, name = k.name](double v) {
+        if (filling_) return;
+        if (policyId == runningPolicy_)
+          emit liveKnobChanged(QString::fromStdString(name), v);
+        else
+          markDirty();
+      });
+    } else {
+      connect(sb, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+    }
   }
   if (info->knobs.empty()) {
     auto* none = new QLabel(tr("This policy has no knobs."));

@@ -40,11 +40,16 @@ public:
   QPushButton* applyButton() const { return apply_; }
   /// Knob editors of the selected policy, by knob name.
   const std::map<std::string, QDoubleSpinBox*>& knobEditors() const { return knobs_; }
+  /// The policy of the loaded run: while the panel shows that policy, its
+  /// live-safe knobs apply at once (liveKnobChanged) instead of asking for Apply.
+  void setRunningPolicy(const std::string& id) { runningPolicy_ = id; }
   bool dirty() const { return dirty_; }
 
 signals:
   void applyRequested();
   void liveRateChanged(double rate);
+  /// A live-safe knob of the running policy moved (applied mid-run, logged).
+  void liveKnobChanged(const QString& knob, double value);
 
 private:
   void rebuildKnobs(const std::string& policyId, const nlohmann::json& values);
@@ -67,6 +72,7 @@ private:
   QWidget* knobBox_ = nullptr;
   QFormLayout* knobForm_ = nullptr;
   std::map<std::string, QDoubleSpinBox*> knobs_;
+  std::string runningPolicy_;
   std::map<std::string, QLabel*> knobErrors_;
   QSlider* rateSlider_ = nullptr;
   QLabel* rateLabel_ = nullptr;

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 
+#include "engine/request.h"
 #include "metrics/request_record.h"
 #include "util/error.h"
 
@@ -19,6 +21,7 @@ struct SimShared {
   std::shared_ptr<const LiveFrame> latest = std::make_shared<LiveFrame>();
   std::vector<ProbeSample> probes;
   std::vector<FinishedPoint> finished;
+  std::vector<AnimationNote> notes;
   bool pending = false;
 };
 
@@ -29,11 +32,52 @@ double secondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// Collects what the charts need while the engine runs (worker thread only).
+// Keep the newest `cap` entries of `v`.
+template <class T> void keepNewest(std::vector<T>& v, std::size_t cap) {
+  if (v.size() > cap) v.erase(v.begin(), v.end() - static_cast<std::ptrdiff_t>(cap));
+}
+
+// Collects what the charts, the inspector and the animations need while the
+// engine runs (worker thread only).
 class Collector final : public SimObserver {
 public:
-  void onProbe(const ProbeSample& s) override { probes.push_back(s); }
+  explicit Collector(TimelineStore& store) : store_(store) {}
+  void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
+    store_.onEvent(e, r, instance, t);
+    AnimationNote n;
+    n.time = t;
+    n.requestId = r.id;
+    n.instance = instance;
+    n.afterThink = r.reasoning > 0 && r.generated >= r.reasoning;
+    switch (e) {
+      case RequestEvent::Preempted:
+        n.kind = r.state == ReqState::Swapped ? AnimationNote::Kind::PreemptedSwap
+                                              : AnimationNote::Kind::PreemptedRecompute;
+        break;
+      case RequestEvent::MigrationStart:
+        n.kind = AnimationNote::Kind::MigrationStart;
+        migrationSource_[r.id] = instance;
+        break;
+      case RequestEvent::MigrationEnd: {
+        n.kind = AnimationNote::Kind::MigrationEnd;
+        if (auto it = migrationSource_.find(r.id); it != migrationSource_.end()) {
+          n.other = it->second;
+          migrationSource_.erase(it);
+        }
+        break;
+      }
+      case RequestEvent::Aborted: n.kind = AnimationNote::Kind::Aborted; break;
+      default: return;
+    }
+    notes.push_back(n);
+    if (notes.size() > 2 * SimController::kMaxPendingNotes) keepNewest(notes, SimController::kMaxPendingNotes);
+  }
+  void onProbe(const ProbeSample& s) override {
+    store_.onProbe(s);
+    probes.push_back(s);
+  }
   void onFinished(const RequestRecord& r) override {
+    store_.onFinished(r);
     FinishedPoint p;
     p.finishS = nsToSeconds(r.last_token >= 0 ? r.last_token : r.arrival);
     p.reasoning = static_cast<double>(r.reasoning);
@@ -44,6 +88,11 @@ public:
   }
   std::vector<ProbeSample> probes;
   std::vector<FinishedPoint> finished;
+  std::vector<AnimationNote> notes;
+
+private:
+  TimelineStore& store_;
+  std::map<std::int64_t, int> migrationSource_;  // requests with a copy in flight
 };
 
 }  // namespace
@@ -51,7 +100,8 @@ public:
 // Lives in the worker thread; every method runs there.
 class SimWorker : public QObject {
 public:
-  SimWorker(std::shared_ptr<SimShared> shared, SimController* ctl) : shared_(std::move(shared)), ctl_(ctl) {}
+  SimWorker(std::shared_ptr<SimShared> shared, std::shared_ptr<TimelineStore> store, SimController* ctl)
+      : shared_(std::move(shared)), store_(std::move(store)), ctl_(ctl) {}
 
   // The slice timer must be created in the thread that runs it.
   void start() {
@@ -74,9 +124,11 @@ public:
       std::lock_guard<std::mutex> lock(shared_->m);  // nothing of the old run reaches the GUI
       shared_->probes.clear();
       shared_->finished.clear();
+      shared_->notes.clear();
     }
     run_.reset();  // the simulator holds a pointer to the collector: drop it first
-    collector_ = std::make_unique<Collector>();
+    store_->clear();
+    collector_ = std::make_unique<Collector>(*store_);
     run_ = std::move(run);
     run_->sim().addObserver(collector_.get());
     generation_ = generation;
@@ -121,6 +173,15 @@ public:
   void setMode(RunMode m) {
     mode_ = m;
     anchor();
+  }
+  void setPolicyKnob(const std::string& knob, double value) {
+    if (!run_) return;
+    try {
+      run_->apply(KnobChange{clockNs_, 0, std::string(kKnobPolicyPrefix) + knob, value});
+    } catch (const InputError&) {
+      return;  // validated by the scenario panel; nothing to report
+    }
+    publish(true);
   }
   void setRate(double rate) {
     if (!run_ || !run_->rateLive) return;
@@ -231,10 +292,17 @@ private:
     if (!run_) return;
     std::vector<ProbeSample> probes;
     std::vector<FinishedPoint> finished;
+    std::vector<AnimationNote> notes;
     if (collector_) {
       probes.swap(collector_->probes);
       finished.swap(collector_->finished);
+      notes.swap(collector_->notes);
     }
+    // The inspected request's token times move between its events.
+    if (const std::int64_t id = store_->watched(); id >= 0)
+      run_->sim().forEachActive([&](const Request& r) {
+        if (r.id == id) store_->refresh(r);
+      });
     bool wantFrame = force;
     {
       std::lock_guard<std::mutex> lock(shared_->m);
@@ -244,6 +312,8 @@ private:
       };
       move(probes, shared_->probes);
       move(finished, shared_->finished);
+      move(notes, shared_->notes);
+      keepNewest(shared_->notes, SimController::kMaxPendingNotes);
       wantFrame = wantFrame || !shared_->pending;
     }
     if (!wantFrame) return;
@@ -265,6 +335,8 @@ private:
     f->arrivalRate = run_->rate ? run_->rate->rate() : 0;
     f->changes = run_->changes;
     f->fingerprint = sim.fingerprint();
+    f->preemptions = sim.preemptions();
+    f->migrations = sim.migrations();
     bool emitNow = false;
     {
       std::lock_guard<std::mutex> lock(shared_->m);
@@ -288,6 +360,7 @@ private:
   }
 
   std::shared_ptr<SimShared> shared_;
+  std::shared_ptr<TimelineStore> store_;
   SimController* ctl_;
   QTimer* timer_ = nullptr;
   std::shared_ptr<LiveRun> run_;
@@ -313,10 +386,11 @@ private:
 
 // ------------------------------------------------------------------ controller
 
-SimController::SimController(QObject* parent) : QObject(parent), shared_(std::make_shared<SimShared>()) {
+SimController::SimController(QObject* parent)
+    : QObject(parent), shared_(std::make_shared<SimShared>()), timelines_(std::make_shared<TimelineStore>()) {
   thread_ = new QThread(this);
   thread_->setObjectName("servelab-sim");
-  worker_ = new SimWorker(shared_, this);
+  worker_ = new SimWorker(shared_, timelines_, this);
   worker_->moveToThread(thread_);
   thread_->start();
   QMetaObject::invokeMethod(worker_, [w = worker_] { w->start(); }, Qt::QueuedConnection);
@@ -352,7 +426,9 @@ bool SimController::load(const Scenario& s, QString* error) {
     std::lock_guard<std::mutex> lock(shared_->m);
     shared_->probes.clear();
     shared_->finished.clear();
+    shared_->notes.clear();
   }
+  timelines_->clear();
   post([w = worker_, run, gen, seq] { w->load(run, gen, seq); });
   return true;
 }
@@ -390,6 +466,9 @@ void SimController::setMode(RunMode m) {
 void SimController::setArrivalRate(double rate) {
   post([w = worker_, rate] { w->setRate(rate); });
 }
+void SimController::setPolicyKnob(const QString& knob, double value) {
+  post([w = worker_, k = knob.toStdString(), value] { w->setPolicyKnob(k, value); });
+}
 
 std::shared_ptr<const LiveFrame> SimController::latest() {
   std::lock_guard<std::mutex> lock(shared_->m);
@@ -410,6 +489,13 @@ std::vector<FinishedPoint> SimController::takeFinished() {
   std::vector<FinishedPoint> out;
   std::lock_guard<std::mutex> lock(shared_->m);
   out.swap(shared_->finished);
+  return out;
+}
+
+std::vector<AnimationNote> SimController::takeNotes() {
+  std::vector<AnimationNote> out;
+  std::lock_guard<std::mutex> lock(shared_->m);
+  out.swap(shared_->notes);
   return out;
 }
 

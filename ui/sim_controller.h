@@ -15,6 +15,7 @@
 
 #include "engine/observer.h"
 #include "engine/snapshot.h"
+#include "inspector_store.h"
 #include "live_run.h"
 
 class QThread;
@@ -35,6 +36,18 @@ struct FinishedPoint {
   double qoe = -1;
 };
 
+/// A notable engine event for animation and lecture callouts (preemptions,
+/// migrations, aborts), queued for the GUI like the probe samples.
+struct AnimationNote {
+  enum class Kind : std::uint8_t { PreemptedSwap, PreemptedRecompute, MigrationStart, MigrationEnd, Aborted };
+  Kind kind = Kind::PreemptedSwap;
+  SimTime time = 0;
+  std::int64_t requestId = 0;
+  int instance = -1;       // where it happened (source for MigrationStart, destination for MigrationEnd)
+  int other = -1;          // MigrationEnd: the source instance
+  bool afterThink = false; // the request had produced all its reasoning tokens (</think>)
+};
+
 /// What the GUI sees of the run; immutable once published.
 struct LiveFrame {
   Snapshot snapshot;
@@ -53,6 +66,7 @@ struct LiveFrame {
   bool rateLive = false;
   ChangeLog changes;
   std::uint64_t fingerprint = 0;
+  std::int64_t preemptions = 0, migrations = 0;  // engine totals so far (compare mode)
 };
 
 class SimWorker;
@@ -82,6 +96,10 @@ public:
   void setMode(RunMode m);
   /// Live arrival rate (req/s): applied at the next event boundary and logged.
   void setArrivalRate(double rate);
+  /// Live policy knob (a live-safe knob of the loaded policy): applied at the
+  /// next event boundary and logged as "policy.<knob>"; refused values are
+  /// dropped (the scenario panel validates first).
+  void setPolicyKnob(const QString& knob, double value);
   /// Run unpaced until the simulated clock reaches `t` (or the run ends), then pause.
   void runTo(double simSeconds);
   bool isRunning() const { return running_; }
@@ -93,6 +111,12 @@ public:
   std::shared_ptr<const LiveFrame> takeFrame();
   std::vector<ProbeSample> takeProbes();
   std::vector<FinishedPoint> takeFinished();
+  /// Notable events since the last call (at most kMaxPendingNotes are kept).
+  std::vector<AnimationNote> takeNotes();
+  static constexpr std::size_t kMaxPendingNotes = 4096;
+  /// Per-request timelines and per-instance histories of the current run
+  /// (thread-safe; cleared by load/reset).
+  TimelineStore& timelines() const { return *timelines_; }
 
   /// Block (running the event loop) until the worker is paused or done, up to `timeoutMs`.
   bool waitIdle(int timeoutMs);
@@ -110,6 +134,7 @@ private:
   QThread* thread_ = nullptr;
   SimWorker* worker_ = nullptr;
   std::shared_ptr<SimShared> shared_;
+  std::shared_ptr<TimelineStore> timelines_;
   Scenario scenario_;
   bool loaded_ = false;
   bool running_ = false;

@@ -9,7 +9,14 @@
 #include <string>
 
 #include "experiments/experiment.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
+
+#ifdef SERVELAB_HAVE_UI
+#include <QApplication>
+
+#include "chart_render.h"
+#endif
 
 namespace sl::cli {
 namespace {
@@ -56,6 +63,22 @@ int runReproduce(const ReproduceArgs& a) {
     std::cout << "wrote " << dir << "/table.csv";
     for (const auto& c : r.charts) std::cout << ", " << c.name;
     std::cout << "\n";
+#ifdef SERVELAB_HAVE_UI
+    // A PNG next to each chart CSV (a generic line/scatter chart of its columns).
+    const auto app = ui::makeHeadlessApp();
+    std::string pngs;
+    for (const auto& c : r.charts) {
+      const std::string stem = c.name.substr(0, c.name.rfind('.'));
+      try {
+        const std::vector<char> png = ui::renderCsvChartPng(c.csv, c.name, QString::fromStdString(e->id + ": " + stem));
+        writeFileAtomic(dir + "/" + stem + ".png", std::string_view(png.data(), png.size()));
+        pngs += (pngs.empty() ? "" : ", ") + stem + ".png";
+      } catch (const InputError& err) {
+        std::fprintf(stderr, "servelab-cli: note: no PNG for %s: %s\n", c.name.c_str(), err.what());
+      }
+    }
+    if (!pngs.empty()) std::cout << "wrote " << dir << "/" << pngs << "\n";
+#endif
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cmd_calibrate.h"
+#include "cli/cmd_plot.h"
 #include "cli/cmd_reproduce.h"
 #include "cli/commands.h"
 #include "run/execute.h"
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
 
   const auto calibrate = sl::cli::addCalibrateCommand(app);
   const auto reproduce = sl::cli::addReproduceCommand(app);
+  const auto plot = sl::cli::addPlotCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -89,6 +91,7 @@ int main(int argc, char** argv) {
     if (*cost) return sl::cli::cmdCost(costArgs);
     if (app.got_subcommand("calibrate")) return calibrate();
     if (app.got_subcommand("reproduce")) return reproduce();
+    if (app.got_subcommand("plot")) return plot();
   } catch (const sl::InputError& e) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;

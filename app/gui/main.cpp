@@ -2,11 +2,14 @@
 //
 //   servelab [SCENARIO.json]
 //   servelab --scenario FILE --screenshot OUT.png [--run-for SIM_SECONDS]
-//            [--size WxH] [--no-opengl]
+//            [--size WxH] [--no-opengl] [--compare POLICY,POLICY[,…]]
+//            [--lecture] [--tour ID[:STEP]] [--inspect REQUEST_ID|gpuN|auto]
 //
 // With --screenshot the window is laid out at --size, the scenario optionally
 // runs headless for --run-for simulated seconds, the main window is rendered
-// to OUT.png and the program exits (0 on success).
+// to OUT.png and the program exits (0 on success). --compare opens compare
+// mode for 2–4 policies (the first is the reference); with --screenshot the
+// compare window is the one rendered.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -19,7 +22,9 @@
 #include <cstdio>
 
 #include "chart_panel.h"
+#include "compare_window.h"
 #include "main_window.h"
+#include "scenario/scenario_io.h"
 #include "sim_controller.h"
 #include "ui_info.h"
 
@@ -66,7 +71,14 @@ int main(int argc, char** argv) {
   QCommandLineOption runForOpt("run-for", "With --screenshot: run this many simulated seconds first.", "SIM_SECONDS");
   QCommandLineOption sizeOpt("size", "Window size, e.g. 1280x800.", "WxH");
   QCommandLineOption noGlOpt("no-opengl", "Never use OpenGL for charts.");
-  cli.addOptions({scenarioOpt, shotOpt, runForOpt, sizeOpt, noGlOpt});
+  QCommandLineOption compareOpt("compare", "Compare mode: 2-4 policy ids, the first is the reference (e.g. pascal,fcfs,rr).",
+                                "POLICIES");
+  cli.addOptions({scenarioOpt, shotOpt, runForOpt, sizeOpt, noGlOpt, compareOpt});
+  QCommandLineOption lectureOpt("lecture", "Start in lecture mode (larger fonts, slower speed, callouts).");
+  QCommandLineOption tourOpt("tour", "Start guided tour ID at STEP (1-based), e.g. pascal or pascal:3.", "ID[:STEP]");
+  QCommandLineOption inspectOpt("inspect", "Open the inspector on a request id, an instance (gpuN), or 'auto' "
+                                           "(a request that was preempted or migrated).", "WHAT");
+  cli.addOptions({lectureOpt, tourOpt, inspectOpt});
   cli.addPositionalArgument("scenario", "Scenario JSON file to open (same as --scenario).", "[FILE]");
   cli.process(app);
 
@@ -89,18 +101,113 @@ int main(int argc, char** argv) {
     w.resize(size);
     w.fitDocksToSize();
   }
+  // --tour ID[:STEP] (STEP is 1-based).
+  QString tourId;
+  int tourStep = 0;
+  if (cli.isSet(tourOpt)) {
+    const QStringList parts = cli.value(tourOpt).split(':');
+    bool ok = parts.size() <= 2 && !parts[0].isEmpty();
+    tourId = parts[0];
+    if (ok && parts.size() == 2) {
+      tourStep = parts[1].toInt(&ok) - 1;
+      ok = ok && tourStep >= 0;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "servelab: --tour: expected ID or ID:STEP with STEP >= 1, e.g. pascal:2 (got '%s')\n",
+                   qPrintable(cli.value(tourOpt)));
+      return 2;
+    }
+  }
+  auto startTeaching = [&]() -> int {
+    if (cli.isSet(lectureOpt)) w.setLecture(true);
+    if (!tourId.isEmpty()) {
+      QString err;
+      if (!w.startTour(tourId, tourStep, false, &err)) {
+        std::fprintf(stderr, "servelab: --tour: %s\n", qPrintable(err));
+        return 2;
+      }
+    }
+    if (cli.isSet(inspectOpt) && cli.value(inspectOpt) != "auto") {
+      QString err;
+      if (!w.inspect(cli.value(inspectOpt), &err)) {
+        std::fprintf(stderr, "servelab: --inspect: %s\n", qPrintable(err));
+        return 2;
+      }
+    }
+    return 0;
+  };
 
-  if (cli.isSet(shotOpt)) {
+  QStringList comparePolicies;
+  if (cli.isSet(compareOpt)) {
+    for (const QString& p : cli.value(compareOpt).split(',', Qt::SkipEmptyParts)) comparePolicies << p.trimmed();
+    const QString bad = sl::ui::checkComparePolicies(comparePolicies);
+    if (!bad.isEmpty()) {
+      std::fprintf(stderr, "servelab: --compare: %s\n", qPrintable(bad));
+      return 2;
+    }
+  }
+
+  if (cli.isSet(shotOpt) && !comparePolicies.isEmpty()) {
+    // Compare mode only: the compare window is what gets rendered.
     if (scenario.isEmpty()) {
       std::fprintf(stderr, "servelab: --screenshot needs --scenario FILE\n");
       return 2;
     }
+    double runFor = 0;
+    if (cli.isSet(runForOpt)) {
+      bool ok = false;
+      runFor = cli.value(runForOpt).toDouble(&ok);
+      if (!ok || runFor < 0) {
+        std::fprintf(stderr, "servelab: --run-for: expected simulated seconds >= 0\n");
+        return 2;
+      }
+    }
+    sl::Scenario s;
+    try {
+      s = sl::loadScenarioFile(scenario.toStdString());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "servelab: %s\n", e.what());
+      return 2;
+    }
+    sl::ui::CompareWindow cw;
+    cw.resize(size);
+    cw.show();
+    QString err;
+    if (!cw.load(s, comparePolicies, QFileInfo(scenario).fileName(), &err)) {
+      std::fprintf(stderr, "servelab: --compare: %s\n", qPrintable(err));
+      return 2;
+    }
+    if (runFor > 0) {
+      cw.runTo(runFor);
+      if (!cw.waitIdle(600'000)) {
+        std::fprintf(stderr, "servelab: --run-for: timed out\n");
+        return 1;
+      }
+    }
+    QCoreApplication::processEvents();
+    cw.pullNow();
+    QCoreApplication::processEvents();
+    const QString out = cli.value(shotOpt);
+    if (!cw.grab().save(out, "PNG")) {
+      std::fprintf(stderr, "servelab: cannot write %s\n", qPrintable(out));
+      return 1;
+    }
+    std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
+    return 0;
+  }
+
+  if (cli.isSet(shotOpt)) {
+    if (scenario.isEmpty() && tourId.isEmpty()) {
+      std::fprintf(stderr, "servelab: --screenshot needs --scenario FILE (or --tour)\n");
+      return 2;
+    }
     QString err;
     w.show();
-    if (!w.openScenario(scenario, &err)) {
+    if (!scenario.isEmpty() && !w.openScenario(scenario, &err)) {
       std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
       return 1;
     }
+    if (const int rc = startTeaching()) return rc;
     if (cli.isSet(runForOpt)) {
       bool ok = false;
       const double t = cli.value(runForOpt).toDouble(&ok);
@@ -118,6 +225,10 @@ int main(int argc, char** argv) {
     QCoreApplication::processEvents();
     w.pullNow();
     QCoreApplication::processEvents();
+    if (cli.isSet(inspectOpt)) {  // 'auto' picks from what the run reached
+      w.inspect(cli.value(inspectOpt));
+      QCoreApplication::processEvents();
+    }
     const QString out = cli.value(shotOpt);
     if (!w.grab().save(out, "PNG")) {
       std::fprintf(stderr, "servelab: cannot write %s\n", qPrintable(out));
@@ -137,6 +248,11 @@ int main(int argc, char** argv) {
       if (!dir.isEmpty()) last = dir + "/pascal-baseline-rr.json";
     }
     if (QFileInfo::exists(last)) w.openScenario(last);
+  }
+  if (const int rc = startTeaching()) return rc;
+  if (!comparePolicies.isEmpty()) {
+    QString err;
+    if (!w.openCompare(comparePolicies, &err)) std::fprintf(stderr, "servelab: --compare: %s\n", qPrintable(err));
   }
   return app.exec();
 }

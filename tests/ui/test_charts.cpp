@@ -1,0 +1,336 @@
+// Chart interaction and headless rendering, run headless
+// (QT_QPA_PLATFORM=offscreen): wheel zoom, drag pan and double-click reset
+// while data keeps arriving, hover text of the nearest point, linked time
+// axes in the chart panel, the binned tail overlay, and `plot`'s rendering of
+// saved results (all charts, sizes, bad input leaving nothing behind).
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "chart_panel.h"
+#include "chart_render.h"
+#include "csv_results.h"
+#include "metrics/binned_tail.h"
+#include "run/execute.h"
+#include "scenario/scenario_io.h"
+#include "sim_controller.h"
+#include "util/error.h"
+
+using namespace sl;
+using namespace sl::ui;
+
+namespace {
+
+std::vector<QPointF> line(double x0, double x1, double step) {
+  std::vector<QPointF> v;
+  for (double x = x0; x <= x1 + 1e-9; x += step) v.emplace_back(x, 0.5 * x);
+  return v;
+}
+
+void wheel(QWidget* w, QPoint pos, int delta) {
+  QWheelEvent e(QPointF(pos), QPointF(w->mapToGlobal(pos)), QPoint(), QPoint(0, delta), Qt::NoButton,
+                Qt::NoModifier, Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(w, &e);
+}
+
+int nonWhitePixels(const QImage& img) {
+  int n = 0;
+  for (int y = 0; y < img.height(); y += 2)
+    for (int x = 0; x < img.width(); x += 2)
+      if (img.pixelColor(x, y) != QColor(Qt::white)) ++n;
+  return n;
+}
+
+ProbeSample probe(double t, int instances) {
+  ProbeSample s;
+  s.time = secondsToNs(t);
+  s.tokens = 1000;
+  s.ttftP50 = 0.1 * t;
+  s.ttftP99 = 0.2 * t;
+  s.tpotP50 = 0.01;
+  s.tpotP99 = 0.02;
+  s.sloAttainment = 0.9;
+  s.qoeViolationRate = 0.1;
+  s.instances.resize(static_cast<std::size_t>(instances));
+  for (auto& i : s.instances) {
+    i.gpuBlocks = 50;
+    i.gpuCapacity = 100;
+  }
+  return s;
+}
+
+std::string slurp(const QString& path) {
+  std::ifstream in(path.toStdString(), std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+class TestCharts : public QObject {
+  Q_OBJECT
+private slots:
+  void wheelZoomKeepsViewWhileDataArrives() {
+    LiveChart c("t", "test", "time (s)", "y");
+    const int s = c.addSeries("s", Qt::blue);
+    c.resize(640, 400);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.setSeriesData(s, line(0, 100, 1));
+    c.refresh();
+    QVERIFY(!c.zoomed());
+    QCOMPARE(c.xRange().first, 0.0);
+    QCOMPARE(c.xRange().second, 100.0);
+
+    // Zoom in around x = 50 (one wheel notch: the span shrinks to 80 %).
+    const QPoint at = c.viewPosOf(QPointF(50, 25));
+    QSignalSpy spy(&c, &LiveChart::viewChanged);
+    wheel(c.plotWidget(), at, 120);
+    QVERIFY(c.zoomed());
+    QCOMPARE(spy.count(), 1);
+    const auto [lo, hi] = c.xRange();
+    QVERIFY2(std::abs((hi - lo) - 80.0) < 1.0, qPrintable(QString("%1..%2").arg(lo).arg(hi)));
+    QVERIFY(lo < 50 && hi > 50);
+    QVERIFY(std::abs((50 - lo) / (hi - lo) - 0.5) < 0.02);  // the point under the cursor stays put
+
+    // More data arrives: the view stays; y follows the data in view.
+    c.setSeriesData(s, line(0, 300, 1));
+    c.refresh();
+    QCOMPARE(c.xRange().first, lo);
+    QCOMPARE(c.xRange().second, hi);
+    QVERIFY(c.yRange().second < 0.5 * 300 * 0.5);  // not the full data's max (150)
+    QVERIFY(c.yRange().second >= 0.5 * hi);
+
+    // Double-click: back to the automatic range, which now covers 0..300.
+    QTest::mouseDClick(c.plotWidget(), Qt::LeftButton, Qt::NoModifier, at);
+    QVERIFY(!c.zoomed());
+    QCOMPARE(c.xRange().first, 0.0);
+    QVERIFY(c.xRange().second >= 300.0);
+    QCOMPARE(spy.count(), 2);
+    QCOMPARE(spy.last().at(2).toBool(), false);
+  }
+
+  void dragPansTheView() {
+    LiveChart c("t", "test", "x", "y");
+    const int s = c.addSeries("s", Qt::blue);
+    c.resize(640, 400);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.setSeriesData(s, line(0, 100, 1));
+    c.refresh();
+    c.setViewX(20, 60);
+    const QPoint a = c.viewPosOf(QPointF(40, 10));
+    const QPoint b = c.viewPosOf(QPointF(50, 10));  // 10 units to the right
+    QTest::mousePress(c.plotWidget(), Qt::LeftButton, Qt::NoModifier, a);
+    QMouseEvent move(QEvent::MouseMove, QPointF(b), QPointF(c.plotWidget()->mapToGlobal(b)), Qt::NoButton,
+                     Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(c.plotWidget(), &move);
+    QTest::mouseRelease(c.plotWidget(), Qt::LeftButton, Qt::NoModifier, b);
+    // Dragging the content right by 10 units shows 10 units further left.
+    QVERIFY2(std::abs(c.xRange().first - 10) < 0.5 && std::abs(c.xRange().second - 50) < 0.5,
+             qPrintable(QString("%1..%2").arg(c.xRange().first).arg(c.xRange().second)));
+  }
+
+  void hoverNamesTheNearestPoint() {
+    LiveChart c("t", "test", "reasoning tokens", "TTFT (s)");
+    const int s = c.addSeries("requests", Qt::blue, SeriesStyle::Scatter);
+    c.resize(640, 400);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.setSeriesData(s, {{100, 1.0}, {400, 3.0}, {900, 2.0}});
+    c.refresh();
+    const QPoint near = c.viewPosOf(QPointF(400, 3.0)) + QPoint(3, -2);
+    const QString text = c.hoverText(near);
+    QVERIFY2(text.contains("requests") && text.contains("reasoning tokens: 400") && text.contains("TTFT (s): 3"),
+             qPrintable(text));
+    // Far from every point: nothing.
+    QVERIFY(c.hoverText(c.viewPosOf(QPointF(650, 0.2))).isEmpty());
+  }
+
+  void panelLinksTimeAxes() {
+    ChartPanel p;
+    p.resize(1200, 600);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    p.clear(2);
+    std::vector<ProbeSample> probes;
+    for (int t = 1; t <= 200; ++t) probes.push_back(probe(t, 2));
+    p.addProbes(probes);
+    p.refresh();
+    LiveChart* ttft = p.chart("ttft");
+    QVERIFY(ttft);
+    wheel(ttft->plotWidget(), ttft->viewPosOf(QPointF(100, 10)), 240);
+    QVERIFY(ttft->zoomed());
+    for (LiveChart* c : p.timeCharts()) {
+      QVERIFY2(c->zoomed(), qPrintable(c->id()));
+      QCOMPARE(c->xRange(), ttft->xRange());
+    }
+    QVERIFY(!p.chart("ttft_vs_reasoning")->zoomed());  // not a time axis
+    // For review: the zoomed panel (reset buttons on the time charts).
+    p.grab().save(SERVELAB_TEST_OUT "/charts_zoomed.png");
+    // New samples: every linked chart keeps the view.
+    p.addProbes({probe(201, 2), probe(202, 2)});
+    p.refresh();
+    for (LiveChart* c : p.timeCharts()) QCOMPARE(c->xRange(), ttft->xRange());
+    // Reset on one resets all.
+    LiveChart* kv = p.chart("kv_usage");
+    QTest::mouseDClick(kv->plotWidget(), Qt::LeftButton, Qt::NoModifier, kv->viewPosOf(QPointF(100, 0.5)));
+    for (LiveChart* c : p.timeCharts()) QVERIFY2(!c->zoomed(), qPrintable(c->id()));
+    // Unlinked: only the chart under the wheel zooms.
+    p.setLinkedTimeAxes(false);
+    wheel(ttft->plotWidget(), ttft->viewPosOf(QPointF(100, 10)), 120);
+    QVERIFY(ttft->zoomed());
+    QVERIFY(!p.chart("tpot")->zoomed());
+  }
+
+  void tailOverlayIsTheMetricsModulesBinnedTail() {
+    ChartPanel p;
+    p.clear(1);
+    std::vector<FinishedPoint> pts;
+    std::vector<std::pair<std::int64_t, double>> samples;
+    for (int i = 0; i < 300; ++i) {
+      FinishedPoint f;
+      f.reasoning = (i * 37) % 1000;
+      f.ttftS = 0.01 * ((i * 53) % 97);
+      pts.push_back(f);
+      samples.emplace_back(static_cast<std::int64_t>(f.reasoning), f.ttftS);
+    }
+    p.addFinished(pts);
+    p.refresh();
+    const auto bins = binnedTailTtft(samples);
+    const auto& tail = p.chart("ttft_vs_reasoning")->seriesData(1);
+    QCOMPARE(tail.size(), bins.size());
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      QCOMPARE(tail[i].x(), 0.5 * static_cast<double>(bins[i].bin_lo + bins[i].bin_hi));
+      QCOMPARE(tail[i].y(), bins[i].value);
+    }
+  }
+
+  void renderImageHasTheAskedSize() {
+    LiveChart c("t", "A chart", "x", "y");
+    c.setSeriesData(c.addSeries("s", Qt::blue), line(0, 10, 0.5));
+    c.refresh();
+    const QImage img = c.renderImage(QSize(500, 300), 2.0);
+    QCOMPARE(img.size(), QSize(1000, 600));
+    QVERIFY(nonWhitePixels(img) > 500);
+    const QByteArray svg = c.renderSvg(QSize(500, 300));
+    QVERIFY(svg.contains("<svg"));
+  }
+
+  void plotRendersSavedResults() {
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString res = tmp.filePath("run");
+    Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/pascal-baseline-rr.json");
+    s.workload.requests = 200;
+    auto prepared = prepareRun(s);
+    RunOptions ro;
+    ro.outDir = res.toStdString();
+    const RunResult rr = executeRun(*prepared, ro);
+
+    // The saved samples come back as what the live charts are fed with.
+    const SavedResults saved = loadSavedResults(res.toStdString(), kSavedTimeseries | kSavedRequests);
+    QCOMPARE(saved.instances, s.cluster.instances);
+    QCOMPARE(static_cast<std::int64_t>(saved.requests.size()), rr.summary.arrived);
+    QVERIFY(saved.probes.size() > 10);
+    QVERIFY(saved.gpuCapacityBlocks > 0);
+    QCOMPARE(static_cast<std::int64_t>(saved.probes.front().instances.at(0).gpuCapacity), saved.gpuCapacityBlocks);
+
+    PlotOptions opt;
+    opt.resultsDir = res.toStdString();
+    opt.chart = "all";
+    opt.png = tmp.filePath("png").toStdString();
+    opt.svg = tmp.filePath("svg").toStdString();
+    opt.size = QSize(800, 500);
+    const auto files = plotSavedResults(opt);
+    QCOMPARE(files.size(), 2 * plotCharts().size());
+    for (const PlotChartInfo& c : plotCharts()) {
+      const QImage img(tmp.filePath("png/" + QString::fromStdString(c.name) + ".png"));
+      QCOMPARE(img.size(), QSize(800, 500));
+      QVERIFY2(nonWhitePixels(img) > 1000, c.name.c_str());
+      QVERIFY(QFile::exists(tmp.filePath("svg/" + QString::fromStdString(c.name) + ".svg")));
+    }
+    // Same input, same picture.
+    opt.chart = "ttft-by-reasoning";
+    opt.png = tmp.filePath("again.png").toStdString();
+    opt.svg.clear();
+    plotSavedResults(opt);
+    QCOMPARE(QImage(tmp.filePath("again.png")), QImage(tmp.filePath("png/ttft-by-reasoning.png")));
+  }
+
+  void plotBadInputNamesFileAndLineAndWritesNothing() {
+    QTemporaryDir tmp;
+    const QString res = tmp.filePath("run");
+    Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/pascal-baseline-rr.json");
+    s.workload.requests = 50;
+    auto prepared = prepareRun(s);
+    RunOptions ro;
+    ro.outDir = res.toStdString();
+    executeRun(*prepared, ro);
+    // Break line 4 of timeseries.csv.
+    std::string ts = slurp(res + "/timeseries.csv");
+    std::size_t pos = 0;
+    for (int i = 0; i < 3; ++i) pos = ts.find('\n', pos) + 1;
+    ts.replace(pos, ts.find(',', pos) - pos, "abc");
+    std::ofstream(res.toStdString() + "/timeseries.csv", std::ios::binary) << ts;
+
+    PlotOptions opt;
+    opt.resultsDir = res.toStdString();
+    opt.chart = "ttft-percentiles";
+    opt.png = tmp.filePath("out.png").toStdString();
+    try {
+      plotSavedResults(opt);
+      QFAIL("no error for a malformed timeseries.csv");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("timeseries.csv:4") && QString(e.what()).contains("time_s"), e.what());
+    }
+    QVERIFY(!QFile::exists(tmp.filePath("out.png")));
+
+    opt.chart = "no-such-chart";
+    try {
+      plotSavedResults(opt);
+      QFAIL("no error for an unknown chart");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("unknown chart 'no-such-chart'") && QString(e.what()).contains("ttft-cdf"),
+               e.what());
+    }
+    opt.chart = "ttft-cdf";
+    opt.resultsDir = tmp.filePath("missing").toStdString();
+    try {
+      plotSavedResults(opt);
+      QFAIL("no error for a missing folder");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("missing"), e.what());
+    }
+    QVERIFY(!QFile::exists(tmp.filePath("out.png")));
+  }
+
+  void csvChartDrawsSeriesByCategory() {
+    const std::string csv =
+        "rate_rps,policy,qoe_violation_rate\n1,fcfs,0.1\n2,fcfs,0.3\n3,fcfs,0.6\n1,pascal,0.05\n2,pascal,0.1\n"
+        "3,pascal,0.2\n";
+    const std::vector<char> png = renderCsvChartPng(csv, "slo_violation_vs_rate.csv", "SLO violations");
+    QImage img;
+    QVERIFY(img.loadFromData(reinterpret_cast<const uchar*>(png.data()), static_cast<int>(png.size()), "PNG"));
+    QCOMPARE(img.size(), QSize(960, 600));
+    QVERIFY(nonWhitePixels(img) > 1000);
+    try {
+      renderCsvChartPng("policy,rule\nfcfs,p99\n", "t.csv", "x");
+      QFAIL("no error for a CSV without numbers");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("t.csv"), e.what());
+    }
+  }
+};
+
+QTEST_MAIN(TestCharts)
+#include "test_charts.moc"

@@ -1,0 +1,206 @@
+// File → Export of the current run, headless (QT_QPA_PLATFORM=offscreen):
+// run results and trace of a finished run equal what the run module writes
+// for the same scenario (`servelab-cli run --out`), a mid-run export holds
+// exactly the requests arrived so far, live changes are replayed, and the
+// cluster view is saved as a PNG.
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QMenu>
+#include <QMenuBar>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster_view.h"
+#include "export_run.h"
+#include "main_window.h"
+#include "run/execute.h"
+#include "scenario/scenario_io.h"
+#include "sim_controller.h"
+
+using namespace sl;
+using namespace sl::ui;
+
+namespace {
+
+const QString kSample = QStringLiteral(SERVELAB_SOURCE_DIR "/samples/pascal-baseline-rr.json");
+
+std::string slurp(const QString& path) {
+  std::ifstream in(path.toStdString(), std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int csvRows(const QString& path) {
+  const std::string s = slurp(path);
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n - 1;  // header
+}
+
+template <class P> bool waitFrame(SimController& c, P pred, int timeoutMs = 60000) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeoutMs) {
+    if (pred(*c.takeFrame())) return true;
+    QTest::qWait(5);
+  }
+  const auto f = c.latest();
+  qWarning("waitFrame timed out: generation %d, clock %.3f s, running %d, done %d, events %lld", f->generation,
+           f->clockS, f->running, f->done, static_cast<long long>(f->snapshot.events));
+  return pred(*f);
+}
+
+// A copy of the sample with `requests` requests, saved where the window can open it.
+QString sampleFile(const QTemporaryDir& tmp, std::int64_t requests) {
+  Scenario s = loadScenarioFile(kSample.toStdString());
+  s.workload.requests = requests;
+  const QString path = tmp.filePath("scenario.json");
+  std::ofstream(path.toStdString(), std::ios::binary) << dumpScenario(s);
+  return path;
+}
+
+}  // namespace
+
+class TestExport : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ServeLabTests");
+    QCoreApplication::setApplicationName("test_export");
+  }
+
+  void finishedRunEqualsTheCliRun() {
+    QTemporaryDir tmp;
+    const QString scenario = sampleFile(tmp, 300);
+    MainWindow w;
+    QString err;
+    QVERIFY2(w.openScenario(scenario, &err), qPrintable(err));
+    w.controller()->setMode(RunMode::Express);
+    w.controller()->play();
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.done; }));
+
+    QVERIFY2(w.exportRunResults(tmp.filePath("gui"), &err), qPrintable(err));
+    QVERIFY2(w.exportRunTrace(tmp.filePath("gui/trace.json"), &err), qPrintable(err));
+
+    // What `servelab-cli run SCENARIO --out DIR` writes (the run module).
+    auto prepared = prepareRun(loadScenarioFile(scenario.toStdString()), scenario.toStdString());
+    RunOptions ro;
+    ro.outDir = tmp.filePath("cli").toStdString();
+    executeRun(*prepared, ro);
+
+    const QStringList cliFiles = QDir(tmp.filePath("cli")).entryList(QDir::Files, QDir::Name);
+    QVERIFY(cliFiles.contains("summary.json") && cliFiles.contains("requests.csv") &&
+            cliFiles.contains("timeseries.csv") && cliFiles.contains("trace.json"));
+    QCOMPARE(QDir(tmp.filePath("gui")).entryList(QDir::Files, QDir::Name), cliFiles);
+    for (const QString& f : cliFiles)
+      QVERIFY2(slurp(tmp.filePath("gui/" + f)) == slurp(tmp.filePath("cli/" + f)), qPrintable(f + " differs"));
+    QCOMPARE(csvRows(tmp.filePath("gui/requests.csv")), 300);
+  }
+
+  void midRunExportHoldsTheRequestsArrivedSoFar() {
+    QTemporaryDir tmp;
+    MainWindow w;
+    QString err;
+    QVERIFY2(w.openScenario(sampleFile(tmp, 100000), &err), qPrintable(err));
+    SimController& c = *w.controller();
+    c.runTo(25);
+    QVERIFY(c.waitIdle(60000));
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return !f.running && f.clockS >= 25.0; }));
+    c.setArrivalRate(20.0);  // a live change: the export replays it
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.changes.size() == 1; }));
+    c.runTo(40);
+    QVERIFY(c.waitIdle(60000));
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return !f.running && f.clockS >= 40.0; }));
+    const auto f = c.latest();
+    QVERIFY(!f->done);
+    QVERIFY(f->snapshot.arrived > 100);
+
+    QVERIFY2(w.exportRunResults(tmp.filePath("mid"), &err), qPrintable(err));
+    QCOMPARE(csvRows(tmp.filePath("mid/requests.csv")), static_cast<int>(f->snapshot.arrived));
+    const auto j = nlohmann::json::parse(slurp(tmp.filePath("mid/summary.json")));
+    QCOMPARE(j["requests"]["arrived"].get<std::int64_t>(), f->snapshot.arrived);
+    QCOMPARE(j["requests"]["finished"].get<std::int64_t>(), f->snapshot.finished);
+    QCOMPARE(j["events"].get<std::int64_t>(), f->snapshot.events);
+    QCOMPARE(QString::fromStdString(j["fingerprint"].get<std::string>()),
+             QString::fromStdString(fingerprintHex(f->fingerprint)));
+    // Probes up to the export point only (one per simulated second here).
+    const int rows = csvRows(tmp.filePath("mid/timeseries.csv"));
+    QVERIFY2(rows >= 35 && rows <= 41, qPrintable(QString::number(rows)));
+
+    // The worker was not disturbed: the run goes on from where it was.
+    c.runTo(45);
+    QVERIFY(c.waitIdle(60000));
+    QVERIFY(waitFrame(c, [](const LiveFrame& x) { return !x.running && x.clockS >= 45.0; }));
+    QVERIFY(c.latest()->snapshot.events > f->snapshot.events);
+  }
+
+  void exportMenu() {
+    MainWindow w;
+    QMenu* file = nullptr;
+    for (QAction* a : w.menuBar()->actions())
+      if (a->text().remove('&') == "File") file = a->menu();
+    QVERIFY(file);
+    QMenu* ex = nullptr;
+    for (QAction* a : file->actions())
+      if (a->menu() && a->text().remove('&') == "Export") ex = a->menu();
+    QVERIFY(ex);
+    QStringList items;
+    for (QAction* a : ex->actions())
+      if (!a->isSeparator()) items << a->text().remove('&');
+    QCOMPARE(items.size(), 4);
+    QVERIFY(items[0].startsWith("Export charts"));
+    QCOMPARE(ex->actions().first()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
+    QVERIFY(items[1].startsWith("Run results"));
+    QVERIFY(items[2].startsWith("Trace"));
+    QVERIFY(items[3].startsWith("Cluster view"));
+  }
+
+  void replayWithoutTheWindow() {
+    // The function itself: stopping after N events gives exactly N events.
+    Scenario s = loadScenarioFile(kSample.toStdString());
+    s.workload.requests = 200;
+    QTemporaryDir tmp;
+    ExportRunOptions opt;
+    opt.resultsDir = tmp.filePath("r").toStdString();
+    opt.events = 1234;
+    const ExportRunResult r = exportRun(s, {}, opt);
+    QCOMPARE(r.events, 1234);
+    QVERIFY(!r.complete);
+    QCOMPARE(csvRows(tmp.filePath("r/requests.csv")), static_cast<int>(r.arrived));
+    const ReplayResult ref = replayRun(s, {}, 1234);
+    QCOMPARE(r.fingerprint, ref.fingerprint);
+    QCOMPARE(r.finished, ref.finished);
+  }
+
+  void clusterViewPng() {
+    QTemporaryDir tmp;
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(sampleFile(tmp, 1000), &err), qPrintable(err));
+    w.controller()->runTo(10);
+    QVERIFY(w.controller()->waitIdle(60000));
+    QVERIFY2(w.exportClusterPng(tmp.filePath("cluster.png"), &err), qPrintable(err));
+    const QImage img(tmp.filePath("cluster.png"));
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.size(), w.clusterView()->size() * w.clusterView()->devicePixelRatioF());
+    // Not a blank picture: the cards are drawn.
+    QSet<QRgb> colours;
+    for (int y = 0; y < img.height(); y += 7)
+      for (int x = 0; x < img.width(); x += 7) colours.insert(img.pixel(x, y));
+    QVERIFY(colours.size() > 5);
+  }
+};
+
+QTEST_MAIN(TestExport)
+#include "test_export.moc"

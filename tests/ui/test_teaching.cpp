@@ -1,0 +1,270 @@
+// Teaching mode: lecture fonts and speed, callouts born from real engine
+// preemptions that fade out in animation time, role-flip callouts, smooth
+// transfer interpolation in animation time, and the guided tours.
+#include <QDockWidget>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QTest>
+#include <QToolBar>
+
+#include "cluster_view.h"
+#include "inspector_panel.h"
+#include "main_window.h"
+#include "scenario/scenario_io.h"
+#include "sim_controller.h"
+#include "teaching_callouts.h"
+#include "tour_guide.h"
+
+using namespace sl;
+using namespace sl::ui;
+
+namespace {
+
+const QString kSamples = QStringLiteral(SERVELAB_SOURCE_DIR "/samples");
+
+std::shared_ptr<LiveFrame> frameWith(int instances, std::vector<TransferSnapshot> transfers, SimTime now,
+                                     int generation = 1) {
+  auto f = std::make_shared<LiveFrame>();
+  f->generation = generation;
+  f->running = true;
+  f->mode = RunMode::Run;
+  f->snapshot.now = now;
+  for (int i = 0; i < instances; ++i) {
+    InstanceSnapshot in;
+    in.id = i;
+    in.gpuBlocks = 100;
+    in.cpuBlocks = 100;
+    in.queues.push_back({"waiting", {}});
+    f->snapshot.instances.push_back(in);
+  }
+  f->snapshot.transfers = std::move(transfers);
+  return f;
+}
+
+}  // namespace
+
+class TestTeaching : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ServeLabTests");
+    QCoreApplication::setApplicationName("test_teaching");
+  }
+
+  void lectureModeEnlargesFontsAndSlowsDown() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    auto* bar = w.findChild<QToolBar*>("RunToolBar");
+    QVERIFY(bar);
+    auto* speed = bar->findChild<QSlider*>();
+    QVERIFY(speed);
+    speed->setValue(45);  // 100×
+    const double before = w.clusterView()->font().pointSizeF();
+    QVERIFY(!w.lecture());
+    w.setLecture(true);
+    QVERIFY(w.lecture());
+    QVERIFY(w.clusterView()->lecture());
+    QVERIFY(w.clusterView()->font().pointSizeF() >= before * 1.25);
+    QVERIFY(w.inspector()->font().pointSizeF() >= before * 1.25);
+    QCOMPARE(speed->value(), 10);  // the slider's 0.5× (0.1 · 10^(v/15))
+    w.setLecture(false);
+    QCOMPARE(w.clusterView()->font().pointSizeF(), before);
+    QCOMPARE(speed->value(), 45);  // the speed before lecture mode comes back
+  }
+
+  // A real run with swap preemption: the controller's notes carry each
+  // preemption; in lecture mode they become callouts on the card where it
+  // happened, which fade and disappear after their time (animation time).
+  void calloutsOnPreemptionFadeOut() {
+    SimController c;
+    QString err;
+    Scenario s = loadScenarioFile((kSamples + "/pascal-baseline-rr.json").toStdString());
+    QVERIFY2(c.load(s, &err), qPrintable(err));
+    c.runTo(90);
+    QVERIFY(c.waitIdle(60000));
+    std::shared_ptr<const LiveFrame> f = c.takeFrame();
+    QCOMPARE(f->clockS, 90.0);
+    const std::vector<AnimationNote> notes = c.takeNotes();
+    // The latest swap preemption, checked against the request's timeline.
+    const AnimationNote* last = nullptr;
+    for (const AnimationNote& n : notes)
+      if (n.kind == AnimationNote::Kind::PreemptedSwap) last = &n;
+    QVERIFY2(last, "no swap preemption in 90 s of the RR sample");
+    const auto t = c.timelines().request(last->requestId);
+    QVERIFY(t.has_value());
+    bool found = false;
+    for (const TimelineEvent& e : t->events)
+      found = found || (e.kind == RequestEvent::Preempted && e.time == last->time && e.instance == last->instance);
+    QVERIFY(found);
+    QVERIFY(last->time > f->snapshot.now - 5 * kNsPerSecond);  // recent enough to be shown
+
+    ClusterView view;
+    view.resize(900, 500);
+    view.setFrame(f);
+    view.addNotes(notes);
+    QVERIFY(view.callouts().empty());  // not in lecture mode
+    view.setLecture(true);
+    view.addNotes(notes);
+    const Callout* swap = nullptr;
+    for (const Callout& co : view.callouts().items())
+      if (co.kind == Callout::Kind::Swap && co.instance == last->instance) swap = &co;
+    QVERIFY(swap);
+    QCOMPARE(swap->text, QString("preempted: KV swapped to CPU"));
+    QCOMPARE(swap->requestId, last->requestId);
+    for (const Callout& co : view.callouts().items()) QVERIFY(co.count >= 1);
+    QVERIFY(!view.grab().isNull());
+
+    // Fully visible for kLifetimeS, fading for kFadeS, then gone.
+    const double t0 = view.animationTime();
+    view.advanceAnimation(CalloutBoard::kLifetimeS - 0.1);
+    QVERIFY(!view.callouts().empty());
+    QCOMPARE(CalloutBoard::opacity(view.callouts().items().front(), view.animationTime()), 1.0);
+    view.advanceAnimation(0.1 + CalloutBoard::kFadeS / 2);
+    QVERIFY(!view.callouts().empty());
+    const double mid = CalloutBoard::opacity(view.callouts().items().front(), view.animationTime());
+    QVERIFY(mid > 0.3 && mid < 0.7);
+    view.advanceAnimation(CalloutBoard::kFadeS / 2 + 0.01);
+    QVERIFY(view.callouts().empty());
+    QVERIFY(view.animationTime() > t0 + CalloutBoard::kLifetimeS + CalloutBoard::kFadeS);
+  }
+
+  void calloutsMergeAndStayFew() {
+    CalloutBoard b;
+    AnimationNote n;
+    n.kind = AnimationNote::Kind::PreemptedSwap;
+    n.instance = 2;
+    for (int i = 0; i < 10; ++i) {
+      n.requestId = i;
+      b.add(n, 0.0);
+    }
+    QCOMPARE(b.items().size(), std::size_t{1});
+    QCOMPARE(b.items()[0].count, 10);
+    n.kind = AnimationNote::Kind::MigrationStart;
+    n.afterThink = true;
+    b.add(n, 0.1);
+    QCOMPARE(b.items().back().text, QString("migrated at </think>"));
+    n.kind = AnimationNote::Kind::PreemptedRecompute;
+    b.add(n, 0.2);
+    int onCard = 0;
+    for (const Callout& c : b.items()) onCard += c.instance == 2;
+    QCOMPARE(onCard, CalloutBoard::kMaxPerInstance);
+    QCOMPARE(b.items().back().text, QString("preempted: KV dropped, will recompute"));
+  }
+
+  // A role change between two snapshots is called out on that card.
+  void roleFlipBecomesACallout() {
+    ClusterView view;
+    view.resize(800, 400);
+    view.setLecture(true);
+    auto f1 = frameWith(4, {}, kNsPerSecond);
+    f1->snapshot.instances[1].role = 2;  // decode
+    view.setFrame(f1);
+    QVERIFY(view.callouts().empty());
+    auto f2 = frameWith(4, {}, 2 * kNsPerSecond);
+    f2->snapshot.instances[1].role = 1;  // prefill
+    view.setFrame(f2);
+    QCOMPARE(view.callouts().items().size(), std::size_t{1});
+    QCOMPARE(view.callouts().items()[0].instance, 1);
+    QCOMPARE(view.callouts().items()[0].text, QString::fromUtf8("instance flipped D→P"));
+  }
+
+  // Transfers move between snapshots in animation time, never backwards,
+  // and run to the end when the copy completes.
+  void transferInterpolatesInAnimationTime() {
+    ClusterView view;
+    view.resize(800, 400);
+    view.setFrame(frameWith(4, {{42, 0, 3, 0.2, false}}, kNsPerSecond));
+    QCOMPARE(view.shownTransferProgress(42), 0.2);
+    view.advanceAnimation(0.1);
+    QCOMPARE(view.shownTransferProgress(42), 0.2);  // no rate known yet
+    view.setFrame(frameWith(4, {{42, 0, 3, 0.4, false}}, kNsPerSecond + 1000));
+    // Rate: 0.2 progress in 0.1 s of animation time; extrapolated smoothly.
+    double prev = view.shownTransferProgress(42);
+    for (int i = 0; i < 10; ++i) {
+      view.advanceAnimation(0.016);
+      const double p = view.shownTransferProgress(42);
+      QVERIFY(p >= prev);
+      QVERIFY(p <= 0.4 + 2.0 * 0.016 * (i + 1) + 1e-9);
+      prev = p;
+    }
+    QVERIFY(prev > 0.45);
+    QVERIFY(!view.grab().isNull());
+    // Completed (gone from the snapshot): it runs to 1 and is removed.
+    view.setFrame(frameWith(4, {}, kNsPerSecond + 2000));
+    QVERIFY(view.shownTransferProgress(42) >= prev);
+    view.advanceAnimation(0.3);
+    QVERIFY(view.shownTransferProgress(42) > 0.95);
+    view.advanceAnimation(0.2);
+    QCOMPARE(view.shownTransferProgress(42), -1.0);
+    // A new run forgets all animations.
+    view.setFrame(frameWith(4, {{7, 1, 2, 0.5, true}}, kNsPerSecond));
+    view.setFrame(frameWith(4, {}, 0, 2));
+    QCOMPARE(view.shownTransferProgress(7), -1.0);
+  }
+
+  void onlyToursWithBuiltPoliciesAreListed() {
+    const QString dir = MainWindow::samplesDir();
+    QVERIFY(!dir.isEmpty());
+    const auto tours = availableTours(dir);
+    QVERIFY(!tours.empty());
+    QCOMPARE(tours.front().id, QString("pascal"));
+    for (const Tour& t : tours) QVERIFY(tourAvailable(t, dir));
+    Tour fake = tours.front();
+    fake.policies << "arrow";  // not in the policy registry
+    QString why;
+    QVERIFY(!tourAvailable(fake, dir, &why));
+    QVERIFY(why.contains("arrow"));
+    Tour missing = tours.front();
+    missing.steps[0].scenario = "no-such-sample.json";
+    QVERIFY(!tourAvailable(missing, dir, &why));
+    QVERIFY(why.contains("no-such-sample.json"));
+    QVERIFY(!findTour("no-such-tour").has_value());
+  }
+
+  // Each step loads its scenario (the policy the step talks about), sets
+  // its speed, and shows its text; Next and Back move between steps.
+  void tourStepsLoadTheirScenarios() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QString err;
+    QVERIFY2(w.startTour("pascal", 0, false, &err), qPrintable(err));
+    QVERIFY(w.tourDock()->isVisible());
+    TourPanel* tp = w.tourPanel();
+    const Tour& tour = tp->tour();
+    QVERIFY(tour.steps.size() >= 4);
+    for (int i = 0; i < tp->stepCount(); ++i) {
+      QVERIFY2(w.showTourStep(i, false, &err), qPrintable(err));
+      const TourStep& step = tour.steps[static_cast<std::size_t>(i)];
+      const Scenario expect = loadScenarioFile((MainWindow::samplesDir() + "/" + step.scenario).toStdString());
+      QCOMPARE(w.controller()->scenario().policy.id, expect.policy.id);
+      QCOMPARE(w.controller()->scenario().workload.requests, expect.workload.requests);
+      QCOMPARE(tp->step(), i);
+      QCOMPARE(tp->stepTitle(), step.title);
+      QVERIFY(tp->watchText().contains("Watch"));
+      QVERIFY(w.windowTitle().contains(step.scenario));
+    }
+    // Buttons: Back from the last step loads the one before.
+    auto buttons = tp->findChildren<QPushButton*>();
+    QPushButton* back = nullptr;
+    for (QPushButton* b : buttons)
+      if (b->text().contains("Back")) back = b;
+    QVERIFY(back);
+    QTest::mouseClick(back, Qt::LeftButton);
+    QCOMPARE(tp->step(), tp->stepCount() - 2);
+    QVERIFY(w.windowTitle().contains(tour.steps[static_cast<std::size_t>(tp->step())].scenario));
+    w.controller()->pause();
+    // Out of range and unknown tours are refused with a message.
+    QVERIFY(!w.showTourStep(99, false, &err));
+    QVERIFY(err.contains("steps 1 to"));
+    QVERIFY(!w.startTour("nope", 0, false, &err));
+    QVERIFY(err.contains("pascal"));
+    w.closeTour();
+    QVERIFY(!w.tourDock()->isVisible());
+  }
+};
+
+QTEST_MAIN(TestTeaching)
+#include "test_teaching.moc"

@@ -1,0 +1,274 @@
+#include "chart_render.h"
+
+#include <QApplication>
+#include <QBuffer>
+#include <QImage>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "chart_panel.h"
+#include "csv_results.h"
+#include "sim_controller.h"
+#include "theme.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace sl::ui {
+
+namespace {
+
+struct ChartDef {
+  PlotChartInfo info;
+  const char* panelId;  // the ChartPanel chart, or nullptr for plot-only charts
+  unsigned parts;
+};
+
+const std::vector<ChartDef>& chartDefs() {
+  static const std::vector<ChartDef> defs = {
+      {{"ttft-by-reasoning", "TTFT vs reasoning length per request, with the binned tail TTFT (bins of 256 tokens)"},
+       "ttft_vs_reasoning", kSavedRequests},
+      {{"ttft-percentiles", "Rolling p50/p99 TTFT over simulated time"}, "ttft", kSavedTimeseries},
+      {{"tpot-percentiles", "Rolling p50/p99 TPOT over simulated time"}, "tpot", kSavedTimeseries},
+      {{"slo-violation", "Rolling QoE violation rate and SLO attainment over simulated time"}, "qoe_slo",
+       kSavedTimeseries},
+      {{"throughput", "Output tokens per second over simulated time"}, "throughput", kSavedTimeseries},
+      {{"kv-usage", "GPU KV cache usage per instance over simulated time"}, "kv_usage", kSavedTimeseries},
+      {{"ttft-cdf", "CDF of TTFT over the finished requests"}, nullptr, kSavedRequests},
+  };
+  return defs;
+}
+
+std::vector<char> pngBytes(const QImage& img) {
+  QByteArray bytes;
+  QBuffer buf(&bytes);
+  buf.open(QIODevice::WriteOnly);
+  img.save(&buf, "PNG");
+  return {bytes.begin(), bytes.end()};
+}
+
+// The charts of one results folder: the GUI's chart panel fed with the saved
+// samples, plus the end-of-run CDF.
+class SavedCharts {
+public:
+  explicit SavedCharts(const SavedResults& r) {
+    panel_.clear(r.instances);
+    panel_.addProbes(r.probes);
+    std::vector<FinishedPoint> pts;
+    std::vector<double> ttfts;
+    for (const SavedRequest& q : r.requests) {
+      if (!q.finished) continue;  // the live charts see requests as they finish
+      FinishedPoint p;
+      p.finishS = q.finishS;
+      p.reasoning = q.reasoning;
+      p.ttftS = q.ttftS;
+      p.tpotS = q.tpotS;
+      p.qoe = q.qoe;
+      pts.push_back(p);
+      if (q.ttftS >= 0) ttfts.push_back(q.ttftS);
+    }
+    panel_.addFinished(pts);
+    panel_.refresh();
+    cdf_ = std::make_unique<LiveChart>("ttft_cdf", QObject::tr("TTFT distribution (CDF)"), QObject::tr("TTFT (s)"),
+                                       QObject::tr("fraction of requests"));
+    cdf_->addSeries(QObject::tr("finished requests (%1)").arg(ttfts.size()), theme::kSeriesA);
+    std::sort(ttfts.begin(), ttfts.end());
+    std::vector<QPointF> cdf;
+    cdf.reserve(ttfts.size());
+    for (std::size_t i = 0; i < ttfts.size(); ++i)
+      cdf.emplace_back(ttfts[i], static_cast<double>(i + 1) / static_cast<double>(ttfts.size()));
+    cdf_->setSeriesData(0, std::move(cdf));
+    cdf_->setFixedYRange(0, 1);
+    cdf_->refresh();
+  }
+  LiveChart* chart(const ChartDef& d) { return d.panelId ? panel_.chart(d.panelId) : cdf_.get(); }
+
+private:
+  ChartPanel panel_;
+  std::unique_ptr<LiveChart> cdf_;
+};
+
+bool isNumber(const std::string& s, double* out = nullptr) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+  if (out) *out = v;
+  return true;
+}
+
+QString prettyName(std::string s) {
+  const auto dot = s.rfind('.');
+  if (dot != std::string::npos) s.resize(dot);
+  std::replace(s.begin(), s.end(), '_', ' ');
+  return QString::fromStdString(s);
+}
+
+}  // namespace
+
+const std::vector<PlotChartInfo>& plotCharts() {
+  static const std::vector<PlotChartInfo> infos = [] {
+    std::vector<PlotChartInfo> v;
+    for (const ChartDef& d : chartDefs()) v.push_back(d.info);
+    return v;
+  }();
+  return infos;
+}
+
+std::unique_ptr<QApplication> makeHeadlessApp() {
+  if (QCoreApplication::instance()) return nullptr;
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  // Qt wants a private runtime folder and warns when XDG_RUNTIME_DIR is unset:
+  // give it the one it would pick itself, quietly.
+  if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("runtime-" + std::to_string(::getuid()));
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+    if (!ec) qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(dir.string()));
+  }
+  static int argc = 1;
+  static char name[] = "servelab-cli";
+  static char* argv[] = {name, nullptr};
+  return std::make_unique<QApplication>(argc, argv);
+}
+
+std::vector<std::string> plotSavedResults(const PlotOptions& opt) {
+  if (opt.png.empty() && opt.svg.empty()) throw InputError("plot: give --png and/or --svg");
+  if (opt.size.width() < 160 || opt.size.height() < 120 || opt.size.width() > 8000 || opt.size.height() > 8000)
+    throw InputError("plot: --size must be between 160x120 and 8000x8000");
+  std::vector<const ChartDef*> chosen;
+  const bool all = opt.chart == "all";
+  for (const ChartDef& d : chartDefs())
+    if (all || d.info.name == opt.chart) chosen.push_back(&d);
+  if (chosen.empty()) {
+    std::string known;
+    for (const ChartDef& d : chartDefs()) known += (known.empty() ? "" : ", ") + d.info.name;
+    throw InputError("plot: unknown chart '" + opt.chart + "' (known: " + known + ", all; see --chart list)");
+  }
+  unsigned parts = 0;
+  for (const ChartDef* d : chosen) parts |= d->parts;
+  const SavedResults res = loadSavedResults(opt.resultsDir, parts);
+  for (const ChartDef* d : chosen)
+    if (d->info.name == "kv-usage" && res.gpuCapacityBlocks <= 0 && !all)
+      throw InputError(opt.resultsDir + "/summary.json: kv-usage needs the GPU KV capacity: " + res.capacityError);
+
+  // Everything in memory first.
+  SavedCharts charts(res);
+  std::vector<std::pair<std::string, std::vector<char>>> files;
+  auto target = [&](const std::string& base, const ChartDef& d, const char* ext) {
+    if (!all) return base;
+    return base + (base.empty() || base.back() == '/' ? "" : "/") + d.info.name + ext;
+  };
+  for (const ChartDef* d : chosen) {
+    if (all && d->info.name == "kv-usage" && res.gpuCapacityBlocks <= 0) continue;  // nothing meaningful to draw
+    LiveChart* c = charts.chart(*d);
+    if (!opt.png.empty()) files.emplace_back(target(opt.png, *d, ".png"), pngBytes(c->renderImage(opt.size, 1.0)));
+    if (!opt.svg.empty()) {
+      const QByteArray svg = c->renderSvg(opt.size);
+      files.emplace_back(target(opt.svg, *d, ".svg"), std::vector<char>(svg.begin(), svg.end()));
+    }
+  }
+  if (all) {
+    if (!opt.png.empty()) ensureDirectory(opt.png);
+    if (!opt.svg.empty()) ensureDirectory(opt.svg);
+  }
+  std::vector<std::string> written;
+  for (const auto& [path, bytes] : files) {
+    writeFileAtomic(path, std::string_view(bytes.data(), bytes.size()));
+    written.push_back(path);
+  }
+  return written;
+}
+
+std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
+                                    QSize size) {
+  const CsvTable t = parseCsvTable(csv, name);
+  const std::size_t nc = t.columns.size();
+  // Column kinds: numeric when every non-empty cell is a number.
+  std::vector<bool> numeric(nc, !t.rows.empty());
+  for (const auto& row : t.rows)
+    for (std::size_t c = 0; c < nc; ++c)
+      if (!row[c].empty() && !isNumber(row[c])) numeric[c] = false;
+  // Bookkeeping columns that are neither x nor a value worth drawing.
+  static const std::set<std::string> skip = {"n", "bin_hi", "id", "request_id", "rule"};
+  std::vector<std::size_t> nums, texts;
+  for (std::size_t c = 0; c < nc; ++c) {
+    if (skip.count(t.columns[c])) continue;
+    (numeric[c] ? nums : texts).push_back(c);
+  }
+  if (nums.size() < 2) throw InputError(name + ": needs at least two numeric columns to draw");
+  // x: the first numeric column that, with the text columns and the numeric
+  // columns before it as the series key, identifies every row; otherwise the
+  // second-to-last numeric column (a scatter).
+  auto keyOf = [&](const std::vector<std::string>& row, std::size_t xi) {
+    std::string k;
+    for (std::size_t c : texts) k += row[c] + " · ";
+    for (std::size_t i = 0; i < xi; ++i) k += t.columns[nums[i]] + " " + row[nums[i]] + " · ";
+    if (k.size() >= 4) k.resize(k.size() - 4);  // drop the last " · " (UTF-8: 4 bytes)
+    return k;
+  };
+  std::size_t xi = nums.size() - 2;
+  for (std::size_t i = 0; i + 1 < nums.size(); ++i) {
+    std::set<std::pair<std::string, std::string>> seen;
+    bool unique = true;
+    for (const auto& row : t.rows)
+      if (!seen.emplace(keyOf(row, i), row[nums[i]]).second) { unique = false; break; }
+    if (unique) { xi = i; break; }
+  }
+  // y: the first numeric column after x, plus the following ones in the same
+  // unit (seconds: "*_s", not rates "*_per_s"), so one axis fits them all.
+  auto seconds = [&](std::size_t c) {
+    const std::string& n = t.columns[c];
+    return n.size() > 2 && n.compare(n.size() - 2, 2, "_s") == 0 && n.find("_per_") == std::string::npos;
+  };
+  std::vector<std::size_t> ys;
+  for (std::size_t i = xi + 1; i < nums.size(); ++i)
+    if (ys.empty() || (seconds(ys.front()) && seconds(nums[i]))) ys.push_back(nums[i]);
+  // Series: key (+ y column when several); in first-seen order.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<QPointF>> series;
+  std::set<std::string> keys;
+  for (const auto& row : t.rows) keys.insert(keyOf(row, xi));
+  if (keys.size() * ys.size() > 12) ys.resize(1);  // keep it readable
+  for (const auto& row : t.rows) {
+    double x = 0;
+    if (!isNumber(row[nums[xi]], &x)) continue;
+    for (std::size_t y : ys) {
+      double v = 0;
+      if (!isNumber(row[y], &v)) continue;
+      std::string k = keyOf(row, xi);
+      if (ys.size() > 1) k = k.empty() ? t.columns[y] : k + " · " + t.columns[y];
+      if (k.empty()) k = t.columns[y];
+      auto [it, fresh] = series.try_emplace(k);
+      if (fresh) order.push_back(k);
+      it->second.emplace_back(x, v);
+    }
+  }
+  const QString yLabel = ys.size() == 1 ? QString::fromStdString(t.columns[ys[0]]) : QObject::tr("value");
+  LiveChart chart("csv", title.isEmpty() ? prettyName(name) : title, QString::fromStdString(t.columns[nums[xi]]),
+                  yLabel);
+  std::size_t most = 0;
+  for (const auto& kv : series) most = std::max(most, kv.second.size());
+  int i = 0;
+  for (const std::string& k : order) {
+    std::vector<QPointF>& pts = series[k];
+    const bool increasing =
+        std::adjacent_find(pts.begin(), pts.end(), [](const QPointF& a, const QPointF& b) { return b.x() <= a.x(); }) ==
+        pts.end();
+    const int s = chart.addSeries(QString::fromStdString(k), theme::instanceColor(i++),
+                                  increasing ? SeriesStyle::Line : SeriesStyle::Scatter);
+    chart.setSeriesData(s, std::move(pts));
+  }
+  chart.setLegendVisible(order.size() > 1 || ys.size() > 1);
+  chart.setPointsVisible(most <= 30);  // a few measured points: show them
+  return pngBytes(chart.renderImage(size, 1.0));
+}
+
+}  // namespace sl::ui

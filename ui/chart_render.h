@@ -1,0 +1,48 @@
+#pragma once
+// Headless chart rendering (`servelab-cli plot`, `reproduce --out`): the
+// GUI's own charts (ChartPanel / LiveChart) fed from saved results instead of
+// a live run, rendered to PNG/SVG on the offscreen platform. Outputs are
+// rendered in memory first and then written atomically, so bad input leaves
+// nothing half-written.
+#include <QSize>
+#include <QString>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+class QApplication;
+
+namespace sl::ui {
+
+struct PlotChartInfo {
+  std::string name;         // CLI name, e.g. "ttft-by-reasoning"
+  std::string description;  // one line
+};
+/// The charts `plot` can draw, in display order.
+const std::vector<PlotChartInfo>& plotCharts();
+
+/// A QApplication for headless rendering when none exists (the offscreen
+/// platform unless QT_QPA_PLATFORM says otherwise); null when one exists.
+std::unique_ptr<QApplication> makeHeadlessApp();
+
+struct PlotOptions {
+  std::string resultsDir;
+  std::string chart;  // a name from plotCharts() or "all"
+  std::string png;    // file, or a folder with "all"; may be empty when svg is set
+  std::string svg;    // optional; same rules
+  QSize size{960, 600};
+};
+
+/// Render and write. Returns the files written. InputError on bad input
+/// (missing folder or file, malformed CSV, unknown chart) before anything is written.
+std::vector<std::string> plotSavedResults(const PlotOptions& opt);
+
+/// A generic chart from a chart CSV (header + rows): the first numeric column
+/// that identifies the rows is x, text columns (and numeric columns before x)
+/// split the series, the other numeric columns are y. PNG bytes.
+/// InputError (naming `name`) when the CSV has no numeric columns to draw.
+std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
+                                    QSize size = QSize(960, 600));
+
+}  // namespace sl::ui

@@ -1,0 +1,100 @@
+#pragma once
+// Compare mode's numbers (50-gui.md "Compare mode"), apart from the widgets:
+// one CompareRunStats per policy accumulates what its SimController
+// publishes (finished requests, frames) into the summary-table row, with the
+// same definitions as metrics/summary (TTFT percentiles over finished
+// requests, QoE violation share of the scored ones, output tokens per
+// simulated second, engine totals of migrations and preemptions). Deltas are
+// in % against the first (reference) policy.
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "scenario/spec.h"
+
+namespace sl::ui {
+
+struct FinishedPoint;
+struct LiveFrame;
+
+inline constexpr int kCompareMinPolicies = 2;
+inline constexpr int kCompareMaxPolicies = 4;
+
+/// One row of the summary table; NaN = not defined yet (e.g. nothing finished).
+struct CompareRow {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  QString policy;
+  double simS = 0;
+  std::int64_t arrived = 0, finished = 0;
+  double ttftP50 = kNaN, ttftP99 = kNaN;
+  double qoeViolation = kNaN;  // share of scored finished requests with QoE < threshold
+  double tokensPerS = kNaN;    // output tokens (reasoning + answer) per simulated second
+  std::int64_t migrations = 0, preemptions = 0;
+};
+
+enum class CompareMetric { TtftP50, TtftP99, QoeViolation, Throughput, Migrations, Preemptions };
+/// Which way is better: lower (latency, violations, preemptions), higher
+/// (throughput) or neither (migrations are a means, not a cost or a gain).
+enum class Better { Lower, Higher, Neither };
+/// How a delta reads: better (green), worse (red), equal, or not applicable.
+enum class Verdict { Better, Worse, Same, None };
+
+struct CompareMetricInfo {
+  CompareMetric metric;
+  const char* key;     // CSV column stem, e.g. "ttft_p99_s"
+  const char* header;  // table header, e.g. "TTFT p99"
+  Better better;
+};
+const std::vector<CompareMetricInfo>& compareMetrics();
+
+double metricValue(const CompareRow& r, CompareMetric m);
+/// (v − ref) / |ref| × 100; 0 when both are 0; NaN when either is undefined
+/// or ref is 0 and v is not.
+double deltaPct(double v, double ref);
+Verdict verdict(double deltaPercent, Better better);
+
+/// Text of a value in the table ("0.412 s", "12.5%", "3,210 tok/s", "17").
+QString formatMetric(CompareMetric m, double v);
+/// "+12.3%", "−4.0%", "±0%"; "–" when undefined.
+QString formatDelta(double pct);
+
+/// The scenario of one compared run: `base` with policy `id`; the knobs are
+/// kept when `id` is the scenario's own policy, defaults otherwise (as
+/// `servelab-cli compare`).
+Scenario scenarioForPolicy(const Scenario& base, const std::string& id);
+
+/// Checks a policy list for compare mode: 2–4 known, distinct ids. Returns ""
+/// when fine, else a message naming the offending entry.
+QString checkComparePolicies(const QStringList& ids);
+/// The default selection: the scenario's policy, then fcfs and rr when they differ.
+QStringList defaultComparePolicies(const QString& current);
+
+/// Accumulates one run's published data into its table row.
+class CompareRunStats {
+public:
+  explicit CompareRunStats(QString policy = {}, double qoeThreshold = 0.95);
+  void clear();
+  void addFinished(const std::vector<FinishedPoint>& points);
+  void setFrame(const LiveFrame& f);
+  /// The row as of the last frame (percentiles recomputed when needed).
+  CompareRow row() const;
+
+private:
+  QString policy_;
+  double qoeThreshold_ = 0.95;
+  mutable std::vector<double> ttft_;
+  mutable bool sorted_ = true;
+  std::int64_t scored_ = 0, violated_ = 0;
+  CompareRow frame_;  // counters from the latest frame
+  std::int64_t tokens_ = 0;
+};
+
+/// The summary table as CSV: a header, then one line per row with each
+/// metric's value and its delta (%) against rows[0]; undefined cells empty.
+std::string compareCsv(const std::vector<CompareRow>& rows);
+
+}  // namespace sl::ui

@@ -1,0 +1,37 @@
+#pragma once
+// File → Export of the current run (50-gui.md "Files and sessions"): the
+// run's outputs as `servelab-cli run --out` writes them (summary.json,
+// requests.csv, timeseries.csv, tail_ttft.csv, decisions.csv) and its
+// Chrome/Perfetto trace (trace.json). The GUI's worker is never touched: the
+// run is replayed headless from (scenario, seed, change log) up to the event
+// count the GUI shows, with the run module's recorders attached. Qt-free.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "live_run.h"
+
+namespace sl::ui {
+
+struct ExportRunOptions {
+  std::string resultsDir;  // write the results files here ("" = none)
+  std::string tracePath;   // write trace.json here ("" = none)
+  /// Replay this many events (-1: to the end of the run).
+  std::int64_t events = -1;
+};
+
+struct ExportRunResult {
+  std::vector<std::string> files;  // written, in order
+  std::int64_t events = 0;         // replayed
+  std::int64_t arrived = 0;
+  std::int64_t finished = 0;
+  std::uint64_t fingerprint = 0;
+  bool complete = false;           // the run reached its end
+};
+
+/// Replay and write (each file atomically, after everything is built).
+/// InputError for an invalid scenario or change log; std::runtime_error when
+/// a file cannot be written.
+ExportRunResult exportRun(const Scenario& s, const ChangeLog& log, const ExportRunOptions& opt);
+
+}  // namespace sl::ui

@@ -1,0 +1,258 @@
+// MainWindow's teaching side (50-gui.md "Teaching mode" and "Cluster view"):
+// the inspector dock fed by clicks on the cluster view, lecture mode and the
+// guided tours. Kept apart from main_window.cpp so the run controls and the
+// teaching features can change independently.
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QLabel>
+#include <QMenu>
+#include <QSlider>
+#include <QStatusBar>
+#include <QToolBar>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cluster_view.h"
+#include "inspector_panel.h"
+#include "main_window.h"
+#include "sim_controller.h"
+#include "tour_guide.h"
+
+namespace sl::ui {
+
+namespace {
+constexpr double kLectureFontScale = 1.3;
+constexpr double kLectureSpeed = 0.5;  // simulated seconds per wall second
+// Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
+int speedToSliderPos(double s) { return std::clamp(static_cast<int>(std::lround(15.0 * std::log10(s / 0.1))), 0, 59); }
+}  // namespace
+
+void MainWindow::buildTeaching() {
+  inspector_ = new InspectorPanel(ctl_);
+  inspectorDock_ = new QDockWidget(tr("Inspector"), this);
+  inspectorDock_->setObjectName("InspectorDock");
+  inspectorDock_->setWidget(inspector_);
+  addDockWidget(Qt::RightDockWidgetArea, inspectorDock_);
+  inspectorDock_->hide();
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);  // inspector and tour: full height
+
+  tour_ = new TourPanel;
+  tourDock_ = new QDockWidget(tr("Guided tour"), this);
+  tourDock_->setObjectName("TourDock");
+  tourDock_->setWidget(tour_);
+  addDockWidget(Qt::RightDockWidgetArea, tourDock_);
+  tabifyDockWidget(inspectorDock_, tourDock_);  // one full-height panel, two tabs
+  tourDock_->hide();
+  connect(tour_, &TourPanel::stepRequested, this, [this](int i) {
+    QString err;
+    if (!showTourStep(i, true, &err)) statusBar()->showMessage(err, 8000);
+  });
+  connect(tour_, &TourPanel::closeRequested, this, &MainWindow::closeTour);
+
+  auto showDock = [this](QDockWidget* d) {
+    if (!d->isVisible()) {
+      d->show();
+      resizeDocks({d}, {std::clamp(width() * 26 / 100, 300, 420)}, Qt::Horizontal);
+    }
+    d->raise();
+  };
+  connect(cluster_, &ClusterView::requestClicked, this, [this, showDock](qint64 id) {
+    showDock(inspectorDock_);
+    cluster_->setSelectedInstance(-1);
+    inspector_->showRequest(id);
+    sinceInspectorRefresh_.restart();
+  });
+  connect(cluster_, &ClusterView::instanceClicked, this, [this, showDock](int i) {
+    showDock(inspectorDock_);
+    cluster_->setSelectedRequest(-1);
+    inspector_->showInstance(i);
+    sinceInspectorRefresh_.restart();
+  });
+  sinceInspectorRefresh_.start();
+
+  lecture_ = new QAction(tr("&Lecture mode"), this);
+  lecture_->setCheckable(true);
+  lecture_->setShortcuts({QKeySequence(Qt::Key_F11), QKeySequence(Qt::CTRL | Qt::Key_L)});
+  lecture_->setToolTip(tr("Lecture mode: larger fonts, slower speed, callouts on preemptions, migrations "
+                          "and role changes (F11, Ctrl+L)"));
+  lecture_->setShortcutContext(Qt::WindowShortcut);
+  connect(lecture_, &QAction::toggled, this, [this](bool on) { setLecture(on); });
+}
+
+void MainWindow::buildTourMenu(QMenu* help) {
+  QMenu* tours = help->addMenu(tr("&Guided tour"));
+  const std::vector<Tour> list = availableTours(samplesDir());
+  for (const Tour& t : list)
+    tours->addAction(t.title, this, [this, id = t.id] {
+      QString err;
+      if (!startTour(id, 0, true, &err)) statusBar()->showMessage(err, 8000);
+    });
+  if (list.empty()) tours->addAction(tr("(no tour: sample scenarios not found)"))->setEnabled(false);
+  help->addSeparator();
+}
+
+bool MainWindow::lecture() const { return lecture_->isChecked(); }
+
+void MainWindow::setLecture(bool on) {
+  if (lecture_->isChecked() != on) {
+    lecture_->setChecked(on);  // re-enters through toggled()
+    return;
+  }
+  if (on == cluster_->lecture()) return;
+  if (basePointSize_ <= 0) basePointSize_ = QApplication::font().pointSizeF();
+  QFont f = font();
+  f.setPointSizeF(basePointSize_ * (on ? kLectureFontScale : 1.0));
+  setFont(f);
+  // Labels sized from the font at build time.
+  const QFontMetrics fm(f);
+  simTime_->setMinimumWidth(fm.horizontalAdvance("t = 00000.0 s "));
+  speedLabel_->setMinimumWidth(fm.horizontalAdvance("1000× "));
+  eventsRate_->setMinimumWidth(fm.horizontalAdvance("000.0 k ev/s "));
+  if (on) {
+    speedBeforeLecture_ = speed_->value();
+    speed_->setValue(speedToSliderPos(kLectureSpeed));
+  } else if (speedBeforeLecture_ >= 0) {
+    speed_->setValue(speedBeforeLecture_);
+    speedBeforeLecture_ = -1;
+  }
+  // The projected picture is the cluster: the scenario dock steps aside.
+  if (on) {
+    scenarioWasVisible_ = scenarioDock_->isVisible();
+    scenarioDock_->hide();
+  } else if (scenarioWasVisible_) {
+    scenarioDock_->show();
+  }
+  cluster_->setLecture(on);
+  statusBar()->showMessage(on ? tr("Lecture mode: callouts mark preemptions, migrations and role changes")
+                              : tr("Lecture mode off"), 4000);
+}
+
+bool MainWindow::startTour(const QString& id, int step, bool play, QString* error) {
+  const std::optional<Tour> t = findTour(id);
+  QString why;
+  if (!t || !tourAvailable(*t, samplesDir(), &why)) {
+    if (error)
+      *error = t ? tr("guided tour '%1' is not available: %2").arg(id, why)
+                 : tr("no guided tour '%1' (available: %2)")
+                       .arg(id, [&] {
+                         QStringList ids;
+                         for (const Tour& a : availableTours(samplesDir())) ids << a.id;
+                         return ids.join(", ");
+                       }());
+    return false;
+  }
+  tour_->setTour(*t);
+  if (!showTourStep(step, play, error)) return false;
+  if (!tourDock_->isVisible()) {
+    tourDock_->show();
+    resizeDocks({tourDock_}, {std::clamp(width() * 26 / 100, 300, 420)}, Qt::Horizontal);
+  }
+  tourDock_->raise();
+  return true;
+}
+
+bool MainWindow::showTourStep(int step, bool play, QString* error) {
+  if (tour_->stepCount() == 0) {
+    if (error) *error = tr("no guided tour is open");
+    return false;
+  }
+  if (step < 0 || step >= tour_->stepCount()) {
+    if (error) *error = tr("guided tour '%1' has steps 1 to %2 (asked for %3)").arg(tour_->tour().id)
+                            .arg(tour_->stepCount()).arg(step + 1);
+    return false;
+  }
+  const TourStep& s = tour_->tour().steps[static_cast<std::size_t>(step)];
+  if (!openScenario(samplesDir() + "/" + s.scenario, error)) return false;
+  tour_->showStep(step);
+  // Lecture mode keeps the tour's speed too: the step's pace was chosen for it.
+  speed_->setValue(speedToSliderPos(s.speed));
+  if (lecture()) speedBeforeLecture_ = speed_->value();
+  if (play) {
+    ctl_->play();
+    updateRunActions();
+  }
+  return true;
+}
+
+void MainWindow::closeTour() { tourDock_->hide(); }
+
+bool MainWindow::inspect(const QString& what, QString* error) {
+  auto showDock = [this] {
+    if (!inspectorDock_->isVisible()) {
+      inspectorDock_->show();
+      resizeDocks({inspectorDock_}, {std::clamp(width() * 26 / 100, 300, 420)}, Qt::Horizontal);
+    }
+    inspectorDock_->raise();
+  };
+  const QString w = what.trimmed().toLower();
+  if (w.startsWith("gpu")) {
+    bool ok = false;
+    const int i = w.mid(3).toInt(&ok);
+    const int n = static_cast<int>(ctl_->latest()->snapshot.instances.size());
+    if (!ok || i < 0 || (n > 0 && i >= n)) {
+      if (error) *error = tr("expected gpuN with N from 0 to %1 (got '%2')").arg(std::max(0, n - 1)).arg(what);
+      return false;
+    }
+    showDock();
+    cluster_->setSelectedRequest(-1);
+    cluster_->setSelectedInstance(i);
+    inspector_->showInstance(i);
+    return true;
+  }
+  std::int64_t id = -1;
+  if (w == "auto") {
+    // The chip in view whose timeline has the most to show.
+    int best = -1;
+    for (const InstanceSnapshot& in : ctl_->latest()->snapshot.instances)
+      for (const QueueSnapshot& q : in.queues)
+        for (const RequestChip& c : q.requests) {
+          const auto t = ctl_->timelines().request(c.id);
+          if (!t) continue;
+          int score = 0;
+          for (const TimelineEvent& e : t->events)
+            score += e.kind == RequestEvent::Preempted || e.kind == RequestEvent::MigrationEnd ? 3
+                     : e.kind == RequestEvent::ReasoningEnd                                     ? 2
+                                                                                                : 0;
+          if (score > best) {
+            best = score;
+            id = c.id;
+          }
+        }
+    if (id < 0) {
+      if (error) *error = tr("'auto' needs requests in flight (run the scenario first)");
+      return false;
+    }
+  } else {
+    bool ok = false;
+    id = w.toLongLong(&ok);
+    if (!ok || id < 0) {
+      if (error) *error = tr("expected a request id, gpuN or auto (got '%1')").arg(what);
+      return false;
+    }
+  }
+  showDock();
+  cluster_->setSelectedInstance(-1);
+  cluster_->setSelectedRequest(id);
+  inspector_->showRequest(id);
+  return true;
+}
+
+void MainWindow::pullTeaching(const LiveFrame& f) {
+  if (f.generation != teachGeneration_) {
+    teachGeneration_ = f.generation;
+    inspector_->clear();
+  }
+  cluster_->setAnimationsEnabled(!(f.running && f.mode == RunMode::Express));
+  cluster_->addNotes(ctl_->takeNotes());  // drained always; callouts only in lecture mode
+  // The inspector re-reads the store a few times a second while shown.
+  if (inspectorDock_->isVisible() && inspector_->mode() != InspectorPanel::Mode::Empty &&
+      (!f.running || sinceInspectorRefresh_.elapsed() >= 250)) {
+    inspector_->refresh();
+    sinceInspectorRefresh_.restart();
+  }
+}
+
+}  // namespace sl::ui

@@ -1,0 +1,192 @@
+#include "tour_guide.h"
+
+#include <QEvent>
+#include <QFile>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "policy/registry.h"
+
+namespace sl::ui {
+
+namespace {
+
+// PASCAL (Cho et al.): what to watch, written from the paper (§II-§V) and
+// docs/policies/pascal.md. Sample scenarios: 8 × H100 (KV capped at 50%),
+// R1-Distill-Qwen-32B, alpaca-reasoning lengths, Poisson 8 req/s.
+Tour pascalTour() {
+  Tour t;
+  t.id = "pascal";
+  t.title = QObject::tr("PASCAL: phase-aware scheduling");
+  t.paper = QObject::tr("PASCAL: A Phase-Aware Scheduling Algorithm for Serving Reasoning-based LLMs");
+  t.policies = {"oracle", "fcfs", "rr", "pascal", "pascal-nonadaptive"};
+  t.steps = {
+      {QObject::tr("Two phases: reasoning, then answering"), "pascal-baseline-oracle.json", 4,
+       QObject::tr(
+           "<p>A reasoning model first writes hidden <b>reasoning</b> tokens (violet chips), then, after "
+           "<code>&lt;/think&gt;</code>, the <b>answer</b> the user reads (green).</p>"
+           "<p>So its TTFT is prefill <i>plus all the reasoning</i> plus the wait after "
+           "<code>&lt;/think&gt;</code>: tens of seconds, not a few hundred milliseconds.</p>"
+           "<p><b>Watch:</b> this is the <i>oracle</i>, with unlimited KV memory: nothing waits, "
+           "nothing is preempted. It is the reference for the next steps. Click a chip to see its "
+           "timeline.</p>")},
+      {QObject::tr("FCFS under memory pressure: blocking"), "pascal-baseline-fcfs.json", 4,
+       QObject::tr(
+           "<p>Now the KV cache is capped at half the GPU (as in the paper's §III). FCFS batches in "
+           "arrival order and <b>blocks</b> new requests while memory is full.</p>"
+           "<p><b>Watch:</b> the blue KV bars reach 100%; pale (waiting) chips pile up behind long "
+           "runners: head-of-line blocking. In the TTFT-vs-reasoning chart, even requests with short "
+           "reasoning get a high TTFT (the paper measures up to 5.1× the oracle for 128 reasoning "
+           "tokens).</p>")},
+      {QObject::tr("Round-robin: no blocking, but preemptions"), "pascal-baseline-rr.json", 4,
+       QObject::tr(
+           "<p>Round-robin gives each request a 500-token quantum, then sends it to the back of the "
+           "queue; when memory is short the tail is <b>preempted</b> and its KV swapped to CPU.</p>"
+           "<p><b>Watch:</b> orange outlines (swapped) and the orange CPU bars. Preemption hurts the "
+           "<i>reasoning</i> phase (every pause adds to TTFT: up to 1.75× for long reasoning) but the "
+           "<i>answering</i> phase tolerates it: the token pacer keeps the stream smooth.</p>")},
+      {QObject::tr("PASCAL: reasoning first"), "pascal-phase-aware.json", 4,
+       QObject::tr(
+           "<p>PASCAL keeps two round-robin queues per instance: <b>reasoning</b> (high priority) and "
+           "<b>answering</b> (low). The batch is the longest prefix of <i>reasoning, then "
+           "answering</i> that fits, so under memory pressure an answering request is always the "
+           "victim before a reasoning one.</p>"
+           "<p><b>Watch:</b> each card now shows the two queues. Preempted (orange) chips are mostly "
+           "answering ones; reasoning chips keep running. A reasoning request whose KV exceeds 5000 "
+           "tokens is demoted to the answering queue.</p>")},
+      {QObject::tr("Migration at </think>"), "pascal-phase-aware.json", 1,
+       QObject::tr(
+           "<p>When a request crosses <code>&lt;/think&gt;</code>, the instance-level scheduler "
+           "(Algorithm 2) picks, among instances whose answering streams are on pace, the one with "
+           "the fewest reasoning requests, and <b>migrates</b> the request's KV there. "
+           "<i>Adaptive</i>: it stays if its instance has room and the chosen one has not.</p>"
+           "<p><b>Watch:</b> magenta arrows carry KV copies between cards (turn on "
+           "<i>View ▸ Lecture mode</i> for \"migrated at &lt;/think&gt;\" callouts). Click a "
+           "migrating chip: its timeline shows the copy between reasoning and answering.</p>")},
+      {QObject::tr("Ablation: migrate whenever Algorithm 2 says so"), "pascal-ablation-nonadaptive.json", 4,
+       QObject::tr(
+           "<p>PASCAL(NonAdaptive) always migrates when Algorithm 2 picks another instance, even "
+           "into a full one.</p>"
+           "<p><b>Watch:</b> more arrows and more orange preemptions than in the previous step. In "
+           "ServeLab's 1000-request run it makes 2360 preemptions (PASCAL: 1682) and its QoE "
+           "violation rate is the worst of the variants, the same direction as the paper's Fig. 15. "
+           "ServeLab's own comparison (docs/policies/pascal.md) finds a smaller tail-TTFT gain than the "
+           "paper; the tour shows the mechanisms, not the paper's numbers.</p>")},
+  };
+  return t;
+}
+
+}  // namespace
+
+const std::vector<Tour>& allTours() {
+  static const std::vector<Tour> tours = {pascalTour()};
+  return tours;
+}
+
+bool tourAvailable(const Tour& t, const QString& samplesDir, QString* why) {
+  for (const QString& id : t.policies) {
+    const auto& cat = policyCatalog();
+    const bool known = std::any_of(cat.begin(), cat.end(), [&](const PolicyInfo& p) { return p.id == id.toStdString(); });
+    if (!known) {
+      if (why) *why = QObject::tr("policy '%1' is not built").arg(id);
+      return false;
+    }
+  }
+  for (const TourStep& s : t.steps)
+    if (samplesDir.isEmpty() || !QFileInfo::exists(samplesDir + "/" + s.scenario)) {
+      if (why) *why = QObject::tr("sample scenario '%1' not found").arg(s.scenario);
+      return false;
+    }
+  return !t.steps.empty();
+}
+
+std::vector<Tour> availableTours(const QString& samplesDir) {
+  std::vector<Tour> out;
+  for (const Tour& t : allTours())
+    if (tourAvailable(t, samplesDir)) out.push_back(t);
+  return out;
+}
+
+std::optional<Tour> findTour(const QString& id) {
+  for (const Tour& t : allTours())
+    if (t.id.compare(id, Qt::CaseInsensitive) == 0) return t;
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------ TourPanel
+
+TourPanel::TourPanel(QWidget* parent) : QWidget(parent) {
+  setObjectName("TourPanel");
+  auto* l = new QVBoxLayout(this);
+  l->setContentsMargins(8, 6, 8, 6);
+  header_ = new QLabel;
+  header_->setStyleSheet("color: #6B7280;");
+  title_ = new QLabel;
+  title_->setWordWrap(true);
+  scenario_ = new QLabel;
+  scenario_->setStyleSheet("color: #6B7280;");
+  text_ = new QTextBrowser;
+  text_->setOpenExternalLinks(false);
+  text_->setFrameShape(QFrame::NoFrame);
+  text_->setStyleSheet("QTextBrowser { background: transparent; }");
+  auto* buttons = new QHBoxLayout;
+  back_ = new QPushButton(tr("◀ Back"));
+  next_ = new QPushButton(tr("Next ▶"));
+  close_ = new QPushButton(tr("Close"));
+  buttons->addWidget(back_);
+  buttons->addWidget(next_);
+  buttons->addStretch(1);
+  buttons->addWidget(close_);
+  l->addWidget(header_);
+  l->addWidget(title_);
+  l->addWidget(scenario_);
+  l->addWidget(text_, 1);
+  l->addLayout(buttons);
+  connect(back_, &QPushButton::clicked, this, [this] {
+    if (step_ > 0) emit stepRequested(step_ - 1);
+  });
+  connect(next_, &QPushButton::clicked, this, [this] {
+    if (step_ + 1 < stepCount()) emit stepRequested(step_ + 1);
+  });
+  connect(close_, &QPushButton::clicked, this, &TourPanel::closeRequested);
+  QEvent fontChange(QEvent::FontChange);
+  changeEvent(&fontChange);
+}
+
+void TourPanel::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::FontChange && title_) {
+    QFont bold = font();
+    bold.setBold(true);
+    bold.setPointSizeF(font().pointSizeF() * 1.15);
+    title_->setFont(bold);
+  }
+  QWidget::changeEvent(e);
+}
+
+void TourPanel::setTour(const Tour& t) {
+  tour_ = t;
+  showStep(0);
+}
+
+void TourPanel::showStep(int i) {
+  if (tour_.steps.empty()) return;
+  step_ = std::clamp(i, 0, stepCount() - 1);
+  const TourStep& s = tour_.steps[static_cast<std::size_t>(step_)];
+  header_->setText(tr("Guided tour · %1 · step %2 of %3").arg(tour_.id.toUpper()).arg(step_ + 1).arg(stepCount()));
+  title_->setText(s.title);
+  scenario_->setText(tr("scenario %1 · speed %2×").arg(s.scenario).arg(s.speed, 0, 'g', 3));
+  text_->setHtml(s.watch);
+  back_->setEnabled(step_ > 0);
+  next_->setEnabled(step_ + 1 < stepCount());
+}
+
+QString TourPanel::stepTitle() const { return title_->text(); }
+QString TourPanel::watchText() const { return text_->toPlainText(); }
+
+}  // namespace sl::ui
