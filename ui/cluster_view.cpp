@@ -403,6 +403,34 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   bar(tr("CPU"), cpu, 0, theme::kCpuBar,
       tr("CPU swap space: %1 of %2 blocks used (%3)").arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(cpu)));
 
+  // The global policy's instance monitor (PASCAL's t_i, r_i, a_i, m_i): what
+  // Algorithms 1 and 2 read when they place a request or pick a </think> target.
+  if (in.monitor.present) {
+    const MonitorSnapshot& m = in.monitor;
+    p.setFont(small);
+    const QRect row(c.left(), y + 1, c.width(), sh);
+    const QColor dot = m.onPace ? theme::kAnswering : QColor(0xC6, 0x3B, 0x3B);
+    p.setPen(Qt::NoPen);
+    p.setBrush(dot);
+    p.drawEllipse(QPointF(row.left() + 4, row.center().y() + 1), 3.5, 3.5);
+    p.setPen(m.onPace ? theme::kMuted : dot);
+    p.drawText(row.adjusted(12, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
+               m.onPace ? tr("on pace") : tr("off pace"));
+    p.setPen(theme::kMuted);
+    p.drawText(row, Qt::AlignRight | Qt::AlignVCenter,
+               tr("r %1 · a %2 · m %3").arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks));
+    hits_.push_back({row, tr("Instance monitor (what PASCAL's placement reads)\n"
+                             "t = %1: %2\n"
+                             "r = %3 requests in the reasoning queue (Algorithm 2 picks the fewest)\n"
+                             "a = %4 answering requests in their first quantum (fallback ranks r + a)\n"
+                             "m = %5 KV blocks on GPU + CPU (Algorithm 1 picks the smallest)")
+                              .arg(m.onPace ? tr("on pace") : tr("off pace"))
+                              .arg(m.onPace ? tr("every answering request has tokens buffered")
+                                            : tr("an answering request's pacer buffer is empty: new requests avoid it"))
+                              .arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks)});
+    y += sh + 2;
+  }
+
   // Queues: a label then rows of chips, each queue sharing the space left.
   y += 3;
   const int nq = static_cast<int>(in.queues.size());

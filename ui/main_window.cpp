@@ -134,7 +134,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() = default;
 
 void MainWindow::fitDocksToSize() {
-  resizeDocks({scenarioDock_}, {std::clamp(width() * 22 / 100, 270, 340)}, Qt::Horizontal);
+  resizeDocks({scenarioDock_}, {std::clamp(width() * 25 / 100, 320, 380)}, Qt::Horizontal);
   resizeDocks({chartsDock_}, {std::max(300, height() * 45 / 100)}, Qt::Vertical);
 }
 
@@ -257,7 +257,7 @@ void MainWindow::buildToolBar() {
   tb->addWidget(sl);
   speed_ = new QSlider(Qt::Horizontal);
   speed_->setRange(0, kSpeedMax);
-  speed_->setFixedWidth(130);
+  speed_->setFixedWidth(110);
   speed_->setToolTip(tr("Simulated seconds per wall second (log scale, 0.1× to max)"));
   speed_->setValue(speedToSlider(1.0));
   tb->addWidget(speed_);

@@ -74,6 +74,7 @@ void MainWindow::buildTeaching() {
   sinceInspectorRefresh_.start();
 
   lecture_ = new QAction(tr("&Lecture mode"), this);
+  lecture_->setIconText(tr("Lecture"));  // short toolbar label; the menu keeps "Lecture mode"
   lecture_->setCheckable(true);
   lecture_->setShortcuts({QKeySequence(Qt::Key_F11), QKeySequence(Qt::CTRL | Qt::Key_L)});
   lecture_->setToolTip(tr("Lecture mode: larger fonts, slower speed, callouts on preemptions, migrations "

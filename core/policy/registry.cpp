@@ -17,7 +17,7 @@ namespace {
 // RR's order (local_rr.h): 1 = a request's priority drops with each quantum
 // it uses up (the paper's RR), 0 = one circular queue.
 KnobSpec priorityByQuantaKnob() {
-  return {"priority_by_quanta", "0/1", 0, 1, 1, true, false,
+  return {"priority_by_quanta", "", 0, 1, 1, true, false,
           "1: RR queues are ordered by quanta used (a fresh request goes ahead of one on a later quantum, as the "
           "paper's RR); 0: one circular queue where every request joins the tail"};
 }

@@ -37,7 +37,7 @@ TEST(PascalRegistry, CatalogEntries) {
     std::vector<std::string> names;
     for (const KnobSpec& k : p.knobs) {
       names.push_back(k.name);
-      EXPECT_EQ(k.unit, k.name == "priority_by_quanta" ? "0/1" : "tokens");
+      EXPECT_EQ(k.unit, k.name == "priority_by_quanta" ? "" : "tokens");
       EXPECT_TRUE(k.integer);
     }
     EXPECT_EQ(names, (std::vector<std::string>{"reasoning_quantum", "answering_quantum", "demote_tokens",
