@@ -10,6 +10,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
@@ -207,6 +208,19 @@ void MainWindow::buildActions() {
     ctl_->pause();
     updateRunActions();
   });
+  runUntil_ = new QAction(tr("Run &until…"), this);
+  runUntil_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_U));
+  runUntil_->setToolTip(tr("Run as fast as possible to a simulated time, then pause (Ctrl+U)"));
+  connect(runUntil_, &QAction::triggered, this, [this] {
+    if (!ctl_->loaded()) return;
+    const double now = ctl_->latest()->clockS;
+    bool ok = false;
+    const double t = QInputDialog::getDouble(this, tr("Run until"), tr("Simulated time (s):"), now + 60.0, now,
+                                             1e9, 1, &ok);
+    if (!ok) return;
+    ctl_->runTo(t);
+    updateRunActions();
+  });
 
   exportCharts_ = new QAction(tr("&Export charts…"), this);
   exportCharts_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -313,6 +327,7 @@ void MainWindow::buildMenus() {
   run->addAction(fastMode_);
   run->addAction(expressMode_);
   run->addAction(stop_);
+  run->addAction(runUntil_);
   run->addSeparator();
   run->addAction(compare_);
   QMenu* view = menuBar()->addMenu(tr("&View"));

@@ -119,7 +119,7 @@ private:
 
   QAction *open_ = nullptr, *save_ = nullptr, *saveAs_ = nullptr, *play_ = nullptr, *step_ = nullptr,
           *reset_ = nullptr, *runMode_ = nullptr, *fastMode_ = nullptr, *expressMode_ = nullptr, *stop_ = nullptr,
-          *exportCharts_ = nullptr, *quit_ = nullptr;
+          *exportCharts_ = nullptr, *quit_ = nullptr, *runUntil_ = nullptr;
   QAction* compare_ = nullptr;
   QAction* lecture_ = nullptr;
   InspectorPanel* inspector_ = nullptr;
