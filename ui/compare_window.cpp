@@ -1,4 +1,5 @@
 #include "compare_window.h"
+#include "speed_scale.h"
 
 #include <QAction>
 #include <QApplication>
@@ -40,16 +41,6 @@ namespace sl::ui {
 
 namespace {
 
-constexpr int kSpeedMax = 60;  // slider position meaning "as fast as possible"
-double sliderToSpeed(int v) { return v >= kSpeedMax ? 0.0 : 0.1 * std::pow(10.0, v / 15.0); }
-int speedToSlider(double s) {
-  if (s <= 0) return kSpeedMax;
-  return std::clamp(static_cast<int>(std::lround(15.0 * std::log10(s / 0.1))), 0, kSpeedMax - 1);
-}
-QString speedText(double s) {
-  if (s <= 0) return QObject::tr("max");
-  return QString::number(s, 'g', s < 1 ? 1 : 3) + QString::fromUtf8("×");
-}
 
 // Policy colours: distinct from the table's green (better) and red (worse).
 QColor policyColor(int i) {

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "speed_scale.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -40,18 +41,8 @@
 namespace sl::ui {
 
 namespace {
-constexpr int kSpeedMax = 60;  // slider position meaning "as fast as possible"
 constexpr int kMaxRecent = 8;
 
-double sliderToSpeed(int v) { return v >= kSpeedMax ? 0.0 : 0.1 * std::pow(10.0, v / 15.0); }
-int speedToSlider(double s) {
-  if (s <= 0) return kSpeedMax;
-  return std::clamp(static_cast<int>(std::lround(15.0 * std::log10(s / 0.1))), 0, kSpeedMax - 1);
-}
-QString speedText(double s) {
-  if (s <= 0) return QObject::tr("max");
-  return QString::number(s, 'g', s < 1 ? 1 : 3) + QString::fromUtf8("×");
-}
 QString fmtCount(double v) {
   if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + " M";
   if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + " k";

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "speed_scale.h"
 #include "cluster_view.h"
 #include "inspector_panel.h"
 #include "main_window.h"
@@ -27,7 +28,6 @@ namespace {
 constexpr double kLectureFontScale = 1.3;
 constexpr double kLectureSpeed = 0.5;  // simulated seconds per wall second
 // Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
-int speedToSliderPos(double s) { return std::clamp(static_cast<int>(std::lround(15.0 * std::log10(s / 0.1))), 0, 59); }
 }  // namespace
 
 void MainWindow::buildTeaching() {
@@ -114,7 +114,7 @@ void MainWindow::setLecture(bool on) {
   eventsRate_->setMinimumWidth(fm.horizontalAdvance("000.0 k ev/s "));
   if (on) {
     speedBeforeLecture_ = speed_->value();
-    speed_->setValue(speedToSliderPos(kLectureSpeed));
+    speed_->setValue(speedToSlider(kLectureSpeed));
   } else if (speedBeforeLecture_ >= 0) {
     speed_->setValue(speedBeforeLecture_);
     speedBeforeLecture_ = -1;
@@ -169,7 +169,7 @@ bool MainWindow::showTourStep(int step, bool play, QString* error) {
   if (!openScenario(samplesDir() + "/" + s.scenario, error)) return false;
   tour_->showStep(step);
   // Lecture mode keeps the tour's speed too: the step's pace was chosen for it.
-  speed_->setValue(speedToSliderPos(s.speed));
+  speed_->setValue(speedToSlider(s.speed));
   if (lecture()) speedBeforeLecture_ = speed_->value();
   if (play) {
     ctl_->play();
