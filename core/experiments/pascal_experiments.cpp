@@ -51,14 +51,21 @@ constexpr double kCharRate = 2.0;  // the characterization samples' rate (Figs. 
 
 /// A workload of the PASCAL evaluation: preset, how descriptions name it and
 /// the suffix of the experiment ids that use it.
+/// Its low/medium/high rates come from the same sweep rule (docs/fidelity.md);
+/// its rate sweeps (Figs. 11, 12, 15) step by `sweepStep` up to 8 steps.
 struct Dataset {
   const char* preset;
   const char* name;
   const char* idSuffix;
+  double low, medium, high;
+  double sweepStep;
 };
-constexpr Dataset kAlpaca{"alpaca-reasoning", "AlpacaEval-like", ""};
-constexpr Dataset kArena{"arena-hard-reasoning", "Arena-Hard-like", "-arena"};
-constexpr Dataset kMix{"reasoning-mix", "50 % Arena-Hard-like + 50 % reasoning-heavy", "-mixed"};
+constexpr Dataset kAlpaca{"alpaca-reasoning", "AlpacaEval-like", "", kPascalLowRate, kPascalMediumRate,
+                          kPascalHighRate, 1.0};
+constexpr Dataset kArena{"arena-hard-reasoning", "Arena-Hard-like", "-arena", kArenaLowRate, kArenaMediumRate,
+                         kArenaHighRate, 0.5};
+constexpr Dataset kMix{"reasoning-mix", "50 % Arena-Hard-like + 50 % reasoning-heavy", "-mixed", kPascalLowRate,
+                       kPascalMediumRate, kPascalHighRate, 1.0};
 
 const std::vector<std::string> kBaselinesAndPascal = {"fcfs", "rr", "pascal"};
 
@@ -66,21 +73,24 @@ std::int64_t pascalRequests(const ExperimentOptions& o) {
   return o.quick ? kQuickRequests : kFullRequests;
 }
 
-std::vector<double> loadRates() {
-  return {kPascalLowRate, kPascalMediumRate, kPascalHighRate};
+std::vector<double> loadRates(const Dataset& d = kAlpaca) {
+  return {d.low, d.medium, d.high};
 }
 
-std::vector<double> sweepRates(const ExperimentOptions& o) {
-  if (o.quick) return loadRates();
-  return {1, 2, 3, 4, 5, 6, 7, 8};
+std::vector<double> sweepRates(const ExperimentOptions& o, const Dataset& d = kAlpaca) {
+  if (o.quick) return loadRates(d);
+  std::vector<double> r;
+  for (int k = 1; k <= 8; ++k) r.push_back(k * d.sweepStep);
+  return r;
 }
 
-std::string loadName(double rate) {
-  if (rate == kPascalLowRate) return "low";
-  if (rate == kPascalMediumRate) return "medium";
-  if (rate == kPascalHighRate) return "high";
+std::string loadName(double rate, const Dataset& d = kAlpaca) {
+  if (rate == d.low) return "low";
+  if (rate == d.medium) return "medium";
+  if (rate == d.high) return "high";
   return "-";
 }
+
 
 /// The §V grid: `policies` at `rates` on `dataset`.
 Grid pascalGrid(const Dataset& dataset, const std::vector<double>& rates, const std::vector<std::string>& policies,
@@ -267,7 +277,7 @@ const char* kTailNote =
 // ---- Fig. 10: binned tail TTFT at the high rate ------------------------------
 
 ExperimentResult fig10(const ExperimentOptions& o, const Dataset& d) {
-  const Grid g = pascalGrid(d, {kPascalHighRate}, kBaselinesAndPascal, o);
+  const Grid g = pascalGrid(d, {d.high}, kBaselinesAndPascal, o);
   const TailBins bins(g);
   std::vector<Column> cols = {policyColumn(), rateColumn(), finishedColumn(),
                               summaryColumn("ttft_p50_s", [](const Summary& m) { return m.ttft_s.p50; }),
@@ -283,7 +293,7 @@ ExperimentResult fig10(const ExperimentOptions& o, const Dataset& d) {
 // ---- rate sweeps (Fig. 11, 12, 15b) -----------------------------------------
 
 ExperimentResult fig11(const ExperimentOptions& o, const Dataset& d) {
-  const Grid g = pascalGrid(d, sweepRates(o), kBaselinesAndPascal, o);
+  const Grid g = pascalGrid(d, sweepRates(o, d), kBaselinesAndPascal, o);
   ExperimentResult r;
   r.table = wideTable(g, {summaryColumn(
                               "slo_violation_pct", [](const Summary& m) { return 100 * m.qoe_violation_rate; }, 2),
@@ -306,7 +316,7 @@ ExperimentResult fig11(const ExperimentOptions& o, const Dataset& d) {
 }
 
 ExperimentResult fig12(const ExperimentOptions& o, const Dataset& d) {
-  const Grid g = pascalGrid(d, sweepRates(o), kBaselinesAndPascal, o);
+  const Grid g = pascalGrid(d, sweepRates(o, d), kBaselinesAndPascal, o);
   ExperimentResult r;
   r.table = wideTable(g, {summaryColumn(
                              "tokens_per_s", [](const Summary& m) { return m.tokens_per_s; }, 1)});
@@ -707,7 +717,7 @@ ExperimentResult kvTransfer(const ExperimentOptions& o) {
   std::string csv = "dataset,rate_rps,request_id,src,dst,start_s,latency_s,bytes,gbps,wire_s\n";
   for (const Dataset& d : datasets) {
     std::map<double, TransferLog> logs;
-    const Grid g = pascalGrid(d, loadRates(), {"pascal"}, o,
+    const Grid g = pascalGrid(d, loadRates(d), {"pascal"}, o,
                               [&logs](double rate, const std::string&) -> SimObserver* { return &logs[rate]; });
     for (double rate : g.rates) {
       const TransferLog& log = logs.at(rate);
@@ -730,7 +740,7 @@ ExperimentResult kvTransfer(const ExperimentOptions& o) {
       const bool any = !lat.empty();
       const double gbpsMin = gbps.empty() ? 0.0 : *std::min_element(gbps.begin(), gbps.end());
       auto v = [any](double x, int dec) { return any ? num(x, dec) : std::string("nan"); };
-      r.table.addRow({d.preset, loadName(rate), rateLabel(rate), std::to_string(m.migrations),
+      r.table.addRow({d.preset, loadName(rate, d), rateLabel(rate), std::to_string(m.migrations),
                       std::to_string(log.transfers.size()), v(ls.p50, 4), v(ls.p99, 4), v(ls.max, 4), v(ws.p99, 4),
                       v(ms.mean, 1), v(ms.max, 1), gs.n ? num(gs.mean, 1) : "nan", gs.n ? num(gbpsMin, 1) : "nan",
                       num(linkGbps, 0), ss.n ? num(ss.p99, 4) : "nan", num(m.ttft_s.p50, 2)});
@@ -776,14 +786,16 @@ void addPascalExperiments(std::vector<Experiment>& out) {
   };
   onBothDatasets("pascal-fig10-tail-ttft", "Fig. 10: tail TTFT by reasoning length at the high rate",
                  "Binned tail TTFT (256-token reasoning bins; max/p90/p95/p99 by bin size) for fcfs, rr and pascal "
-                 "at 8 req/s, and PASCAL's per-bin tail-TTFT reduction.",
+                 "at the high rate (8 req/s; Arena-Hard-like: 2.5 req/s), and PASCAL's per-bin tail-TTFT reduction.",
                  fig10);
   onBothDatasets("pascal-fig11-slo", "Fig. 11: answering-phase SLO violation vs arrival rate",
-                 "Share of answer streams with QoE < 0.95 for fcfs, rr and pascal at 1..8 req/s (2, 4, 8 with "
-                 "--quick).",
+                 "Share of answer streams with QoE < 0.95 for fcfs, rr and pascal at 1..8 req/s (Arena-Hard-like: "
+                 "0.5..4 req/s; low/medium/high with --quick).",
                  fig11);
   onBothDatasets("pascal-fig12-throughput", "Fig. 12: serving throughput vs arrival rate",
-                 "Output tokens per second (reasoning + answer) for fcfs, rr and pascal at 1..8 req/s.", fig12);
+                 "Output tokens per second (reasoning + answer) for fcfs, rr and pascal at 1..8 req/s "
+                 "(Arena-Hard-like: 0.5..4 req/s).",
+                 fig12);
   out.push_back({"pascal-fig13-nomigration", "PASCAL", "Fig. 13: PASCAL vs PASCAL(NoMigration)",
                  "TTFT p50/p99, reasoning latency, p99 blocking latency and SLO violation for pascal and "
                  "pascal-nomigration at the low/medium/high rates (2/4/8 req/s)." +
@@ -818,7 +830,8 @@ void addPascalExperiments(std::vector<Experiment>& out) {
                  fig16});
   out.push_back({"pascal-kv-transfer", "PASCAL", "Sec. V-B: KV-cache transfer latency of PASCAL's migrations",
                  "Per-copy KV transfer latency (p50/p99/max), bytes per copy, achieved bandwidth vs the 100 Gbps "
-                 "link and migration stall of pascal at 2/4/8 req/s on alpaca-reasoning and arena-hard-reasoning. "
+                 "link and migration stall of pascal at the low/medium/high rates (alpaca-reasoning 2/4/8 req/s, "
+                 "arena-hard-reasoning 1/1.5/2.5 req/s). "
                  "Setting: PASCAL Sec. V, 1000 requests (200 with --quick).",
                  kvTransfer});
 }

@@ -13,6 +13,11 @@ namespace sl::exp {
 inline constexpr double kPascalLowRate = 2.0;
 inline constexpr double kPascalMediumRate = 4.0;
 inline constexpr double kPascalHighRate = 8.0;
+/// The same choice, by the same rule, on the Arena-Hard-like workload, whose
+/// requests are larger (memory saturates at lower rates).
+inline constexpr double kArenaLowRate = 1.0;
+inline constexpr double kArenaMediumRate = 1.5;
+inline constexpr double kArenaHighRate = 2.5;
 
 /// Base scenario of §V (samples/pascal-baseline-fcfs.json) with the given
 /// arrival rate, policy, request count (the size parameter) and workload
