@@ -23,6 +23,7 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <QElapsedTimer>
 #include <cmath>
 #include <limits>
 
@@ -36,21 +37,51 @@ namespace sl::ui {
 namespace {
 bool gUseOpenGL = false;
 
-// Min/max per pixel column, in x order: the drawn line looks the same as the
-// full one at this width.
+// A round step (1, 2, 2.5 or 5 times a power of ten) of about span / 4.
+double niceStep(double span) {
+  const double raw = std::max(span, 1e-9) / 4.0;
+  const double e = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * e >= raw) return m * e;
+  return 10 * e;
+}
+
+// Ticks at multiples of `step` whatever the range's ends (a zoomed view).
+// Qt 6.4 drops dynamic ticks with very small intervals: fixed ticks then.
+void roundTicks(QValueAxis* a, double step) {
+  if (step < 0.05) {
+    a->setTickType(QValueAxis::TicksFixed);
+    a->setTickCount(5);
+    return;
+  }
+  a->setTickType(QValueAxis::TicksDynamic);
+  a->setTickAnchor(0);
+  a->setTickInterval(step);
+}
+
+// Ticks from the range's start, `count` of them (ranges that are whole steps).
+void fixedTicks(QValueAxis* a, int count) {
+  a->setTickType(QValueAxis::TicksFixed);
+  a->setTickCount(count);
+}
+
 // Axis from 0 (or lo) to a round number just above hi, with 3-6 round ticks.
 void niceAxis(QValueAxis* a, double lo, double hi) {
   const double span = std::max(hi - lo, 1e-9);
-  const double raw = span / 4.0;
-  const double e = std::pow(10.0, std::floor(std::log10(raw)));
+  // The smallest round step that needs at most 6 intervals: the top stays
+  // close to the data (401 -> 500, not 600).
+  const double e = std::pow(10.0, std::floor(std::log10(span / 6.0)));
   double step = 10 * e;
   for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * e >= raw) { step = m * e; break; }
+    if (std::ceil(span / (m * e) - 1e-9) <= 6) { step = m * e; break; }
   const double top = lo + std::ceil(span / step - 1e-9) * step;
+  // Ticks first: Qt lays the axis out when the range changes.
+  fixedTicks(a, static_cast<int>(std::lround((top - lo) / step)) + 1);
   a->setRange(lo, top);
-  a->setTickCount(static_cast<int>(std::lround((top - lo) / step)) + 1);
 }
 
+// Min/max per pixel column, in x order: the drawn line looks the same as the
+// full one at this width.
 void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out) {
   out.clear();
   if (in.size() <= static_cast<std::size_t>(2 * columns) || x1 <= x0) {
@@ -267,14 +298,14 @@ void LiveChart::refresh() {
   double xLo = x0 >= 0 ? 0 : x0;
   if (zoomed) {
     xLo = vLo;
+    roundTicks(d->ax, niceStep(vHi - vLo));
     d->ax->setRange(vLo, vHi);
-    d->ax->setTickCount(5);
   } else {
     niceAxis(d->ax, xLo, x1);
   }
   if (d->fixedY) {
+    fixedTicks(d->ay, 5);
     d->ay->setRange(d->fixedY->first, d->fixedY->second);
-    d->ay->setTickCount(5);
   } else {
     niceAxis(d->ay, 0, y1 > 0 ? y1 * 1.02 : 1.0);
   }
@@ -618,6 +649,8 @@ void ChartPanel::clear(int instances) {
   probes_.clear();
   scatterPts_.clear();
   changes_.clear();
+  pending_.clear();
+  kvStale_ = false;
   if (instances != instances_ || kv_->seriesCount() == 0) rebuildKvSeries(instances);
   instances_ = instances;
   for (LiveChart* c : charts_) {
@@ -646,7 +679,37 @@ void ChartPanel::setChanges(const ChangeLog& changes) {
   markersDirty_ = true;
 }
 
+void ChartPanel::markPending(LiveChart* c) {
+  if (std::find(pending_.begin(), pending_.end(), c) == pending_.end()) pending_.push_back(c);
+  if (c == kv_) kvStale_ = false;
+}
+
 void ChartPanel::refresh() {
+  animating_ = false;
+  prepare();
+  if (kvStale_) markPending(kv_);
+  for (LiveChart* c : pending_) {
+    c->refresh();
+    if (c == kv_) kvSince_.restart();
+  }
+  pending_.clear();
+}
+
+bool ChartPanel::refreshOne() {
+  if (pending_.empty()) return false;
+  LiveChart* c = pending_.front();
+  pending_.erase(pending_.begin());
+  c->refresh();
+  if (c == kv_) kvSince_.restart();
+  return true;
+}
+
+void ChartPanel::prepareAnimated() {
+  animating_ = true;
+  prepare();
+}
+
+void ChartPanel::prepare() {
   if (markersDirty_) {
     std::vector<double> xs;
     for (const KnobChange& c : changes_) xs.push_back(nsToSeconds(c.time));
@@ -678,9 +741,22 @@ void ChartPanel::refresh() {
     thru_->setSeriesData(0, std::move(tok));
     for (std::size_t i = 0; i < kv.size() && static_cast<int>(i) < kv_->seriesCount(); ++i)
       kv_->setSeriesData(static_cast<int>(i), std::move(kv[i]));
-    for (LiveChart* c : {ttft_, tpot_, qoe_, thru_, kv_}) c->refresh();
+    for (LiveChart* c : {ttft_, tpot_, qoe_, thru_}) markPending(c);
+    // One line per instance: with many instances this chart alone costs a
+    // frame or two to redraw, so while animating it is redrawn once a second.
+    if (!animating_ || instances_ <= 8 || !kvSince_.isValid() || kvSince_.elapsed() >= 1000)
+      markPending(kv_);
+    else
+      kvStale_ = true;
   }
-  if (scatterDirty_) {
+  // The scatter with its tail overlay is O(finished requests): with many of
+  // them, while animating, it too gets new data once a second.
+  const bool scatterDue = !animating_ || scatterPts_.size() <= 20000 || !scatterSince_.isValid() ||
+                          scatterSince_.elapsed() >= 1000;
+  bool keepScatterDirty = false;
+  if (scatterDirty_ && !scatterDue) keepScatterDirty = true;
+  if (scatterDirty_ && scatterDue) {
+    scatterSince_.restart();
     // PASCAL Fig. 9 overlay: the binned tail TTFT of the metrics module
     // (bins of 256 reasoning tokens; the same numbers as tail_ttft.csv).
     std::vector<std::pair<std::int64_t, double>> samples;
@@ -691,9 +767,10 @@ void ChartPanel::refresh() {
       tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
     scatter_->setSeriesData(0, scatterPts_);
     scatter_->setSeriesData(1, std::move(tail));
-    scatter_->refresh();
+    markPending(scatter_);
   }
-  probesDirty_ = scatterDirty_ = markersDirty_ = false;
+  probesDirty_ = markersDirty_ = false;
+  scatterDirty_ = keepScatterDirty;
 }
 
 int ChartPanel::exportAll(const QString& dir) const {

@@ -5,6 +5,7 @@
 // point per 2-pixel cell for scatters) with QXYSeries::replace, never append.
 #include <QByteArray>
 #include <QColor>
+#include <QElapsedTimer>
 #include <QImage>
 #include <QPointF>
 #include <QString>
@@ -107,6 +108,14 @@ public:
   void setChanges(const ChangeLog& changes);
   /// Redraw charts whose data changed (call at most a few times per second).
   void refresh();
+  /// For a running animation: hand the new data to the charts now, but let
+  /// refreshOne() redraw them one per call, so no single GUI frame pays for
+  /// all of them (a full refresh costs tens of ms with long series); the
+  /// per-instance KV chart (> 8 instances) and a scatter of > 20k requests
+  /// get new data at most once a second.
+  void prepareAnimated();
+  /// Redraw the next chart prepareAnimated() left pending; false when none is.
+  bool refreshOne();
 
   const std::vector<LiveChart*>& charts() const { return charts_; }
   LiveChart* chart(const QString& id) const;
@@ -128,6 +137,13 @@ private:
   ChangeLog changes_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;
+  std::vector<LiveChart*> pending_;  // prepared, not redrawn yet
+  bool kvStale_ = false;             // the KV chart has data it has not drawn
+  QElapsedTimer kvSince_;            // since the KV chart was last redrawn
+  QElapsedTimer scatterSince_;       // since the scatter last got new data
+  bool animating_ = false;           // prepareAnimated(): heavy charts at most once a second
+  void markPending(LiveChart* c);
+  void prepare();
   bool linked_ = true;
 };
 

@@ -99,6 +99,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   pullTimer_ = new QTimer(this);
   pullTimer_->setSingleShot(true);
+  pullTimer_->setTimerType(Qt::PreciseTimer);  // a coarse timer's slack costs whole frames at 60 Hz
   connect(pullTimer_, &QTimer::timeout, this, [this] { pull(false); });
   connect(ctl_, &SimController::frameReady, this, &MainWindow::onFrameReady);
   connect(ctl_, &SimController::paused, this, [this] {
@@ -546,15 +547,33 @@ void MainWindow::pull(bool force) {
   const bool express = f->running && f->mode == RunMode::Express;
   if (!express || force) cluster_->setFrame(f);
   pullTeaching(*f);
-  // Charts cost a few ms each: refresh them at ~5 Hz while running.
+  // Charts cost a few ms each (tens with long series): while a run animates
+  // they get new data at ~5 Hz and are redrawn one per frame, so no frame
+  // pays for all six; otherwise all at once.
+  const bool animating = f->running && f->mode == RunMode::Run && !force;
   if (force || !f->running || sinceChartRefresh_.elapsed() >= 200) {
-    charts_->refresh();
+    if (animating)
+      charts_->prepareAnimated();
+    else
+      charts_->refresh();
     sinceChartRefresh_.restart();
   }
+  if (animating) charts_->refreshOne();
   applyFrame(*f);
   if (wasRunning_ != f->running) {
     wasRunning_ = f->running;
     updateRunActions();
+  }
+  // While a run animates, pull on a steady 60 Hz beat instead of waiting for
+  // the next "ready" signal to arm the timer (that round trip cost a frame in
+  // three). The beat is kept on a drift-free schedule: a timer armed for
+  // "16 ms from now" fires after 17, which alone loses 3 frames a second.
+  if (f->running && f->mode == RunMode::Run && !pullTimer_->isActive()) {
+    constexpr double kFrameMs = 1000.0 / 60.0;
+    if (!beat_.isValid()) beat_.start();
+    const double now = static_cast<double>(beat_.nsecsElapsed()) / 1e6;
+    nextBeatMs_ = nextBeatMs_ + kFrameMs < now ? now + kFrameMs : nextBeatMs_ + kFrameMs;
+    pullTimer_->start(static_cast<int>(std::max(0.0, std::floor(nextBeatMs_ - now))));
   }
 }
 

@@ -149,6 +149,8 @@ private:
   QTimer* pullTimer_ = nullptr;
   QElapsedTimer sinceChartRefresh_;
   QElapsedTimer sincePull_;
+  QElapsedTimer beat_;      // the 60 Hz pull schedule while a run animates
+  double nextBeatMs_ = 0;   // next pull on that schedule (ms of beat_)
   QString currentPath_;
   int generation_ = -1;
   bool wasRunning_ = false;

@@ -1,6 +1,7 @@
 #include "metrics/binned_tail.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "metrics/summary.h"
@@ -15,6 +16,24 @@ const char* tailRule(std::int64_t n) {
   return "p99";
 }
 
+namespace {
+
+// percentileSorted's value (linear interpolation) without sorting: the two
+// order statistics it reads, by selection (O(n); the live chart recomputes
+// the tail of hundreds of thousands of requests several times a second).
+double percentileBySelection(std::vector<double>& v, double p) {
+  const std::size_t n = v.size();
+  const double h = static_cast<double>(n - 1) * p;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double a = v[lo];
+  if (lo + 1 >= n) return a;
+  const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return a + (h - static_cast<double>(lo)) * (b - a);
+}
+
+}  // namespace
+
 std::vector<TailBin> binnedTailTtft(std::span<const std::pair<std::int64_t, double>> samples,
                                     std::int64_t binWidth) {
   if (binWidth <= 0) binWidth = kTailBinWidth;
@@ -28,11 +47,11 @@ std::vector<TailBin> binnedTailTtft(std::span<const std::pair<std::int64_t, doub
     const auto n = static_cast<std::int64_t>(vals.size());
     const std::string rule = tailRule(n);
     if (rule.empty()) continue;
-    std::sort(vals.begin(), vals.end());
-    double v = vals.back();
-    if (rule == "p90") v = percentileSorted(vals, 0.90);
-    else if (rule == "p95") v = percentileSorted(vals, 0.95);
-    else if (rule == "p99") v = percentileSorted(vals, 0.99);
+    double v = 0;
+    if (rule == "p90") v = percentileBySelection(vals, 0.90);
+    else if (rule == "p95") v = percentileBySelection(vals, 0.95);
+    else if (rule == "p99") v = percentileBySelection(vals, 0.99);
+    else v = *std::max_element(vals.begin(), vals.end());
     out.push_back(TailBin{idx * binWidth, (idx + 1) * binWidth, n, rule, v});
   }
   return out;

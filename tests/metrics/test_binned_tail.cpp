@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "metrics/binned_tail.h"
+#include "metrics/summary.h"
 
 namespace sl {
 namespace {
@@ -74,6 +78,40 @@ TEST(BinnedTail, BinEdgesAndRecords) {
   EXPECT_EQ(bins[0].bin_hi, 256);
   EXPECT_EQ(bins[0].n, 5);
   EXPECT_NEAR(bins[0].value, 5.0, 1e-12);
+}
+
+
+// The per-bin statistic (selection, not sorting) equals percentileSorted on
+// the sorted bin, exactly, for every rule and many bin sizes.
+TEST(BinnedTail, SelectionEqualsSortedPercentiles) {
+  std::vector<std::pair<std::int64_t, double>> samples;
+  std::uint64_t x = 88172645463325252ull;  // xorshift: deterministic data with ties
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const std::int64_t reasoning = static_cast<std::int64_t>((x >> 8) % 40000) % (1 + (i % 97) * 64);
+    samples.emplace_back(reasoning, static_cast<double>((x >> 20) % 5000) / 100.0);
+  }
+  for (int j = 0; j < 7; ++j) samples.emplace_back(900000, 1.5 * j);    // a "max" bin
+  for (int j = 0; j < 15; ++j) samples.emplace_back(950000, 0.5 * j);   // a "p90" bin
+  const auto bins = binnedTailTtft(samples);
+  ASSERT_GT(bins.size(), 20u);
+  std::map<std::int64_t, std::vector<double>> ref;
+  for (const auto& [r, t] : samples) ref[r / kTailBinWidth].push_back(t);
+  std::set<std::string> rules;
+  for (const TailBin& b : bins) {
+    std::vector<double> v = ref.at(b.bin_lo / kTailBinWidth);
+    std::sort(v.begin(), v.end());
+    ASSERT_EQ(b.n, static_cast<std::int64_t>(v.size()));
+    const double want = b.rule == "max" ? v.back()
+                        : b.rule == "p90" ? percentileSorted(v, 0.90)
+                        : b.rule == "p95" ? percentileSorted(v, 0.95)
+                                          : percentileSorted(v, 0.99);
+    EXPECT_EQ(b.value, want) << b.bin_lo << " " << b.rule;
+    rules.insert(b.rule);
+  }
+  EXPECT_EQ(rules.size(), 4u);
 }
 
 }  // namespace
