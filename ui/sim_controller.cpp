@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -16,8 +18,22 @@
 
 namespace sl::ui {
 
+// Commands (GUI -> worker) and notices (worker -> GUI) cross threads through
+// these mutex-guarded queues, and the wake-ups carry no data: Qt's own
+// queued-call hand-off is invisible to ThreadSanitizer (Qt is not
+// instrumented), so data captured in a queued lambda would read as a race.
+struct WorkerNotice {
+  enum Kind { Frame, Stopped } kind = Frame;
+  std::uint64_t seq = 0;
+};
+
+// Runs in the GUI thread: hands every live controller its queued notices.
+void drainAllNotices();
+
 struct SimShared {
   std::mutex m;
+  std::deque<std::function<void()>> commands;  // under m
+  std::vector<WorkerNotice> notices;           // under m
   std::shared_ptr<const LiveFrame> latest = std::make_shared<LiveFrame>();
   std::vector<ProbeSample> probes;
   std::vector<FinishedPoint> finished;
@@ -344,20 +360,33 @@ private:
       emitNow = !shared_->pending;
       shared_->pending = true;
     }
-    if (emitNow) QMetaObject::invokeMethod(ctl_, [c = ctl_] { emit c->frameReady(); }, Qt::QueuedConnection);
+    if (emitNow) notify(WorkerNotice{WorkerNotice::Frame, 0});
   }
 
-  void notifyStopped() {
-    const std::uint64_t seq = lastSeq_;
-    QMetaObject::invokeMethod(
-        ctl_,
-        [c = ctl_, seq] {
-          if (seq < c->lastSeq_) return;  // a newer command is on its way
-          c->running_ = false;
-          emit c->paused();
-        },
-        Qt::QueuedConnection);
+  void notifyStopped() { notify(WorkerNotice{WorkerNotice::Stopped, lastSeq_}); }
+
+  void notify(WorkerNotice n) {
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lock(shared_->m);
+      wake = shared_->notices.empty();
+      shared_->notices.push_back(n);
+    }
+    if (wake) QMetaObject::invokeMethod(ctl_, [] { drainAllNotices(); }, Qt::QueuedConnection);
   }
+
+public:
+  /// Run the queued commands (in this worker's thread).
+  void drainCommands() {
+    std::deque<std::function<void()>> batch;
+    {
+      std::lock_guard<std::mutex> lock(shared_->m);
+      batch.swap(shared_->commands);
+    }
+    for (auto& c : batch) c();
+  }
+
+private:
 
   std::shared_ptr<SimShared> shared_;
   std::shared_ptr<TimelineStore> store_;
@@ -386,27 +415,93 @@ private:
 
 // ------------------------------------------------------------------ controller
 
+namespace {
+
+// Which worker runs in which thread: the wake-up call posted to a worker
+// captures nothing and finds its worker here (registered before the thread
+// starts, removed after it ends, both under the mutex).
+std::mutex gWorkersM;
+std::map<const QThread*, SimWorker*> gWorkers;
+std::vector<SimController*> gControllers;  // under gWorkersM
+
+void drainCurrentWorker() {
+  SimWorker* w = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(gWorkersM);
+    auto it = gWorkers.find(QThread::currentThread());
+    if (it != gWorkers.end()) w = it->second;
+  }
+  if (w) w->drainCommands();
+}
+
+}  // namespace
+
+void drainAllNotices() {
+  std::vector<SimController*> all;
+  {
+    std::lock_guard<std::mutex> lock(gWorkersM);
+    all = gControllers;
+  }
+  // Controllers live in the GUI thread, as this call does: none can be
+  // destroyed while it runs.
+  for (SimController* c : all) c->drainNotices();
+}
+
 SimController::SimController(QObject* parent)
     : QObject(parent), shared_(std::make_shared<SimShared>()), timelines_(std::make_shared<TimelineStore>()) {
   thread_ = new QThread(this);
   thread_->setObjectName("servelab-sim");
   worker_ = new SimWorker(shared_, timelines_, this);
   worker_->moveToThread(thread_);
+  {
+    std::lock_guard<std::mutex> lock(gWorkersM);
+    gWorkers[thread_] = worker_;
+    gControllers.push_back(this);
+  }
   thread_->start();
-  QMetaObject::invokeMethod(worker_, [w = worker_] { w->start(); }, Qt::QueuedConnection);
+  post([w = worker_] { w->start(); });
 }
 
 SimController::~SimController() {
   // Stop mid-run cleanly: the worker finishes its slice (<= ~8 ms), drops the
   // engine in its own thread, then the thread ends.
-  QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::BlockingQueuedConnection);
+  post([w = worker_] { w->shutdown(); });
+  QMetaObject::invokeMethod(worker_, [] { drainCurrentWorker(); }, Qt::BlockingQueuedConnection);
   thread_->quit();
   thread_->wait();
+  {
+    std::lock_guard<std::mutex> lock(gWorkersM);
+    gWorkers.erase(thread_);
+    std::erase(gControllers, this);
+  }
   delete worker_;
 }
 
 template <class F> void SimController::post(F&& f) {
-  QMetaObject::invokeMethod(worker_, std::forward<F>(f), Qt::QueuedConnection);
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(shared_->m);
+    wake = shared_->commands.empty();
+    shared_->commands.emplace_back(std::forward<F>(f));
+  }
+  if (wake) QMetaObject::invokeMethod(worker_, [] { drainCurrentWorker(); }, Qt::QueuedConnection);
+}
+
+void SimController::drainNotices() {
+  std::vector<WorkerNotice> batch;
+  {
+    std::lock_guard<std::mutex> lock(shared_->m);
+    batch.swap(shared_->notices);
+  }
+  for (const WorkerNotice& n : batch) {
+    if (n.kind == WorkerNotice::Frame) {
+      emit frameReady();
+    } else {
+      if (n.seq < lastSeq_) continue;  // a newer command is on its way
+      running_ = false;
+      emit paused();
+    }
+  }
 }
 
 bool SimController::load(const Scenario& s, QString* error) {

@@ -128,6 +128,10 @@ signals:
   void paused();
 
 private:
+  /// Worker notices (a frame is ready; the worker stopped), queued under the
+  /// shared mutex; the queued wake-up call carries no data.
+  void drainNotices();
+  friend void drainAllNotices();
   friend class SimWorker;
   template <class F> void post(F&& f);
   std::uint64_t lastSeq_ = 0;  // last command sent; stale "stopped" notices are ignored
