@@ -17,27 +17,6 @@
 
 namespace sl::ui {
 
-namespace {
-
-// summary.json's "trace" object, as the run module writes it.
-nlohmann::ordered_json traceStatsJson(const TraceStats& t) {
-  nlohmann::ordered_json j;
-  j["format"] = t.format;
-  j["rows"] = t.rows;
-  j["emitted"] = t.emitted;
-  j["skipped"] = t.skipped();
-  j["malformed"] = t.malformed;
-  j["failed"] = t.failed;
-  j["before_window"] = t.before_window;
-  j["raised_to_one"] = t.raised_to_one;
-  j["context_clipped"] = t.context_clipped;
-  j["first_malformed"] = t.first_malformed.empty() ? nlohmann::ordered_json(nullptr)
-                                                   : nlohmann::ordered_json(t.first_malformed);
-  return j;
-}
-
-}  // namespace
-
 ExportRunResult exportRun(const Scenario& scenario, const ChangeLog& log, const ExportRunOptions& opt) {
   // Live changes exist only where the live rate applies; otherwise the run
   // is the plain one (which also keeps a trace reader's counters).
@@ -109,7 +88,7 @@ ExportRunResult exportRun(const Scenario& scenario, const ChangeLog& log, const 
     if (!bins.empty()) files.emplace_back(dir + "/tail_ttft.csv", binnedTailCsv(bins));
     if (const DecisionLog* dl = sim.globalPolicy().decisionLog()) files.emplace_back(dir + "/decisions.csv", dl->csv());
   }
-  if (!opt.tracePath.empty()) files.emplace_back(opt.tracePath, trace.finish(sim.now()));
+  if (!opt.tracePath.empty()) files.emplace_back(opt.tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog()));
 
   if (!opt.resultsDir.empty()) ensureDirectory(opt.resultsDir);
   for (const auto& [path, text] : files) {

@@ -21,8 +21,6 @@ std::string fingerprintHex(std::uint64_t f) {
   return buf;
 }
 
-namespace {
-
 nlohmann::ordered_json traceStatsJson(const TraceStats& t) {
   nlohmann::ordered_json j;
   j["format"] = t.format;
@@ -39,7 +37,6 @@ nlohmann::ordered_json traceStatsJson(const TraceStats& t) {
   return j;
 }
 
-}  // namespace
 
 RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   Simulator& sim = *run.simulator;

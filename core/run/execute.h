@@ -36,4 +36,7 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt);
 /// Fingerprint as 16 hex digits.
 std::string fingerprintHex(std::uint64_t f);
 
+/// summary.json's "trace" object: a trace reader's row counts.
+nlohmann::ordered_json traceStatsJson(const TraceStats& t);
+
 }  // namespace sl
