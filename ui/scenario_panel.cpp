@@ -2,6 +2,9 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
@@ -17,7 +20,9 @@
 #include "cost/presets.h"
 #include "policy/registry.h"
 #include "theme.h"
+#include "util/error.h"
 #include "workload/presets.h"
+#include "workload/trace_formats.h"
 
 namespace sl::ui {
 
@@ -104,6 +109,16 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   kvFraction_->setSingleStep(0.05);
   kvFraction_->setToolTip(tr("Fraction of the free GPU memory given to the KV cache (0.01–1)"));
   f->addRow(tr("KV cap fraction"), kvFraction_);
+  nicGbps_ = new QDoubleSpinBox;
+  nicGbps_->setRange(1, 3200);
+  nicGbps_->setDecimals(0);
+  nicGbps_->setSuffix(tr(" Gbps"));
+  nicGbps_->setToolTip(tr("Fabric: each node's NIC bandwidth (KV transfers between nodes share it)"));
+  f->addRow(tr("NIC"), nicGbps_);
+  gpusPerNode_ = new QSpinBox;
+  gpusPerNode_->setRange(1, 16);
+  gpusPerNode_->setToolTip(tr("Fabric: GPUs per node (instances on one node copy KV over NVLink)"));
+  f->addRow(tr("GPUs per node"), gpusPerNode_);
   root->addWidget(cluster);
 
   // ---- model + workload
@@ -130,6 +145,33 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   rate_->setSuffix(tr(" req/s"));
   rate_->setToolTip(tr("Initial arrival rate (Poisson/Gamma); the Live slider changes it mid-run"));
   f->addRow(tr("Initial rate"), rate_);
+  arrivals_ = new QComboBox;
+  arrivals_->addItem(tr("Poisson"), QString("poisson"));
+  arrivals_->addItem(tr("Gamma (bursty)"), QString("gamma"));
+  arrivals_->addItem(tr("Rate schedule (from the file)"), QString("schedule"));
+  arrivals_->addItem(tr("Trace file"), QString("trace"));
+  arrivals_->setToolTip(tr("Arrival process: Poisson, Gamma with a coefficient of variation, the scenario's "
+                           "rate schedule, or the timestamps of a trace file"));
+  f->addRow(tr("Arrivals"), arrivals_);
+  cv_ = new QDoubleSpinBox;
+  cv_->setRange(0.1, 20);
+  cv_->setDecimals(2);
+  cv_->setSingleStep(0.1);
+  cv_->setToolTip(tr("Gamma arrivals: coefficient of variation of the gaps (1 = Poisson, > 1 burstier)"));
+  f->addRow(tr("CV"), cv_);
+  auto* traceRow = new QWidget;
+  auto* tl = new QHBoxLayout(traceRow);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tracePath_ = new QLineEdit;
+  tracePath_->setReadOnly(true);
+  tracePath_->setPlaceholderText(tr("no trace"));
+  traceBrowse_ = new QPushButton(tr("Browse…"));
+  tl->addWidget(tracePath_, 1);
+  tl->addWidget(traceBrowse_);
+  f->addRow(tr("Trace"), traceRow);
+  traceFormat_ = new QLabel;
+  traceFormat_->setStyleSheet(QString("color: %1;").arg(theme::kMuted.name()));
+  f->addRow(traceFormat_);
   root->addWidget(work);
 
   // ---- policy
@@ -190,8 +232,19 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   });
   for (QComboBox* c : {gpu_, tp_, model_, workload_, router_})
     connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty(); });
-  for (QSpinBox* s : {instances_, requests_}) connect(s, &QSpinBox::valueChanged, this, [this](int) { markDirty(); });
-  for (QDoubleSpinBox* s : {kvFraction_, rate_})
+  for (QSpinBox* s : {instances_, requests_, gpusPerNode_})
+    connect(s, &QSpinBox::valueChanged, this, [this](int) { markDirty(); });
+  connect(arrivals_, &QComboBox::currentIndexChanged, this, [this](int) {
+    updateArrivalRows();
+    markDirty();
+  });
+  connect(traceBrowse_, &QPushButton::clicked, this, [this] {
+    const QString start = tracePath_->text().isEmpty() ? QString() : QFileInfo(tracePath_->text()).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a request trace"), start,
+                                                      tr("Traces (*.csv *.jsonl *.json *.txt);;All files (*)"));
+    if (!path.isEmpty()) setTraceFile(path);
+  });
+  for (QDoubleSpinBox* s : {kvFraction_, rate_, nicGbps_, cv_})
     connect(s, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
 }
 
@@ -285,6 +338,8 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   pick(gpu_, QString::fromStdString(s.cluster.gpu));
   pick(tp_, s.cluster.tp);
   kvFraction_->setValue(s.cluster.kv_capacity_fraction);
+  nicGbps_->setValue(s.cluster.fabric.nic_gbps);
+  gpusPerNode_->setValue(s.cluster.fabric.gpus_per_node);
   // Models may be named by alias in the file.
   QString modelId = QString::fromStdString(s.model);
   if (PresetRegistry::builtin().hasModel(s.model)) modelId = QString::fromStdString(PresetRegistry::builtin().model(s.model).id);
@@ -292,7 +347,17 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   pick(workload_, s.workload.preset ? QString::fromStdString(*s.workload.preset) : QString());
   requests_->setValue(static_cast<int>(std::min<std::int64_t>(s.workload.requests, 10'000'000)));
   rate_->setValue(s.workload.arrival.rate);
-  rate_->setEnabled(!s.workload.trace && s.workload.arrival.process != ArrivalSpec::Process::Schedule);
+  cv_->setValue(s.workload.arrival.cv);
+  const char* arr = s.workload.trace                                                ? "trace"
+                    : s.workload.arrival.process == ArrivalSpec::Process::Gamma    ? "gamma"
+                    : s.workload.arrival.process == ArrivalSpec::Process::Schedule ? "schedule"
+                                                                                   : "poisson";
+  arrivals_->setCurrentIndex(arrivals_->findData(QString(arr)));
+  traceFile_.clear();
+  traceFormat_->clear();
+  tracePath_->clear();
+  if (s.workload.trace) setTraceFile(QString::fromStdString(s.workload.trace->path), s.base_dir);
+  updateArrivalRows();
   const int pi = policy_->findData(QString::fromStdString(s.policy.id), Qt::UserRole);
   if (pi >= 0) policy_->setCurrentIndex(pi);
   pick(router_, QString::fromStdString(s.policy.router));
@@ -320,6 +385,35 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
   }
   s.workload.requests = requests_->value();
   s.workload.arrival.rate = rate_->value();
+  s.cluster.fabric.nic_gbps = nicGbps_->value();
+  s.cluster.fabric.gpus_per_node = gpusPerNode_->value();
+  const QString arr = arrivals_->currentData().toString();
+  if (arr == "trace") {
+    if (traceFile_.isEmpty()) {
+      if (error) *error = tr("workload.trace: pick a trace file (Browse…)");
+      return false;
+    }
+    TraceSpec t = base_.workload.trace.value_or(TraceSpec{});
+    if (!base_.workload.trace || QString::fromStdString(base_.workload.trace->path) != traceFile_) {
+      t = TraceSpec{};
+      t.path = traceFile_.toStdString();
+    }
+    s.workload.trace = t;
+  } else {
+    s.workload.trace.reset();
+    if (arr == "gamma") {
+      s.workload.arrival.process = ArrivalSpec::Process::Gamma;
+      s.workload.arrival.cv = cv_->value();
+    } else if (arr == "schedule") {
+      if (base_.workload.arrival.schedule.empty()) {
+        if (error) *error = tr("workload.arrival: this scenario has no rate schedule (set one in the file)");
+        return false;
+      }
+      s.workload.arrival.process = ArrivalSpec::Process::Schedule;
+    } else {
+      s.workload.arrival.process = ArrivalSpec::Process::Poisson;
+    }
+  }
   const std::string pid = policy_->currentData(Qt::UserRole).toString().toStdString();
   if (pid.empty()) {
     if (error) *error = tr("Pick a policy");
@@ -339,6 +433,37 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
   }
   s.policy.knobs = knobs;
   out = s;
+  return true;
+}
+
+void ScenarioPanel::updateArrivalRows() {
+  const QString arr = arrivals_->currentData().toString();
+  rate_->setEnabled(arr == "poisson" || arr == "gamma");
+  cv_->setEnabled(arr == "gamma");
+  tracePath_->setEnabled(arr == "trace");
+  traceBrowse_->setEnabled(arr == "trace");
+}
+
+bool ScenarioPanel::setTraceFile(const QString& path, const std::string& baseDir) {
+  QString full = path;
+  if (QFileInfo(path).isRelative() && !baseDir.empty())
+    full = QFileInfo(QString::fromStdString(baseDir) + "/" + path).absoluteFilePath();
+  try {
+    const std::string fmt = detectTraceFormat(full.toStdString());
+    traceFile_ = path;
+    tracePath_->setText(path);
+    tracePath_->setToolTip(full);
+    traceFormat_->setText(tr("format: %1 (detected)").arg(QString::fromStdString(fmt)));
+    setError({});
+  } catch (const InputError& e) {
+    traceFormat_->setText(QString());
+    setError(QString::fromStdString(e.what()));
+    return false;
+  }
+  if (!filling_) {
+    arrivals_->setCurrentIndex(arrivals_->findData(QString("trace")));
+    markDirty();
+  }
   return true;
 }
 

@@ -13,6 +13,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -38,6 +39,9 @@ public:
   QComboBox* policyCombo() const { return policy_; }
   QSlider* rateSlider() const { return rateSlider_; }
   QPushButton* applyButton() const { return apply_; }
+  /// Use the trace file at `path` (relative paths resolve against `baseDir`):
+  /// its format is detected and shown; false + inline error when it cannot be read.
+  bool setTraceFile(const QString& path, const std::string& baseDir = {});
   /// Knob editors of the selected policy, by knob name.
   const std::map<std::string, QDoubleSpinBox*>& knobEditors() const { return knobs_; }
   /// The policy of the loaded run: while the panel shows that policy, its
@@ -54,6 +58,7 @@ signals:
 private:
   void rebuildKnobs(const std::string& policyId, const nlohmann::json& values);
   void markDirty();
+  void updateArrivalRows();
   static double sliderToRate(int v);
   static int rateToSlider(double r);
 
@@ -66,6 +71,14 @@ private:
   QComboBox* workload_ = nullptr;
   QSpinBox* requests_ = nullptr;
   QDoubleSpinBox* rate_ = nullptr;
+  QDoubleSpinBox* nicGbps_ = nullptr;
+  QSpinBox* gpusPerNode_ = nullptr;
+  QComboBox* arrivals_ = nullptr;
+  QDoubleSpinBox* cv_ = nullptr;
+  QLineEdit* tracePath_ = nullptr;
+  QPushButton* traceBrowse_ = nullptr;
+  QLabel* traceFormat_ = nullptr;
+  QString traceFile_;  // as written in the scenario (may be relative to its folder)
   QComboBox* policy_ = nullptr;
   QLabel* policyDesc_ = nullptr;
   QComboBox* router_ = nullptr;

@@ -1,0 +1,122 @@
+// The scenario panel's cluster fabric, arrival process and trace-file rows
+// (50-gui.md "Scenario panel"): what the panel shows for a scenario, what it
+// builds back, the detected trace format, and inline refusals.
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "scenario/scenario_io.h"
+#include "scenario_panel.h"
+
+using namespace sl;
+using namespace sl::ui;
+
+namespace {
+
+QString label(const ScenarioPanel& p, const QString& startsWith) {
+  for (QLabel* l : p.findChildren<QLabel*>())
+    if (l->text().startsWith(startsWith)) return l->text();
+  return {};
+}
+
+QComboBox* arrivals(const ScenarioPanel& p) {
+  for (QComboBox* c : p.findChildren<QComboBox*>())
+    if (c->findData(QString("gamma")) >= 0) return c;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestPanel : public QObject {
+  Q_OBJECT
+private slots:
+  // A trace scenario: the trace row shows its file and detected format; the
+  // scenario built back keeps the trace and the fabric.
+  void traceScenarioRoundTrip() {
+    const Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/trace-replay-reasoning.json");
+    ScenarioPanel p;
+    p.setScenario(s);
+    QCOMPARE(label(p, "format:"), QString("format: servelab (detected)"));
+    QComboBox* a = arrivals(p);
+    QVERIFY(a);
+    QCOMPARE(a->currentData().toString(), QString("trace"));
+    Scenario out;
+    QString err;
+    QVERIFY2(p.buildScenario(out, &err), qPrintable(err));
+    QVERIFY(out.workload.trace.has_value());
+    QCOMPARE(QString::fromStdString(out.workload.trace->path), QString("traces/reasoning-200.csv"));
+    QCOMPARE(out.cluster.fabric.nic_gbps, 100.0);
+    QCOMPARE(out.cluster.fabric.gpus_per_node, 1);
+    // The panel writes every knob's value (here the defaults); nothing else moved.
+    QCOMPARE(out.policy.knobs.value("quantum", 0), 500);
+    out.policy.knobs = s.policy.knobs;
+    QCOMPARE(dumpScenario(out), dumpScenario(s));
+  }
+
+  // Switching to Gamma arrivals with a CV, and editing the fabric.
+  void gammaArrivalsAndFabric() {
+    const Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/trace-replay-reasoning.json");
+    ScenarioPanel p;
+    p.setScenario(s);
+    QComboBox* a = arrivals(p);
+    a->setCurrentIndex(a->findData(QString("gamma")));
+    QDoubleSpinBox* cv = nullptr;
+    QDoubleSpinBox* nic = nullptr;
+    for (QDoubleSpinBox* d : p.findChildren<QDoubleSpinBox*>()) {
+      if (d->toolTip().startsWith("Gamma arrivals")) cv = d;
+      if (d->suffix() == " Gbps") nic = d;
+    }
+    QVERIFY(cv && nic);
+    QVERIFY(cv->isEnabled());
+    cv->setValue(2.5);
+    nic->setValue(400);
+    QVERIFY(p.applyButton()->isEnabled());
+    Scenario out;
+    QString err;
+    QVERIFY2(p.buildScenario(out, &err), qPrintable(err));
+    QVERIFY(!out.workload.trace.has_value());
+    QVERIFY(out.workload.arrival.process == ArrivalSpec::Process::Gamma);
+    QCOMPARE(out.workload.arrival.cv, 2.5);
+    QCOMPARE(out.cluster.fabric.nic_gbps, 400.0);
+    // Poisson again: the CV row is disabled and not used.
+    a->setCurrentIndex(a->findData(QString("poisson")));
+    QVERIFY(!cv->isEnabled());
+    QVERIFY(p.buildScenario(out, &err));
+    QVERIFY(out.workload.arrival.process == ArrivalSpec::Process::Poisson);
+    // A rate schedule needs one in the file.
+    a->setCurrentIndex(a->findData(QString("schedule")));
+    QVERIFY(!p.buildScenario(out, &err));
+    QVERIFY2(err.contains("rate schedule"), qPrintable(err));
+  }
+
+  // Picking a trace file detects its format; an unreadable one is refused
+  // inline and leaves the previous choice alone.
+  void pickingTraceFiles() {
+    ScenarioPanel p;
+    p.setScenario(Scenario{});
+    QVERIFY(p.setTraceFile(SERVELAB_SOURCE_DIR "/samples/traces/chat-500.csv"));
+    QCOMPARE(arrivals(p)->currentData().toString(), QString("trace"));
+    QCOMPARE(label(p, "format:"), QString("format: servelab (detected)"));
+    QTemporaryDir dir;
+    const QString bad = dir.filePath("garbage.csv");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("no,header,we,know\n1,2,3,4\n");
+    f.close();
+    QVERIFY(!p.setTraceFile(bad));
+    QVERIFY(!p.setTraceFile(dir.filePath("missing.csv")));
+    Scenario out;
+    QString err;
+    QVERIFY2(p.buildScenario(out, &err), qPrintable(err));
+    QVERIFY(out.workload.trace.has_value());
+    QVERIFY(QString::fromStdString(out.workload.trace->path).endsWith("chat-500.csv"));
+  }
+};
+
+QTEST_MAIN(TestPanel)
+#include "test_panel.moc"
