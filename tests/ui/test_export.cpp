@@ -23,6 +23,7 @@
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
 #include "sim_controller.h"
+#include "ui_test_util.h"
 
 using namespace sl;
 using namespace sl::ui;
@@ -46,16 +47,7 @@ int csvRows(const QString& path) {
 }
 
 template <class P> bool waitFrame(SimController& c, P pred, int timeoutMs = 60000) {
-  QElapsedTimer t;
-  t.start();
-  while (t.elapsed() < timeoutMs) {
-    if (pred(*c.takeFrame())) return true;
-    QTest::qWait(5);
-  }
-  const auto f = c.latest();
-  qWarning("waitFrame timed out: generation %d, clock %.3f s, running %d, done %d, events %lld", f->generation,
-           f->clockS, f->running, f->done, static_cast<long long>(f->snapshot.events));
-  return pred(*f);
+  return test::waitFrame(c, pred, timeoutMs);
 }
 
 // A copy of the sample with `requests` requests, saved where the window can open it.

@@ -13,6 +13,7 @@
 #include "scenario/scenario_io.h"
 #include "scenario_panel.h"
 #include "sim_controller.h"
+#include "ui_test_util.h"
 
 using namespace sl;
 using namespace sl::ui;
@@ -26,13 +27,7 @@ Scenario pascalSample() {
 }
 
 template <class P> bool waitFrame(SimController& c, P pred, int timeoutMs = 30000) {
-  QElapsedTimer t;
-  t.start();
-  while (t.elapsed() < timeoutMs) {
-    if (pred(*c.takeFrame())) return true;
-    QTest::qWait(5);
-  }
-  return pred(*c.latest());
+  return test::waitFrame(c, pred, timeoutMs);
 }
 
 }  // namespace

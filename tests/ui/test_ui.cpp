@@ -23,6 +23,7 @@
 #include "scenario/scenario_io.h"
 #include "scenario_panel.h"
 #include "sim_controller.h"
+#include "ui_test_util.h"
 
 using namespace sl;
 using namespace sl::ui;
@@ -37,17 +38,7 @@ Scenario sample(std::int64_t requests = -1) {
   return s;
 }
 
-// Wait (running the event loop) until the latest frame satisfies `pred`.
-// Pulls like the GUI does (takeFrame), so the worker keeps publishing.
-template <class P> bool waitFrame(SimController& c, P pred, int timeoutMs = 20000) {
-  QElapsedTimer t;
-  t.start();
-  while (t.elapsed() < timeoutMs) {
-    if (pred(*c.takeFrame())) return true;
-    QTest::qWait(5);
-  }
-  return pred(*c.latest());
-}
+using test::waitFrame;
 
 }  // namespace
 
