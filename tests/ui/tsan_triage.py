@@ -8,6 +8,7 @@ interceptor (memmove, memcpy, ...) lies in a ServeLab source file or a
 `sl::` function. Distribution Qt has no symbols, so its internal races
 (the posted-event list, implicitly shared data, the raster thread pool)
 show `<null> (libQt6*.so)` there and are counted, not failed on."""
+import os
 import re
 import sys
 
@@ -43,6 +44,8 @@ def is_ours(report):
 def main(paths):
     ours = other = 0
     for p in paths:
+        if not os.path.isfile(p):  # no log at all: nothing was reported
+            continue
         text = open(p, encoding="utf-8", errors="replace").read()
         for rep in text.split("WARNING: ThreadSanitizer")[1:]:
             if is_ours(rep):
