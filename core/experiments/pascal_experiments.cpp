@@ -118,22 +118,6 @@ std::vector<double> ttfts(const std::vector<RequestRecord>& recs) {
   return v;
 }
 
-LatencyStats statsOf(std::vector<double> v) {
-  LatencyStats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.n = static_cast<std::int64_t>(v.size());
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(v.size());
-  s.p50 = percentileSorted(v, 0.50);
-  s.p90 = percentileSorted(v, 0.90);
-  s.p95 = percentileSorted(v, 0.95);
-  s.p99 = percentileSorted(v, 0.99);
-  s.max = v.back();
-  return s;
-}
-
 // ---- common columns ----------------------------------------------------------
 
 Column finishedColumn() {
@@ -735,8 +719,9 @@ ExperimentResult kvTransfer(const ExperimentOptions& o) {
                std::to_string(t.src) + "," + std::to_string(t.dst) + "," + num(nsToSeconds(t.start), 6) + "," +
                num(s, 6) + "," + num(t.bytes, 0) + "," + num(achieved, 3) + "," + num(wire.back(), 6) + "\n";
       }
-      const LatencyStats ls = statsOf(lat), ws = statsOf(wire), ms = statsOf(mb), gs = statsOf(gbps);
-      const LatencyStats ss = statsOf(log.stalls);
+      std::vector<double> stalls = log.stalls;
+      const LatencyStats ls = computeStats(lat), ws = computeStats(wire), ms = computeStats(mb),
+                         gs = computeStats(gbps), ss = computeStats(stalls);
       const bool any = !lat.empty();
       const double gbpsMin = gbps.empty() ? 0.0 : *std::min_element(gbps.begin(), gbps.end());
       auto v = [any](double x, int dec) { return any ? num(x, dec) : std::string("nan"); };
