@@ -108,7 +108,9 @@ GpuSpec parseGpu(const FileReader& r) {
 ModelSpec parseModel(const FileReader& r) {
   r.checkKeys({"id", "name", "order", "aliases", "layers", "hidden", "q_heads", "kv_heads",
                "head_dim", "intermediate", "vocab", "tied_embeddings", "dtype_bytes",
-               "max_context", "published_params_b"});
+               "max_context", "published_params_b", "source"});
+  // "source": where the architecture figures come from (documentation only).
+  if (auto it = r.j.find("source"); it != r.j.end() && !it->is_string()) r.fail("source", "must be a string");
   ModelSpec m;
   m.id = r.str("id");
   m.name = r.str("name");

@@ -65,7 +65,10 @@ TEST(Presets, GpuTableInStableOrderDefaultFirst) {
 TEST(Presets, ModelsListed) {
   const std::vector<std::string> expected = {"r1-distill-qwen-32b", "llama-3.1-8b",
                                              "llama-3.2-3b",        "qwen3-14b",
-                                             "llama-3.1-70b",       "llama-2-70b"};
+                                             "llama-3.1-70b",       "llama-2-70b",
+                                             "phi-3-mini",          "glm-4-9b",
+                                             "phi-3-medium",        "qwen2.5-14b",
+                                             "qwq-32b",             "qwen2.5-32b"};
   EXPECT_EQ(reg().models(), expected);
   EXPECT_EQ(&reg().model("deepseek-r1-distill-qwen-32b"), &reg().model("r1-distill-qwen-32b"));
   EXPECT_TRUE(reg().hasModel("deepseek-r1-distill-qwen-32b"));
@@ -99,6 +102,31 @@ TEST(Presets, DerivedNumbersExact) {
   EXPECT_EQ(l3.linearParams(), l3.linearParamsPerLayer() * 28 + 128256LL * 3072);
   EXPECT_EQ(reg().model("llama-2-70b").paramCount(), 68'976'648'192);
   EXPECT_EQ(reg().model("llama-3.1-70b").paramCount(), 70'553'706'496);
+}
+
+// CascadeInfer's eight models (§5.1): the figures of each published
+// config.json give these counts (embedding + layers + norms + LM head, no
+// biases) and KV bytes per token (2 · layers · kv_heads · head_dim · 2 B).
+TEST(Presets, CascadeInferModelsFromTheirConfigs) {
+  struct Want { const char* id; long long params; long long kv; };
+  const Want want[] = {
+      {"phi-3-mini", 3'821'079'552, 393'216},      // 32 kv heads of 96: no GQA
+      {"glm-4-9b", 9'399'767'040, 40'960},         // 2 KV groups
+      {"phi-3-medium", 13'960'238'080, 204'800},   // 10 kv heads
+      {"qwen2.5-14b", 14'769'689'600, 196'608},
+      {"qwen2.5-32b", 32'763'417'600, 262'144},
+      {"qwq-32b", 32'763'417'600, 262'144},        // the Qwen2.5-32B architecture
+  };
+  for (const auto& w : want) {
+    const ModelSpec& m = reg().model(w.id);
+    EXPECT_EQ(m.paramCount(), w.params) << w.id;
+    EXPECT_EQ(m.kvBytesPerToken(), w.kv) << w.id;
+    EXPECT_GE(m.max_context, 131072) << w.id << ": the paper's models all take 128K contexts";
+  }
+  // The paper's short names resolve.
+  EXPECT_EQ(reg().model("phi-3-3b").id, "phi-3-mini");
+  EXPECT_EQ(reg().model("phi-3-14b").id, "phi-3-medium");
+  EXPECT_EQ(reg().model("qwen-2.5-32b").id, "qwen2.5-32b");
 }
 
 TEST(Presets, Fabrics) {
@@ -158,7 +186,7 @@ TEST(Presets, BadPresetFilesNameFileAndField) {
 
 TEST(Presets, EmbeddedFilesMatchSourceTree) {
   const auto files = costdetail::embeddedPresetFiles();
-  EXPECT_EQ(files.size(), 8u + 6u + 3u);
+  EXPECT_EQ(files.size(), 8u + 12u + 3u);
   for (const auto& f : files) {
     std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/resources/" + f.path);
     ASSERT_TRUE(in) << f.path;
