@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace sl {
 
@@ -239,8 +241,11 @@ void Simulator::onArrival(std::int64_t slot) {
   ++inFlight_;
   ++probeArrivals_;
   scheduleNextArrival();
-  int dst = global_->route(r);
-  if (dst < 0 || dst >= numInstances()) dst = 0;
+  const int dst = global_->route(r);
+  // A policy bug, not user input: never silently reroute (docs/engine.md).
+  if (dst < 0 || dst >= numInstances())
+    throw std::logic_error(std::string("policy '") + global_->name() + "' routed request " + std::to_string(r.id) +
+                           " to instance " + std::to_string(dst) + " of " + std::to_string(numInstances()));
   Instance& in = instance(dst);
   r.instance = dst;
   ++in.assigned_;
