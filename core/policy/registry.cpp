@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "policy/example/example_split.h"
 #include "policy/local_fcfs.h"
 #include "policy/local_rr.h"
 #include "policy/pascal_global.h"
@@ -67,6 +68,17 @@ const std::vector<PolicyInfo>& policyCatalog() {
       {"pascal-nonadaptive", "PASCAL",
        "PASCAL ablation: always migrates to Algorithm 2's choice at </think>, whatever the memory on either side",
        false, pascalKnobs()},
+      {"example-split", "Examples",
+       "Worked example of docs/policy-api.md (not from a paper): prefill pool hands off to a decode pool, "
+       "which is rebalanced by live migration",
+       false,
+       {{"prefill_instances", "instances", 1, 1024, 1, true, false,
+         "the first N instances prefill and hand every request off; the rest decode (clamped to [1, instances-1])"},
+        {"rebalance_interval_s", "s", 0.01, 60, 1, false, true,
+         "how often the decode pool is checked for imbalance"},
+        {"rebalance_gap", "fraction", 0, 1, 0.2, false, true,
+         "live-migrate one request from the fullest to the emptiest decode instance when their KV footprints "
+         "differ by more than this fraction of an instance's GPU KV"}}},
   };
   return catalog;
 }
@@ -152,6 +164,13 @@ PolicyBundle makePolicy(const PolicySpec& spec) {
     gc.headroomTokens = knobs.getInt("headroom_tokens");
     b.global = std::make_unique<PascalGlobal>(gc);
     b.makeLocal = [lc](int) { return std::make_unique<PascalLocal>(lc); };
+  } else if (spec.id == "example-split") {
+    ExampleSplitConfig ec;
+    ec.prefillInstances = knobs.getInt("prefill_instances");
+    ec.rebalanceIntervalS = knobs.get("rebalance_interval_s");
+    ec.rebalanceGap = knobs.get("rebalance_gap");
+    b.global = std::make_unique<ExampleSplit>(ec);
+    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
   }
   return b;
 }
