@@ -81,6 +81,8 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
     nicRes_.push_back(net_.addResource(cfg.nicBytesPerSec));  // ingress
   }
   incoming_.resize(static_cast<std::size_t>(cfg.instances));
+  pendingStops_.resize(static_cast<std::size_t>(cfg.instances));
+  for (auto& in : instances_) in->counterWindow_ = cfg.counterWindow;
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));
   global_->attach(*this);
@@ -111,9 +113,45 @@ Request* Simulator::allocRequest() {
   const std::int32_t slot = freeSlots_.back();
   freeSlots_.pop_back();
   Request* r = &pool_[static_cast<std::size_t>(slot) / kChunk][static_cast<std::size_t>(slot) % kChunk];
+  const std::uint32_t generation = r->generation + 1;  // handles to the slot's last request go stale
   *r = Request{};
   r->slot = slot;
+  r->generation = generation;
   return r;
+}
+
+Request* Simulator::resolve(RequestHandle h) {
+  return const_cast<Request*>(static_cast<const Simulator&>(*this).resolve(h));
+}
+
+const Request* Simulator::resolve(RequestHandle h) const {
+  if (h.slot < 0 || static_cast<std::size_t>(h.slot) >= pool_.size() * kChunk) return nullptr;
+  const Request& r = pool_[static_cast<std::size_t>(h.slot) / kChunk][static_cast<std::size_t>(h.slot) % kChunk];
+  if (r.slot != h.slot || r.generation != h.generation || r.state == ReqState::Finished) return nullptr;
+  return &r;
+}
+
+Request& Simulator::request(RequestHandle h) {
+  Request* r = resolve(h);
+  if (!r)
+    throw std::logic_error("stale request handle (slot " + std::to_string(h.slot) + ", generation " +
+                           std::to_string(h.generation) + "): the request has finished");
+  return *r;
+}
+
+void Simulator::enqueueLocal(Instance& in, Request& r) {
+  assert(!r.heldLocally);
+  r.heldLocally = true;
+  in.queuedPrefill_ += r.prefillTarget - r.prefilled;
+  in.policy_->enqueue(r);
+}
+
+void Simulator::removeLocal(Instance& in, Request& r) {
+  if (r.heldLocally) {
+    r.heldLocally = false;
+    in.queuedPrefill_ -= r.prefillTarget - r.prefilled;
+  }
+  in.policy_->remove(r);
 }
 
 void Simulator::releaseRequest(Request* r) {
@@ -196,6 +234,7 @@ bool Simulator::step() {
       events_q_.push(now_ + cfg_.probeInterval, EventKind::Probe, 0);
       break;
     case EventKind::StopRun: done_ = true; return false;
+    case EventKind::Timer: onTimerEvent(e.a); break;
   }
 #ifndef NDEBUG
   // Debug builds check the memory invariants after every event (70-quality.md);
@@ -204,6 +243,7 @@ bool Simulator::step() {
     assert(in->gpuUsed_ >= 0 && in->gpuReserved_ >= 0 && in->cpuUsed_ >= 0);
     assert(in->gpuUsed_ + in->gpuReserved_ <= in->cfg_.gpuBlocks);
     assert(in->cpuUsed_ <= in->cfg_.cpuBlocks);
+    assert(in->queuedPrefill_ >= 0);
   }
 #endif
   return true;
@@ -241,6 +281,7 @@ void Simulator::onArrival(std::int64_t slot) {
   ++inFlight_;
   ++probeArrivals_;
   scheduleNextArrival();
+  global_->onArrival(r);
   const int dst = global_->route(r);
   // A policy bug, not user input: never silently reroute (docs/engine.md).
   if (dst < 0 || dst >= numInstances())
@@ -259,7 +300,7 @@ void Simulator::onArrival(std::int64_t slot) {
     abortRequest(in, r);
     return;
   }
-  in.policy_->enqueue(r);
+  enqueueLocal(in, r);
   wake(dst);
 }
 
@@ -309,8 +350,10 @@ void Simulator::startIteration(Instance& in) {
     return;
   }
   BatchShape shape{};
+  in.runningTokens_ = 0;
   for (const BatchEntry& e : in.batch_) {
     const Request& r = *e.r;
+    in.runningTokens_ += static_cast<std::int64_t>(r.kvTokens) + e.newTokens;
     if (e.prefill) {
       ++shape.prefill_seqs;
       shape.prefill_tokens += e.newTokens;
@@ -356,6 +399,10 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
   }
   r.gLast = now_;
   ++r.quantumUsed;
+  if (r.lengthWatch >= 0 && static_cast<std::int64_t>(r.input) + r.generated >= r.lengthWatch) {
+    r.lengthWatch = -1;
+    lengthHits_.push_back(&r);
+  }
   in.policy_->onToken(r);
 }
 
@@ -365,19 +412,28 @@ void Simulator::endIteration(Instance& in) {
   boundary.clear();
   std::vector<Request*>& prefillDone = pendingMoves_;
   prefillDone.clear();
+  lengthHits_.clear();
+  bool decoded = false;
   for (const BatchEntry& e : in.batch_) {
     Request& r = *e.r;
     r.batchIndex = -1;
     if (e.prefill) {
       r.prefilled += e.newTokens;
+      in.queuedPrefill_ -= e.newTokens;
       r.kvTokens += e.newTokens;
       if (!r.prefillDone()) continue;
       emitToken(in, r, boundary);
       if (in.role_ == InstanceRole::Prefill && !r.finished()) prefillDone.push_back(&r);
     } else {
       r.kvTokens += 1;
+      decoded = true;
       emitToken(in, r, boundary);
     }
+  }
+  if (decoded) {
+    in.decodeIters_.emplace_back(now_, in.iterEnd_ - in.iterStart_);
+    in.decodeDurSum_ += in.iterEnd_ - in.iterStart_;
+    (void)in.recentDecodeIntervalS(now_);  // drops what left the window: O(1) amortized
   }
   for (SimObserver* o : observers_) o->onIteration(in, in.iterStart_, in.iterEnd_);
   // Completions first (they free memory), then phase-boundary decisions.
@@ -392,18 +448,38 @@ void Simulator::endIteration(Instance& in) {
   for (Request* r : prefillDone) {
     if (r->state != ReqState::Running) continue;
     cancelLive(*r);  // a live copy started at its reasoning end: the hand-off moves it instead
-    in.policy_->remove(*r);
+    removeLocal(in, *r);
     setState(*r, ReqState::HandoffWait);
     notify(RequestEvent::HandoffStart, *r, in.id_);
     global_->onPrefillDone(*r);
   }
-  // Stop-and-copy moves requested while the request was in this iteration.
-  for (std::size_t i = 0; i < migrations_.size(); ++i) {
-    Migration& m = migrations_[i];
-    if (m.active && m.r && m.src == in.id_ && m.r->pendingMigration && m.flow < 0 &&
-        (!m.live || m.finalCopy)) {
-      m.r->pendingMigration = false;
-      beginStopAndCopy(static_cast<std::int64_t>(i));
+  // Length thresholds (watchLength) reached in this iteration, in batch order.
+  for (std::size_t k = 0; k < lengthHits_.size(); ++k) {
+    Request* r = lengthHits_[k];
+    if (r->state == ReqState::Finished || r->slot < 0) continue;
+    global_->onLengthReached(*r);
+  }
+  in.policy_->onIterationEnd();
+  global_->onIterationEnd(in.id_);
+  // Stop-and-copy moves requested while the request was in this iteration:
+  // this instance's deferred ones, in transfer-id order (as a scan of every
+  // transfer would visit them), without scanning the others.
+  auto& pend = pendingStops_[static_cast<std::size_t>(in.id_)];
+  if (!pend.empty()) {
+    std::vector<std::int64_t>& ids = scratchIds_;
+    ids.assign(pend.begin(), pend.end());
+    pend.clear();
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (const std::int64_t id : ids) {
+      const Migration& m = migrations_[static_cast<std::size_t>(id)];
+      if (!m.active || !m.r || m.src != in.id_ || !m.r->pendingMigration) continue;  // done or cancelled
+      if (m.flow < 0 && (!m.live || m.finalCopy)) {
+        m.r->pendingMigration = false;
+        beginStopAndCopy(id);
+      } else {
+        pend.push_back(id);  // not due yet: looked at again at a later iteration end
+      }
     }
   }
   tryStartIncoming(in.id_);
@@ -417,7 +493,7 @@ void Simulator::finish(Instance& in, Request& r) {
   r.blocksGpu = r.blocksCpu = 0;
   --in.assigned_;
   in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
-  in.policy_->remove(r);
+  removeLocal(in, r);
   setState(r, ReqState::Finished);
   --inFlight_;
   ++probeCompletions_;
@@ -439,7 +515,7 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   r.blocksGpu = r.blocksCpu = 0;
   --in.assigned_;
   in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
-  if (r.state != ReqState::Waiting || r.firstScheduled >= 0 || in.policy_->size() > 0) in.policy_->remove(r);
+  if (r.state != ReqState::Waiting || r.firstScheduled >= 0 || in.policy_->size() > 0) removeLocal(in, r);
   setState(r, ReqState::Finished);
   --inFlight_;
   ++aborted_;
@@ -599,6 +675,38 @@ void Simulator::sendMessage(SimTime delay, std::function<void()> fn) {
     messages_.push_back(std::move(fn));
   }
   events_q_.push(now_ + std::max<SimTime>(0, delay), EventKind::Message, slot);
+}
+
+// ---------------------------------------------------------------- timers
+
+int Simulator::startTimer(const std::string& name, SimTime period) {
+  if (period <= 0) throw std::logic_error("timer '" + name + "': period must be > 0");
+  Timer t;
+  t.name = name;
+  t.period = period;
+  t.due = now_ + period;
+  t.active = true;
+  timers_.push_back(std::move(t));
+  const int id = static_cast<int>(timers_.size()) - 1;
+  events_q_.push(timers_.back().due, EventKind::Timer, id);
+  return id;
+}
+
+void Simulator::stopTimer(int id) { timers_.at(static_cast<std::size_t>(id)).active = false; }
+
+void Simulator::setTimerPeriod(int id, SimTime period) {
+  if (period <= 0) throw std::logic_error("timer '" + timerName(id) + "': period must be > 0");
+  timers_.at(static_cast<std::size_t>(id)).period = period;
+}
+
+void Simulator::onTimerEvent(std::int64_t id) {
+  Timer& t = timers_[static_cast<std::size_t>(id)];
+  if (!t.active || t.due != now_) return;  // stopped
+  checkStall();  // a timer is a tick too: a stalled run must not tick forever
+  if (done_) return;
+  t.due = now_ + t.period;
+  events_q_.push(t.due, EventKind::Timer, id);
+  global_->onTimer(static_cast<int>(id));
 }
 
 void Simulator::setRole(int i, InstanceRole role) {

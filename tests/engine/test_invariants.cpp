@@ -132,9 +132,12 @@ public:
 // Every request a local policy owns (Waiting, Running, Swapped) is listed
 // exactly once over all instances' queues, on its own instance, and
 // requests moving (Migrating, HandoffWait) are in none; each policy's size()
-// is the number it lists. Returns an empty string when all hold.
+// is the number it lists; Instance::queuedPrefillTokens equals the prompt
+// tokens its owned requests still have to prefill. Returns an empty string
+// when all hold.
 std::string checkQueues(const Simulator& sim, std::vector<QueueView>& views) {
   std::map<const Request*, int> seen;  // request -> instance listing it (-2: listed twice)
+  std::vector<std::int64_t> prefill(static_cast<std::size_t>(sim.numInstances()), 0);
   std::ostringstream err;
   for (int i = 0; i < sim.numInstances(); ++i) {
     views.clear();
@@ -155,6 +158,9 @@ std::string checkQueues(const Simulator& sim, std::vector<QueueView>& views) {
   sim.forEachActive([&](const Request& r) {
     if (r.instance < 0 || r.arrival > sim.now()) return;
     const bool owned = r.state == ReqState::Waiting || r.state == ReqState::Running || r.state == ReqState::Swapped;
+    if (r.heldLocally != owned)
+      err << "request " << r.id << " (" << reqStateName(r.state) << ") heldLocally=" << r.heldLocally << "; ";
+    if (owned) prefill[static_cast<std::size_t>(r.instance)] += r.prefillTarget - r.prefilled;
     const auto it = seen.find(&r);
     if (owned && it == seen.end()) err << "request " << r.id << " (" << reqStateName(r.state) << ") in no queue; ";
     else if (owned && it->second != r.instance)
@@ -162,6 +168,11 @@ std::string checkQueues(const Simulator& sim, std::vector<QueueView>& views) {
     else if (!owned && it != seen.end())
       err << "request " << r.id << " (" << reqStateName(r.state) << ") still listed by " << it->second << "; ";
   });
+  // The O(1) counter equals the sum it stands for.
+  for (int i = 0; i < sim.numInstances(); ++i)
+    if (sim.instance(i).queuedPrefillTokens() != prefill[static_cast<std::size_t>(i)])
+      err << "instance " << i << " queuedPrefillTokens " << sim.instance(i).queuedPrefillTokens() << " != "
+          << prefill[static_cast<std::size_t>(i)] << "; ";
   return err.str();
 }
 
