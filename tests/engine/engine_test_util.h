@@ -17,7 +17,7 @@
 #include "cost/presets.h"
 #include "engine/simulator.h"
 #include "metrics/request_record.h"
-#include "policy/local_fcfs.h"
+#include "policy/baselines/local_fcfs.h"
 #include "policy/routers.h"
 #include "workload/list_workload.h"
 #include "workload/workload_source.h"
