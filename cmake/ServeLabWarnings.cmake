@@ -17,8 +17,10 @@ if(SERVELAB_SANITIZE)
 endif()
 
 # servelab_module(NAME DEPS...) : static library core_NAME from core/NAME/*.cpp
+# and the .cpp files of its subfolders (core/policy/<family>/,
+# core/experiments/<paper>/), so a new family is a new folder, no CMake edit.
 function(servelab_module name)
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   if(NOT srcs)
     set(srcs ${PROJECT_SOURCE_DIR}/cmake/empty.cpp)
   endif()

@@ -15,6 +15,7 @@ const char* eventKindName(EventKind k) {
     case EventKind::Message: return "message";
     case EventKind::Probe: return "probe";
     case EventKind::StopRun: return "stop";
+    case EventKind::Timer: return "timer";
   }
   return "?";
 }

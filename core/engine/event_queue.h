@@ -20,6 +20,7 @@ enum class EventKind : std::uint8_t {
   Message,        // a = message slot: control message delivery
   Probe,          // time-series sampling tick
   StopRun,        // run.duration_s reached
+  Timer,          // a = timer id: a global policy's named timer (Simulator::startTimer)
 };
 
 const char* eventKindName(EventKind k);

@@ -21,6 +21,15 @@ Instance::Instance(int id, const InstanceConfig& cfg, std::unique_ptr<LocalPolic
   batch_.reserve(static_cast<std::size_t>(cfg.maxNumSeqs));
 }
 
+double Instance::recentDecodeIntervalS(SimTime now) const {
+  while (!decodeIters_.empty() && decodeIters_.front().first <= now - counterWindow_) {
+    decodeDurSum_ -= decodeIters_.front().second;
+    decodeIters_.pop_front();
+  }
+  if (decodeIters_.empty()) return 0;
+  return nsToSeconds(decodeDurSum_) / static_cast<double>(decodeIters_.size());
+}
+
 SimTime IterationBuilder::now() const { return sim_.now(); }
 
 std::int64_t IterationBuilder::blocksToRun(const Request& r) const {
@@ -144,9 +153,11 @@ void IterationBuilder::preempt(Request& r) {
     inst_.swapBytes_ += blocks * inst_.cfg_.kvBytesPerBlock;
     sim_.setState(r, ReqState::Swapped);
   } else {  // recompute: drop the KV; prefill re-runs over prompt + generated tokens
+    inst_.queuedPrefill_ -= r.prefillTarget - r.prefilled;
     r.kvTokens = 0;
     r.prefilled = 0;
     r.prefillTarget = r.input + r.generated;
+    inst_.queuedPrefill_ += r.prefillTarget;
     r.everPreempted = true;
     sim_.setState(r, ReqState::Waiting);
   }

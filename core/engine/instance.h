@@ -3,6 +3,7 @@
 // a CPU swap space, a local policy and the continuous-batching loop
 // (10-engine.md "Instances"). The batch of the running iteration lives here.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
@@ -67,6 +68,18 @@ public:
   std::int64_t assignedTokens() const { return assignedTokens_; }  // Σ input + generated
   std::int64_t tokensProduced() const { return tokensProduced_; }
 
+  // ---- O(1) counters a policy can read (kept by the engine as it goes)
+  /// Prompt tokens still to prefill, over the requests its local policy holds
+  /// (a recompute preemption adds the prompt + generated tokens back).
+  std::int64_t queuedPrefillTokens() const { return queuedPrefill_; }
+  /// Tokens of the running iteration's requests: their KV plus the tokens
+  /// being computed (0 when idle).
+  std::int64_t runningTokens() const { return busy_ ? runningTokens_ : 0; }
+  /// Mean duration of this instance's iterations that produced decode tokens
+  /// and ended in (now - window, now] (SimConfig::counterWindow): the recent
+  /// interval between a decoding request's tokens, seconds; 0 when none.
+  double recentDecodeIntervalS(SimTime now) const;
+
   // ---- iteration state
   bool busy() const { return busy_; }
   SimTime iterationStart() const { return iterStart_; }
@@ -85,6 +98,10 @@ private:
 
   std::int64_t gpuUsed_ = 0, gpuReserved_ = 0, cpuUsed_ = 0;
   std::int64_t assigned_ = 0, assignedTokens_ = 0, tokensProduced_ = 0;
+  std::int64_t queuedPrefill_ = 0, runningTokens_ = 0;
+  SimTime counterWindow_ = kNsPerSecond;
+  mutable std::deque<std::pair<SimTime, SimTime>> decodeIters_;  // (end, duration), oldest first
+  mutable SimTime decodeDurSum_ = 0;
 
   bool busy_ = false;
   bool wakePending_ = false;

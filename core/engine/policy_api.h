@@ -42,6 +42,10 @@ public:
   /// A live knob change (GUI slider), already validated by the registry; it
   /// takes effect at the next scheduling decision. False when not this policy's knob.
   virtual bool setKnob(const std::string& /*name*/, double /*value*/) { return false; }
+  /// End of each iteration of this policy's instance: after its tokens,
+  /// completions and phase-boundary calls, before the next iteration is
+  /// built. One call per iteration (O(1) unless the policy does more).
+  virtual void onIterationEnd() {}
 };
 
 struct MonitorSnapshot;
@@ -51,7 +55,12 @@ public:
   virtual ~GlobalPolicy() = default;
   virtual const char* name() const = 0;
   virtual void attach(Simulator& sim) { sim_ = &sim; }
-  /// Instance for a newly arrived request.
+  /// A request arrives, before route(): the policy may edit it (predicted
+  /// length, domain, its scratch fields, Simulator::watchLength ...). Its id,
+  /// arrival and engine bookkeeping are not the policy's to change.
+  virtual void onArrival(Request& /*r*/) {}
+  /// Instance for a newly arrived request: must be in [0, instances); any
+  /// other value stops the run with std::logic_error (a policy bug).
   virtual int route(const Request& r) = 0;
   /// The request produced its R-th token (`</think>`); it is at an iteration
   /// boundary on its instance. May call Simulator::migrate.
@@ -64,6 +73,14 @@ public:
   /// Monitor tick period (0 = none) and handler.
   virtual SimTime tickInterval() const { return 0; }
   virtual void onTick() {}
+  /// A named timer started with Simulator::startTimer fired (its id).
+  virtual void onTimer(int /*timer*/) {}
+  /// End of each iteration of `instance` (after LocalPolicy::onIterationEnd).
+  virtual void onIterationEnd(int /*instance*/) {}
+  /// `r`'s sequence (prompt + generated tokens) reached the threshold set
+  /// with Simulator::watchLength; called at the end of that iteration, once
+  /// (the watch is cleared first, so the policy may set a new one).
+  virtual void onLengthReached(Request& /*r*/) {}
   /// The policy's placement-decision log (engine/decision_log.h), or null
   /// when it keeps none. Read-only, for the GUI and decisions.csv.
   virtual const DecisionLog* decisionLog() const { return nullptr; }

@@ -21,6 +21,20 @@ const char* reqStateName(ReqState s);
 enum class Phase : std::uint8_t { Prefill, Reasoning, Answering };
 const char* phaseName(Phase p);
 
+/// A reference to a request that is safe to keep across time (a delayed
+/// message, a timer, a queued decision): its pool slot plus the slot's
+/// generation. Simulator::resolve(h) gives the request back, or nullptr once
+/// it has finished or been aborted -- also after its slot has been reused by
+/// another request (a new generation), so a stale handle is detected, never
+/// silently taken for someone else. A `Request*` is only valid until the
+/// request finishes.
+struct RequestHandle {
+  std::int32_t slot = -1;
+  std::uint32_t generation = 0;
+  bool empty() const { return slot < 0; }
+  friend bool operator==(const RequestHandle&, const RequestHandle&) = default;
+};
+
 struct Request {
   // ---- identity (from the workload)
   std::int64_t id = 0;
@@ -31,6 +45,7 @@ struct Request {
   std::int32_t domain = -1;
   std::int32_t predicted = -1;  // predicted output length (self-scheduling)
   std::int32_t slot = -1;       // index in the simulator's request pool
+  std::uint32_t generation = 0; // bumped each time the pool slot is handed out (RequestHandle)
 
   // ---- progress
   std::int32_t generated = 0;      // output tokens produced so far (0..R+A)
@@ -48,6 +63,11 @@ struct Request {
   std::int64_t policyKey = 0;      // ordering key (RR position, priority ...)
   std::int32_t batchIndex = -1;    // index in the current iteration's batch, -1 if none
   bool pendingMigration = false;   // migrate at the current iteration's end
+
+  // ---- engine bookkeeping (O(1) lookups; policies read, never write)
+  std::int32_t migration = -1;     // the simulator's active transfer of this request, -1 if none
+  std::int32_t lengthWatch = -1;   // Simulator::watchLength threshold (sequence tokens), -1 if none
+  bool heldLocally = false;        // held by its instance's local policy (between enqueue and remove)
 
   // ---- timeline accounting
   SimTime stateSince = 0;          // when `state` was entered

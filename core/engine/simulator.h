@@ -43,6 +43,7 @@ struct SimConfig {
   std::uint64_t seed = 1;
   int liveMaxConcurrent = 3;     // live migrations per instance (as source or destination)
   int liveMaxRounds = 8;
+  SimTime counterWindow = kNsPerSecond;  // Instance::recentDecodeIntervalS window
 };
 
 using LocalPolicyFactory = std::function<std::unique_ptr<LocalPolicy>(int instance)>;
@@ -75,6 +76,8 @@ public:
   std::int64_t eventsProcessed() const { return events_; }
   std::int64_t preemptions() const { return preemptions_; }
   std::int64_t migrations() const { return migrationsDone_; }
+  /// Disaggregated hand-offs completed (counted apart from migrations).
+  std::int64_t handoffs() const { return handoffsDone_; }
   const std::vector<RequestRecord>& records() const { return records_; }
   /// Records of requests still in flight (call at the end of a run).
   std::vector<RequestRecord> inFlightRecords() const;
@@ -100,6 +103,13 @@ public:
   bool migrate(Request& r, int dst);
   /// Disaggregated hand-off of a request in HandoffWait to decode instance `dst`.
   void handoff(Request& r, int dst);
+  /// A hand-off still queued at its destination (waiting for room, its copy
+  /// not started) is withdrawn: the request stays in HandoffWait on its
+  /// prefill instance until the policy calls handoff() again. False when
+  /// there is none to withdraw (never queued, or its copy already runs).
+  bool cancelHandoff(Request& r);
+  /// Moves a queued hand-off to another destination (cancelHandoff + handoff).
+  bool retargetHandoff(Request& r, int dst);
   /// Live migration: `r` keeps decoding on its source while its KV is copied
   /// in rounds. Returns false if a concurrency cap or memory refuses it.
   bool migrateLive(Request& r, int dst);
@@ -109,6 +119,33 @@ public:
   void setRole(int instance, InstanceRole role);
   /// Wake an idle instance (an iteration starts at the current time).
   void wake(int instance);
+  // ---- requests held across time (engine/request.h RequestHandle)
+  RequestHandle handleOf(const Request& r) const { return {r.slot, r.generation}; }
+  /// The request `h` names, or nullptr once it has finished or been aborted
+  /// (also when its slot now holds another request).
+  Request* resolve(RequestHandle h);
+  const Request* resolve(RequestHandle h) const;
+  /// As resolve, for a handle the policy knows is live: a stale one throws
+  /// std::logic_error (a policy bug) instead of returning another request.
+  Request& request(RequestHandle h);
+
+  // ---- hooks driven by the engine (GlobalPolicy::onLengthReached, onTimer)
+  /// Tell the global policy (onLengthReached) at the end of the iteration in
+  /// which `r`'s sequence (prompt + generated tokens) reaches `tokens`. One
+  /// threshold per request: a new call replaces it, -1 clears it. Checked by
+  /// one comparison per token, no virtual call per token.
+  void watchLength(Request& r, std::int32_t tokens) { r.lengthWatch = tokens; }
+  /// A named periodic timer: GlobalPolicy::onTimer(id) every `period`
+  /// (first at now + period). A policy may run several, each with its own
+  /// period. Returns the timer's id.
+  int startTimer(const std::string& name, SimTime period);
+  /// Stops a timer (no more onTimer calls); its id is not reused.
+  void stopTimer(int id);
+  /// New period from the timer's next firing on.
+  void setTimerPeriod(int id, SimTime period);
+  const std::string& timerName(int id) const { return timers_[static_cast<std::size_t>(id)].name; }
+  int timerCount() const { return static_cast<int>(timers_.size()); }
+
   /// Every request currently held by an instance's local policy or in flight to it.
   template <class F> void forEachActive(F&& f) const {
     for (const auto& chunk : pool_)
@@ -149,6 +186,10 @@ private:
   void probe();
   bool idleWithWork() const;
   void checkStall();
+  void onTimerEvent(std::int64_t id);
+  // The local policy of `in` takes / gives up `r` (keeps the O(1) counters).
+  void enqueueLocal(Instance& in, Request& r);
+  void removeLocal(Instance& in, Request& r);
 
   // transfers
   std::int64_t newMigration(Request& r, int src, int dst, bool live, bool handoff);
@@ -187,6 +228,16 @@ private:
   bool haveNext_ = false;
 
   std::int64_t arrived_ = 0, inFlight_ = 0, aborted_ = 0, preemptions_ = 0, migrationsDone_ = 0;
+  std::int64_t handoffsDone_ = 0;
+  std::vector<Request*> lengthHits_;  // watchLength thresholds reached in the running endIteration
+
+  struct Timer {
+    std::string name;
+    SimTime period = 0;
+    SimTime due = kTimeNever;  // the queued firing; a queued event at another time is stale
+    bool active = false;
+  };
+  std::vector<Timer> timers_;
   std::vector<RequestRecord> records_;
 
   // transfers
@@ -196,6 +247,10 @@ private:
   std::vector<std::int64_t> freeMigrations_;
   std::vector<std::vector<std::int64_t>> incoming_;  // per dst: FCFS copies awaiting blocks
   std::vector<int> liveCount_;
+  // Per source instance: stop-and-copies deferred to the end of its running
+  // iteration (Migration ids; checked there, no scan of all transfers).
+  std::vector<std::vector<std::int64_t>> pendingStops_;
+  std::vector<std::int64_t> scratchIds_;
   std::vector<std::int64_t> scratchTags_;
   std::vector<Request*> scratchBoundary_;
   std::vector<Request*> pendingMoves_;

@@ -38,6 +38,8 @@ std::int64_t Simulator::newMigration(Request& r, int src, int dst, bool live, bo
   }
   Migration& m = migrations_[static_cast<std::size_t>(id)];
   m = Migration{};
+  assert(r.migration < 0);  // one transfer per request at a time
+  r.migration = static_cast<std::int32_t>(id);
   m.r = &r;
   m.src = src;
   m.dst = dst;
@@ -51,14 +53,14 @@ bool Simulator::migrate(Request& r, int dst) {
   if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
   if (r.state == ReqState::Finished || r.state == ReqState::Migrating || r.state == ReqState::HandoffWait)
     return false;
-  for (const Migration& m : migrations_)
-    if (m.active && m.r == &r) return false;  // already moving
+  if (r.migration >= 0) return false;  // already moving
   // Its copy would wait forever for room the destination can never have.
   if (r.kvTokens > 0 && blocksToHold(r) > instance(dst).cfg_.gpuBlocks) return false;
   const std::int64_t id = newMigration(r, r.instance, dst, false, false);
   Instance& src = instance(r.instance);
   if (src.busy_ && r.batchIndex >= 0) {
     r.pendingMigration = true;  // leaves at the end of the running iteration
+    pendingStops_[static_cast<std::size_t>(src.id_)].push_back(id);
     return true;
   }
   beginStopAndCopy(id);
@@ -70,13 +72,36 @@ void Simulator::handoff(Request& r, int dst) {
   if (dst == r.instance || dst < 0) {  // decode where it prefilled
     Instance& in = instance(r.instance);
     setState(r, ReqState::Running);
-    in.policy_->enqueue(r);
+    enqueueLocal(in, r);
     wake(in.id_);
     return;
   }
   const std::int64_t id = newMigration(r, r.instance, dst, false, true);
   incoming_[static_cast<std::size_t>(dst)].push_back(id);
   tryStartIncoming(dst);
+}
+
+bool Simulator::cancelHandoff(Request& r) {
+  if (r.state != ReqState::HandoffWait || r.migration < 0) return false;
+  const std::int64_t id = r.migration;
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  auto& q = incoming_[static_cast<std::size_t>(m.dst)];
+  const auto it = std::find(q.begin(), q.end(), id);
+  if (!m.handoff || it == q.end()) return false;  // its copy has started
+  q.erase(it);
+  const int dst = m.dst;
+  m.active = false;
+  m.r = nullptr;
+  r.migration = -1;
+  freeMigrations_.push_back(id);
+  tryStartIncoming(dst);  // the copies queued behind it may fit now
+  return true;
+}
+
+bool Simulator::retargetHandoff(Request& r, int dst) {
+  if (dst < 0 || dst >= numInstances() || !cancelHandoff(r)) return false;
+  handoff(r, dst);
+  return true;
 }
 
 // The request leaves its source's queues and waits (FCFS) for the destination
@@ -94,12 +119,13 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
       r.pendingMigration = false;
       m.active = false;
       m.r = nullptr;
+      r.migration = -1;
       freeMigrations_.push_back(id);
     }
     return;
   }
   if (!m.live) {
-    src.policy_->remove(r);
+    removeLocal(src, r);
     setState(r, ReqState::Migrating);
     notify(RequestEvent::MigrationStart, r, m.src);
     if (r.kvTokens == 0 && r.blocksGpu == 0 && r.blocksCpu == 0) {  // nothing to copy: re-route
@@ -122,7 +148,7 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
     cancelLive(r);
     return;
   }
-  src.policy_->remove(r);
+  removeLocal(src, r);
   setState(r, ReqState::Migrating);
   notify(RequestEvent::MigrationStart, r, m.src);
   if (more > 0) {
@@ -203,6 +229,7 @@ void Simulator::onFlowDone(std::int64_t id) {
     m.finalCopy = true;
     if (instance(m.src).busy_ && r.batchIndex >= 0) {
       r.pendingMigration = true;
+      pendingStops_[static_cast<std::size_t>(m.src)].push_back(id);
     } else {
       beginStopAndCopy(id);
     }
@@ -227,14 +254,19 @@ void Simulator::completeMigration(std::int64_t id) {
   ++dst.assigned_;
   dst.assignedTokens_ += static_cast<std::int64_t>(r.input) + r.generated;
   r.instance = m.dst;
-  ++r.migrations;
-  ++migrationsDone_;
+  if (m.handoff) {
+    ++handoffsDone_;  // counted apart: a hand-off is the disaggregated path, not a migration
+  } else {
+    ++r.migrations;
+    ++migrationsDone_;
+  }
   if (m.live) {
     --liveCount_[static_cast<std::size_t>(m.src)];
     --liveCount_[static_cast<std::size_t>(m.dst)];
   }
   m.active = false;
   m.r = nullptr;
+  r.migration = -1;
   freeMigrations_.push_back(id);
   // A request without KV (never ran, or dropped for recompute) arrives waiting.
   setState(r, r.blocksGpu > 0 || r.kvTokens > 0 ? ReqState::Running : ReqState::Waiting);
@@ -244,7 +276,7 @@ void Simulator::completeMigration(std::int64_t id) {
   }
   notify(RequestEvent::MigrationEnd, r, m.dst);
   fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id) * 31u + static_cast<std::uint64_t>(m.dst));
-  dst.policy_->enqueue(r);
+  enqueueLocal(dst, r);
   global_->onMigrationDone(r, m.src, m.dst);
   tryStartIncoming(m.src);
   wake(m.dst);
@@ -258,8 +290,7 @@ bool Simulator::migrateLive(Request& r, int dst) {
   if (liveCount_[static_cast<std::size_t>(src)] >= cfg_.liveMaxConcurrent ||
       liveCount_[static_cast<std::size_t>(dst)] >= cfg_.liveMaxConcurrent)
     return false;
-  for (const Migration& m : migrations_)
-    if (m.active && m.r == &r) return false;
+  if (r.migration >= 0) return false;
   Instance& d = instance(dst);
   const std::int64_t need = blocksToHold(r);
   if (need > d.freeGpuBlocks()) return false;
@@ -277,32 +308,35 @@ bool Simulator::migrateLive(Request& r, int dst) {
 // abandoned: the destination's reservation is released. So is a stop-and-copy
 // still deferred to the end of the iteration in which the request finished.
 void Simulator::cancelLive(Request& r) {
-  for (std::size_t i = 0; i < migrations_.size(); ++i) {
-    Migration& m = migrations_[i];
-    if (!m.active || m.r != &r || r.state == ReqState::Migrating) continue;
-    if (!m.live) {
-      if (!r.pendingMigration || m.flow >= 0 || m.reserved > 0) continue;
-      r.pendingMigration = false;
-      m.active = false;
-      m.r = nullptr;
-      freeMigrations_.push_back(static_cast<std::int64_t>(i));
-      continue;
-    }
-    if (m.flow >= 0) {
-      net_.cancel(now_, m.flow);
-      scheduleNetworkWake();
-    }
-    auto& q = incoming_[static_cast<std::size_t>(m.dst)];
-    std::erase(q, static_cast<std::int64_t>(i));
-    instance(m.dst).gpuReserved_ -= m.reserved;
-    --liveCount_[static_cast<std::size_t>(m.src)];
-    --liveCount_[static_cast<std::size_t>(m.dst)];
+  // The request's one transfer (Request::migration): O(1), no scan.
+  if (r.migration < 0 || r.state == ReqState::Migrating) return;
+  const auto i = static_cast<std::size_t>(r.migration);
+  Migration& m = migrations_[i];
+  assert(m.active && m.r == &r);
+  if (!m.live) {
+    if (!r.pendingMigration || m.flow >= 0 || m.reserved > 0) return;
     r.pendingMigration = false;
     m.active = false;
     m.r = nullptr;
+    r.migration = -1;
     freeMigrations_.push_back(static_cast<std::int64_t>(i));
-    wake(m.dst);
+    return;
   }
+  if (m.flow >= 0) {
+    net_.cancel(now_, m.flow);
+    scheduleNetworkWake();
+  }
+  auto& q = incoming_[static_cast<std::size_t>(m.dst)];
+  std::erase(q, static_cast<std::int64_t>(i));
+  instance(m.dst).gpuReserved_ -= m.reserved;
+  --liveCount_[static_cast<std::size_t>(m.src)];
+  --liveCount_[static_cast<std::size_t>(m.dst)];
+  r.pendingMigration = false;
+  m.active = false;
+  m.r = nullptr;
+  r.migration = -1;
+  freeMigrations_.push_back(static_cast<std::int64_t>(i));
+  wake(m.dst);
 }
 
 }  // namespace sl

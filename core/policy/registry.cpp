@@ -1,73 +1,28 @@
 #include "policy/registry.h"
 
 #include <cmath>
+#include <stdexcept>
 
-#include "policy/local_fcfs.h"
-#include "policy/local_rr.h"
-#include "policy/pascal_global.h"
-#include "policy/pascal_local.h"
+#include "policy/families.h"
 #include "policy/routers.h"
 #include "util/error.h"
 #include "util/strings.h"
 
 namespace sl {
 
-namespace {
-
-// RR's order (local_rr.h): 1 = a request's priority drops with each quantum
-// it uses up (the paper's RR), 0 = one circular queue.
-KnobSpec priorityByQuantaKnob() {
-  return {"priority_by_quanta", "", 0, 1, 1, true, false,
-          "1: RR queues are ordered by quanta used (a fresh request goes ahead of one on a later quantum, as the "
-          "paper's RR); 0: one circular queue where every request joins the tail"};
+void PolicyRegistry::add(PolicyInfo info) {
+  if (!info.make) throw std::logic_error("policy '" + info.id + "' registered without a factory");
+  for (const PolicyInfo& p : policies_)
+    if (p.id == info.id) throw std::logic_error("policy '" + info.id + "' registered twice");
+  policies_.push_back(std::move(info));
 }
-
-// PASCAL's knobs (paper §V-A defaults), shared by the three variants so a
-// scenario can switch between them (30-schedulers.md "PASCAL (global)").
-std::vector<KnobSpec> pascalKnobs() {
-  return {
-      {"reasoning_quantum", "tokens", 1, 1e6, 500, true, true,
-       "RR quantum of the high-priority (reasoning) queue: tokens before a request goes to its tail"},
-      {"answering_quantum", "tokens", 1, 1e6, 500, true, true,
-       "RR quantum of the low-priority (answering) queue; a_i counts requests still in their first one"},
-      {"demote_tokens", "tokens", 1, 1e7, 5000, true, true,
-       "a reasoning request whose KV exceeds this many tokens is demoted to the low-priority queue"},
-      {"pace_low_watermark", "tokens", 0, 1e6, 0, true, true,
-       "an instance is off pace when an answering request has at most this many tokens buffered in its pacer"},
-      {"headroom_tokens", "tokens", 0, 1e6, 256, true, true,
-       "adaptive migration (pascal only): free GPU room needed for the request's KV plus this many tokens"},
-      priorityByQuantaKnob(),
-  };
-}
-
-}  // namespace
 
 const std::vector<PolicyInfo>& policyCatalog() {
-  static const std::vector<PolicyInfo> catalog = {
-      {"fcfs", "Baselines",
-       "vLLM first-come-first-served: admit in arrival order, preempt the latest arrival when memory runs out",
-       true, {}},
-      {"rr", "Baselines",
-       "Round-robin with a token quantum: exhausted requests go to the tail; the longest fitting prefix runs",
-       true,
-       {{"quantum", "tokens", 1, 1e6, 500, true, true,
-         "tokens a request produces before it goes to the tail of the queue"},
-        priorityByQuantaKnob()}},
-      {"oracle", "Baselines", "FCFS with unlimited KV memory: no blocking or preemption caused by memory", true, {}},
-      {"decode-first", "Baselines",
-       "vLLM V1 colocated: decodes first, then chunked prefills fill the token budget (chunked prefill forced on)",
-       true, {}},
-      {"pascal", "PASCAL",
-       "Phase-aware: reasoning-first two-queue RR per instance, pace-aware placement (Alg. 1) and adaptive "
-       "migration at </think> (Alg. 2)",
-       false, pascalKnobs()},
-      {"pascal-nomigration", "PASCAL",
-       "PASCAL ablation: two-queue RR and Algorithm 1 placement, but requests never migrate at </think>", false,
-       pascalKnobs()},
-      {"pascal-nonadaptive", "PASCAL",
-       "PASCAL ablation: always migrates to Algorithm 2's choice at </think>, whatever the memory on either side",
-       false, pascalKnobs()},
-  };
+  static const std::vector<PolicyInfo> catalog = [] {
+    PolicyRegistry reg;
+    registerAllPolicyFamilies(reg);
+    return reg.all();
+  }();
   return catalog;
 }
 
@@ -121,40 +76,25 @@ double Knobs::get(const std::string& name) const {
   throw std::logic_error("knob not declared: " + name);
 }
 
-PolicyBundle makePolicy(const PolicySpec& spec) {
+namespace {
+
+PolicyBundle buildPolicy(const PolicySpec& spec, const Scenario* scenario) {
   const PolicyInfo& info = policyInfo(spec.id);
   const Knobs knobs(info, spec.knobs);
   PolicyBundle b;
-  if (info.usesRouter) b.global = std::make_unique<RouterPolicy>(parseRouter(spec.router));
-  if (spec.id == "fcfs") {
-    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
-  } else if (spec.id == "oracle") {
-    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
-    b.unlimitedKv = true;
-  } else if (spec.id == "decode-first") {
-    b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
-    b.chunkedPrefill = true;
-  } else if (spec.id == "rr") {
-    const int q = knobs.getInt("quantum");
-    const bool byQuanta = knobs.getInt("priority_by_quanta") != 0;
-    b.makeLocal = [q, byQuanta](int) { return std::make_unique<RoundRobinLocal>(q, byQuanta); };
-  } else if (spec.id == "pascal" || spec.id == "pascal-nomigration" || spec.id == "pascal-nonadaptive") {
-    PascalLocalConfig lc;
-    lc.reasoningQuantum = knobs.getInt("reasoning_quantum");
-    lc.answeringQuantum = knobs.getInt("answering_quantum");
-    lc.demoteTokens = knobs.getInt("demote_tokens");
-    lc.byQuanta = knobs.getInt("priority_by_quanta") != 0;
-    PascalGlobalConfig gc;
-    gc.migration = spec.id == "pascal"               ? PascalMigration::Adaptive
-                   : spec.id == "pascal-nomigration" ? PascalMigration::Never
-                                                     : PascalMigration::Always;
-    gc.paceLowWatermark = knobs.getInt("pace_low_watermark");
-    gc.headroomTokens = knobs.getInt("headroom_tokens");
-    b.global = std::make_unique<PascalGlobal>(gc);
-    b.makeLocal = [lc](int) { return std::make_unique<PascalLocal>(lc); };
-  }
+  // The router first, so a bad policy.router is reported before anything is built.
+  std::unique_ptr<GlobalPolicy> router;
+  if (info.usesRouter) router = std::make_unique<RouterPolicy>(parseRouter(spec.router));
+  b = info.make(PolicyContext{spec, knobs, scenario});
+  if (info.usesRouter && !b.global) b.global = std::move(router);
   return b;
 }
+
+}  // namespace
+
+PolicyBundle makePolicy(const PolicySpec& spec) { return buildPolicy(spec, nullptr); }
+
+PolicyBundle makePolicy(const Scenario& scenario) { return buildPolicy(scenario.policy, &scenario); }
 
 void applyLiveKnob(Simulator& sim, const std::string& policyId, const std::string& knob, double value) {
   const PolicyInfo& info = policyInfo(policyId);

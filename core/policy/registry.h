@@ -1,8 +1,11 @@
 #pragma once
 // Every selectable policy, by id, with its knobs (unit, range, default,
-// description) and paper. Adding a policy = one file pair + one entry in
-// registry.cpp. The GUI and `servelab-cli presets policies` read the catalog.
+// description), paper and factory: one generic registry that each family
+// fills from its own folder (core/policy/<family>/register.cpp, listed once
+// in policy/families.cpp). The GUI and `servelab-cli presets policies` read
+// the catalog. docs/policy-api.md walks through adding a family.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,19 +26,42 @@ struct KnobSpec {
   std::string description;
 };
 
-struct PolicyInfo {
-  std::string id;
-  std::string family;       // "Baselines", "PASCAL", ...
-  std::string description;  // one line
-  bool usesRouter = true;   // honours policy.router
-  std::vector<KnobSpec> knobs;
-};
-
 struct PolicyBundle {
-  std::unique_ptr<GlobalPolicy> global;
+  std::unique_ptr<GlobalPolicy> global;  // null: the engine gets a RouterPolicy for policy.router
   LocalPolicyFactory makeLocal;
   bool unlimitedKv = false;            // oracle: memory never binds
   std::optional<bool> chunkedPrefill;  // forced by the policy
+};
+
+class Knobs;
+
+/// What a policy factory sees: the policy spec, its validated knobs and the
+/// whole scenario (cluster, model, workload, SLO, run); `scenario` is null
+/// when a policy is built from a bare PolicySpec (tests, tools).
+struct PolicyContext {
+  const PolicySpec& spec;
+  const Knobs& knobs;
+  const Scenario* scenario = nullptr;
+};
+using PolicyFactory = std::function<PolicyBundle(const PolicyContext&)>;
+
+struct PolicyInfo {
+  std::string id;
+  std::string family;       // "Baselines", "PASCAL", ...
+  std::string description;  // one line, with the paper reference
+  bool usesRouter = true;   // honours policy.router (makePolicy adds the RouterPolicy)
+  std::vector<KnobSpec> knobs;
+  PolicyFactory make;       // builds the policy's parts
+};
+
+/// Where a family's register function (policy/families.h) adds its policies.
+class PolicyRegistry {
+public:
+  void add(PolicyInfo info);  // std::logic_error on a duplicate id or a missing factory
+  const std::vector<PolicyInfo>& all() const { return policies_; }
+
+private:
+  std::vector<PolicyInfo> policies_;
 };
 
 const std::vector<PolicyInfo>& policyCatalog();
@@ -52,7 +78,10 @@ private:
   std::vector<std::pair<std::string, double>> values_;
 };
 
+/// Build a policy: knobs validated (InputError), then its family's factory.
 PolicyBundle makePolicy(const PolicySpec& spec);
+/// The same, with the whole scenario handed to the factory (prepareRun).
+PolicyBundle makePolicy(const Scenario& scenario);
 
 /// A live knob change on a running simulation of policy `policyId`: checks
 /// that the knob exists (with a did-you-mean hint), is safe to change mid-run

@@ -85,6 +85,9 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   j["stalled"] = sim.stalled();
   const nlohmann::ordered_json metrics = summaryToJson(res.summary);
   for (auto it = metrics.begin(); it != metrics.end(); ++it) j[it.key()] = it.value();
+  // Disaggregated hand-offs, counted apart from migrations; only written by
+  // runs that had some, so other summaries keep their exact bytes.
+  if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
   j["wall_s"] = opt.recordWallTime ? nlohmann::ordered_json(wall) : nlohmann::ordered_json(nullptr);
   // Trace workloads (azure, burstgpt, mooncake readers): what the reader
   // read and skipped. Absent for synthetic workloads, so their summaries

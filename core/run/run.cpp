@@ -50,7 +50,7 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     run->model = run->cost->model();
     const CostModel& cost = *run->cost;
 
-    PolicyBundle policy = makePolicy(s.policy);
+    PolicyBundle policy = makePolicy(s);
     run->policyName = s.policy.id;
 
     SimConfig& c = run->sim;

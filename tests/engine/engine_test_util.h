@@ -17,7 +17,7 @@
 #include "cost/presets.h"
 #include "engine/simulator.h"
 #include "metrics/request_record.h"
-#include "policy/local_fcfs.h"
+#include "policy/baselines/local_fcfs.h"
 #include "policy/routers.h"
 #include "workload/list_workload.h"
 #include "workload/workload_source.h"
@@ -48,6 +48,10 @@ public:
   std::function<void(Simulator&, Request&)> onPrefill;  // null: default hand-off
   std::function<void(Simulator&)> onTickFn;
   std::function<void(Simulator&, Request&, int, int)> onMigrated;
+  std::function<void(Simulator&, Request&)> onArrivalFn;
+  std::function<void(Simulator&, int)> onTimerFn;
+  std::function<void(Simulator&, int)> onIterationEndFn;
+  std::function<void(Simulator&, Request&)> onLengthFn;
   SimTime tick = 0;
 
   const char* name() const override { return "scripted"; }
@@ -65,6 +69,18 @@ public:
   SimTime tickInterval() const override { return tick; }
   void onTick() override {
     if (onTickFn) onTickFn(*sim_);
+  }
+  void onArrival(Request& r) override {
+    if (onArrivalFn) onArrivalFn(*sim_, r);
+  }
+  void onTimer(int id) override {
+    if (onTimerFn) onTimerFn(*sim_, id);
+  }
+  void onIterationEnd(int instance) override {
+    if (onIterationEndFn) onIterationEndFn(*sim_, instance);
+  }
+  void onLengthReached(Request& r) override {
+    if (onLengthFn) onLengthFn(*sim_, r);
   }
   Simulator* sim() const { return sim_; }
 };

@@ -1,7 +1,11 @@
 // Invariants over many seeded random scenarios: KV accounting never goes out
 // of bounds and always equals the sum over requests, time never goes back,
 // no request is lost or duplicated, every finished request produced exactly
-// R + A tokens, and all counters return to zero.
+// R + A tokens, every migration start is paired with its end, each live
+// request sits in exactly one local queue (of its own instance) at every
+// step, every queue is empty at the end, and all counters return to zero.
+// The policies drawn include PASCAL's three variants (with their own global
+// policy instead of the random mover).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "engine_test_util.h"
 #include "policy/registry.h"
@@ -87,7 +92,9 @@ private:
 class Watcher : public SimObserver {
 public:
   std::map<std::int64_t, int> arrivedCount, terminalCount;
-  std::int64_t abortedTokens = 0;
+  std::map<std::int64_t, bool> moving;  // between MigrationStart and MigrationEnd
+  std::int64_t abortedTokens = 0, migrationStarts = 0, migrationEnds = 0, pairingErrors = 0;
+  std::string firstPairingError;
   bool trace = std::getenv("ENGINE_TRACE") != nullptr;
   void onRequestEvent(RequestEvent e, const Request& r, int inst, SimTime t) override {
     if (trace)
@@ -97,8 +104,77 @@ public:
     if (e == RequestEvent::Arrived) ++arrivedCount[r.id];
     if (e == RequestEvent::Finished || e == RequestEvent::Aborted) ++terminalCount[r.id];
     if (e == RequestEvent::Aborted) abortedTokens += r.generated;
+    auto bad = [&](const char* what) {
+      if (pairingErrors++ == 0)
+        firstPairingError = std::string(what) + " (request " + std::to_string(r.id) + " at t=" + std::to_string(t) + ")";
+    };
+    bool& m = moving[r.id];
+    switch (e) {
+      case RequestEvent::MigrationStart:
+        ++migrationStarts;
+        if (m) bad("migration start while already migrating");
+        m = true;
+        break;
+      case RequestEvent::MigrationEnd:
+        ++migrationEnds;
+        if (!m) bad("migration end without a start");
+        m = false;
+        break;
+      case RequestEvent::Finished:
+      case RequestEvent::Aborted:
+        if (m) bad("request ended while migrating");
+        break;
+      default: break;
+    }
   }
 };
+
+// Every request a local policy owns (Waiting, Running, Swapped) is listed
+// exactly once over all instances' queues, on its own instance, and
+// requests moving (Migrating, HandoffWait) are in none; each policy's size()
+// is the number it lists; Instance::queuedPrefillTokens equals the prompt
+// tokens its owned requests still have to prefill. Returns an empty string
+// when all hold.
+std::string checkQueues(const Simulator& sim, std::vector<QueueView>& views) {
+  std::map<const Request*, int> seen;  // request -> instance listing it (-2: listed twice)
+  std::vector<std::int64_t> prefill(static_cast<std::size_t>(sim.numInstances()), 0);
+  std::ostringstream err;
+  for (int i = 0; i < sim.numInstances(); ++i) {
+    views.clear();
+    const LocalPolicy& p = sim.instance(i).policy();
+    p.describe(views);
+    std::size_t listed = 0;
+    for (const QueueView& q : views)
+      for (const Request* r : q.requests) {
+        ++listed;
+        auto [it, fresh] = seen.emplace(r, i);
+        if (!fresh) {
+          err << "request " << r->id << " listed twice (instances " << it->second << " and " << i << "); ";
+          it->second = -2;
+        }
+      }
+    if (listed != p.size()) err << "instance " << i << " holds " << p.size() << " but lists " << listed << "; ";
+  }
+  sim.forEachActive([&](const Request& r) {
+    if (r.instance < 0 || r.arrival > sim.now()) return;
+    const bool owned = r.state == ReqState::Waiting || r.state == ReqState::Running || r.state == ReqState::Swapped;
+    if (r.heldLocally != owned)
+      err << "request " << r.id << " (" << reqStateName(r.state) << ") heldLocally=" << r.heldLocally << "; ";
+    if (owned) prefill[static_cast<std::size_t>(r.instance)] += r.prefillTarget - r.prefilled;
+    const auto it = seen.find(&r);
+    if (owned && it == seen.end()) err << "request " << r.id << " (" << reqStateName(r.state) << ") in no queue; ";
+    else if (owned && it->second != r.instance)
+      err << "request " << r.id << " of instance " << r.instance << " listed by " << it->second << "; ";
+    else if (!owned && it != seen.end())
+      err << "request " << r.id << " (" << reqStateName(r.state) << ") still listed by " << it->second << "; ";
+  });
+  // The O(1) counter equals the sum it stands for.
+  for (int i = 0; i < sim.numInstances(); ++i)
+    if (sim.instance(i).queuedPrefillTokens() != prefill[static_cast<std::size_t>(i)])
+      err << "instance " << i << " queuedPrefillTokens " << sim.instance(i).queuedPrefillTokens() << " != "
+          << prefill[static_cast<std::size_t>(i)] << "; ";
+  return err.str();
+}
 
 struct Scn {
   SimConfig cfg;
@@ -166,6 +242,8 @@ Scn makeScenario(std::uint64_t seed) {
   }
 
   const auto n = pick(5, 40);
+  // (Drawn after everything above, so adding draws below kept the earlier
+  // scenarios of each seed as they were.)
   const std::int64_t usable = (ic.gpuBlocks - ic.watermarkBlocks - 1) * ic.blockSize;
   SimTime t = 0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -177,11 +255,23 @@ Scn makeScenario(std::uint64_t seed) {
     const auto a = static_cast<std::int32_t>(pick(1, 60));
     s.reqs.push_back(spec(i, t, input, r, a));
   }
+  // One scenario in four runs a PASCAL variant with its own global policy
+  // (placement, </think> migration) instead of the random mover.
+  if (g.uniform01() < 0.25) {
+    static const char* kPascal[] = {"pascal", "pascal-nomigration", "pascal-nonadaptive"};
+    s.policy.id = kPascal[g.below(3)];
+    s.policy.knobs = {{"reasoning_quantum", pick(1, 40)}, {"answering_quantum", pick(1, 40)},
+                      {"demote_tokens", pick(1, 400)}};
+    s.disaggregated = false;
+    s.pMigrate = s.pLive = s.pTickMove = 0;
+    s.tick = 0;
+  }
   return s;
 }
 
 struct Totals {
   std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
+  std::int64_t migrationStarts = 0, pascal = 0, pascalCycles = 0;
 };
 
 void runOne(std::uint64_t seed, Totals& tot) {
@@ -195,7 +285,9 @@ void runOne(std::uint64_t seed, Totals& tot) {
     cfg.instance.watermarkBlocks = 0;
   }
   if (pb.chunkedPrefill) cfg.instance.chunkedPrefill = *pb.chunkedPrefill;
-  auto global = std::make_unique<RandomMover>(parseRouter(s.policy.router), s.pMigrate, s.pLive, s.tick, s.pTickMove);
+  std::unique_ptr<GlobalPolicy> global = std::move(pb.global);  // PASCAL's own
+  if (!global || !s.policy.id.starts_with("pascal"))
+    global = std::make_unique<RandomMover>(parseRouter(s.policy.router), s.pMigrate, s.pLive, s.tick, s.pTickMove);
   Simulator sim(cfg, cost, std::make_unique<ListWorkload>(s.reqs), std::move(global), pb.makeLocal);
   Watcher w;
   sim.addObserver(&w);
@@ -208,6 +300,7 @@ void runOne(std::uint64_t seed, Totals& tot) {
   SimTime prev = 0;
   std::int64_t steps = 0;
   bool ok = true;
+  std::vector<QueueView> views;
   while (ok && sim.step()) {
     if (++steps > 2'000'000) break;
     if (sim.now() < prev) {
@@ -242,10 +335,43 @@ void runOne(std::uint64_t seed, Totals& tot) {
         ok = false;
       }
     }
+    if (!ok) break;
+    if (const std::string q = checkQueues(sim, views); !q.empty()) {
+      ADD_FAILURE() << "queues at step " << steps << " t=" << sim.now() << ": " << q;
+      ok = false;
+    }
+    if (w.pairingErrors > 0) {
+      ADD_FAILURE() << "at step " << steps << ": " << w.firstPairingError;
+      ok = false;
+    }
   }
   if (!ok) return;
   if (!sim.done()) {
     ADD_FAILURE() << "did not terminate (t=" << sim.now() << ", in flight " << sim.inFlight() << ")";
+    return;
+  }
+  // PASCAL migrates at </think> even when the target has no room (it stays
+  // only when its own instance has room and the target has not), so on tiny
+  // clusters two stop-and-copies can wait for each other's blocks (A -> B
+  // while B -> A), as the random mover's cycles would. The engine's stall
+  // guard then ends the run (or, without ticks, the event queue runs dry);
+  // accept exactly that case: a cycle of waiting copies, nothing lost.
+  if (sim.inFlight() > 0 && s.policy.id.starts_with("pascal")) {
+    Snapshot snap;
+    sim.fillSnapshot(snap);
+    std::map<int, int> waitsFor;  // src -> dst of the copies
+    for (const TransferSnapshot& t : snap.transfers) waitsFor[t.src] = t.dst;
+    bool cycle = false;
+    for (const auto& [src, dst] : waitsFor)
+      for (int at = dst, hops = 0; hops < n && !cycle; ++hops) {
+        if (at == src) cycle = true;
+        const auto it = waitsFor.find(at);
+        if (it == waitsFor.end()) break;
+        at = it->second;
+      }
+    EXPECT_TRUE(cycle) << "PASCAL run stalled without a migration cycle";
+    EXPECT_EQ(sim.arrived(), sim.finishedCount() + sim.inFlight() + sim.aborted());
+    ++tot.pascalCycles;
     return;
   }
   const auto nreq = static_cast<std::int64_t>(s.reqs.size());
@@ -311,6 +437,17 @@ void runOne(std::uint64_t seed, Totals& tot) {
     produced += in.tokensProduced();
   }
   EXPECT_EQ(produced, tokens + w.abortedTokens);
+  // Every migration (and hand-off copy) that started ended; every queue is empty.
+  EXPECT_EQ(w.migrationStarts, w.migrationEnds);
+  for (const auto& [id, m] : w.moving) EXPECT_FALSE(m) << "request " << id << " never finished migrating";
+  for (int i = 0; i < n; ++i) {
+    views.clear();
+    sim.instance(i).policy().describe(views);
+    EXPECT_EQ(sim.instance(i).policy().size(), 0u) << i;
+    for (const QueueView& q : views) EXPECT_TRUE(q.requests.empty()) << "instance " << i << " queue " << q.name;
+  }
+  tot.migrationStarts += w.migrationStarts;
+  if (s.policy.id.starts_with("pascal")) ++tot.pascal;
   ++tot.scenarios;
   tot.requests += nreq;
   tot.finished += sim.finishedCount();
@@ -331,18 +468,49 @@ TEST(Invariants, RandomScenarios) {
     runOne(seed, tot);
   }
   // The scenarios really exercise the mechanisms.
-  EXPECT_EQ(tot.scenarios, static_cast<std::int64_t>(last - first + 1));
+  EXPECT_EQ(tot.scenarios + tot.pascalCycles, static_cast<std::int64_t>(last - first + 1));
   if (last - first >= 100) {
     EXPECT_GT(tot.preemptions, 100);
     EXPECT_GT(tot.migrations, 100);
     EXPECT_GT(tot.finished, tot.requests * 9 / 10);
+    EXPECT_GT(tot.migrationStarts, 100);
+    EXPECT_GT(tot.pascal, (last - first) / 10);
   }
   std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
-              "%lld migrations, %lld steps\n",
+              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld ended in a migration cycle)\n",
               static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),
               static_cast<long long>(tot.finished), static_cast<long long>(tot.aborted),
               static_cast<long long>(tot.preemptions), static_cast<long long>(tot.migrations),
-              static_cast<long long>(tot.steps));
+              static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
+              static_cast<long long>(tot.pascalCycles));
+}
+
+// tests/engine/CMakeLists.txt compiles this executable (and the engine's
+// sources in it) with -UNDEBUG, so the engine's debug assertions run here in
+// every build type.
+TEST(Invariants, BuiltWithAssertionsOn) {
+#ifdef NDEBUG
+  FAIL() << "test_engine was built with NDEBUG: the engine's assertions do not run";
+#endif
+  SUCCEED();
+}
+
+// A router that returns an instance that does not exist is a policy bug: the
+// run stops with an error naming it, instead of placing the request anywhere.
+TEST(Invariants, OutOfRangeRouteIsAnError) {
+  for (int bad : {-1, 2, 7}) {
+    SCOPED_TRACE(bad);
+    Harness h(llama8b(), smallConfig(llama8b(), 2, 64), {spec(0, 0, 16, 0, 4), spec(1, kMs, 16, 0, 4)});
+    h.global->onRoute = [bad](const Request& r) { return r.id == 1 ? bad : 0; };
+    try {
+      h.run();
+      ADD_FAILURE() << "no error";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("routed request 1 to instance " + std::to_string(bad) + " of 2"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

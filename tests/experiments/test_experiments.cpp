@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment_test_util.h"
 #include "experiments/experiment.h"
 #include "experiments/grid.h"
 #include "experiments/pascal_experiments.h"
@@ -20,28 +21,6 @@
 
 namespace sl::exp {
 namespace {
-
-ExperimentResult runQuick(const std::string& id) {
-  const Experiment* e = findExperiment(id);
-  EXPECT_NE(e, nullptr) << id;
-  if (!e) return {};
-  ExperimentOptions o;
-  o.quick = true;
-  return e->run(o);
-}
-
-double cell(const Table& t, std::size_t row, const std::string& col) {
-  const int c = t.column(col);
-  EXPECT_GE(c, 0) << "missing column " << col;
-  if (c < 0 || row >= t.rows.size()) return std::nan("");
-  return std::stod(t.rows[row][static_cast<std::size_t>(c)]);
-}
-
-std::string str(const Table& t, std::size_t row, const std::string& col) {
-  const int c = t.column(col);
-  EXPECT_GE(c, 0) << "missing column " << col;
-  return c < 0 ? "" : t.rows[row][static_cast<std::size_t>(c)];
-}
 
 TEST(Table, CsvAndText) {
   Table t;
@@ -333,10 +312,8 @@ const ChartData* chart(const ExperimentResult& r, const std::string& name) {
 
 TEST(Fig5, AnsweringBreakdownSumsToOneAndSloIsConsistent) {
   const ExperimentResult r = runQuickTwice("pascal-fig5-answering");
-  ASSERT_EQ(r.table.rows.size(), 3u);
-  EXPECT_EQ(str(r.table, 0, "policy"), "oracle");
-  EXPECT_EQ(str(r.table, 1, "policy"), "fcfs");
-  EXPECT_EQ(str(r.table, 2, "policy"), "rr");
+  expectPolicies(r.table, {"oracle", "fcfs", "rr"});
+  if (HasFatalFailure()) return;
   EXPECT_EQ(cell(r.table, 0, "preemptions"), 0);
   EXPECT_DOUBLE_EQ(cell(r.table, 0, "preempted_pct"), 0.0);
   EXPECT_DOUBLE_EQ(cell(r.table, 0, "vs_oracle"), 1.0);

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/decision_log.h"
-#include "policy/pascal_global.h"
-#include "policy/pascal_local.h"
+#include "policy/pascal/pascal_global.h"
+#include "policy/pascal/pascal_local.h"
 #include "policy_harness.h"  // tiny cost model, ListWorkload, Recorder (sl::test)
 
 namespace sl::pascaltest {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "pascal_test_util.h"
-#include "policy/local_rr.h"
+#include "policy/baselines/local_rr.h"
 
 namespace sl::pascaltest {
 namespace {

@@ -245,11 +245,24 @@ TEST(ServeLabTrace, CommittedSampleTracesAreReproducible) {
     ss << in.rdbuf();
     EXPECT_EQ(ss.str(), sl::testing::sampleTraceCsv(t.file))
         << path << " differs from a fresh generation: run gen_sample_traces samples/traces";
-    // And it reads back through the public path.
-    ServeLabTraceReader rd(path);
+    // And it reads back through the public path, whatever its layout
+    // (format detection included), exercising what the layout promises.
+    TraceSpec spec;
+    spec.path = t.file;
+    auto rd = openTraceWorkload(spec, std::string(SERVELAB_SOURCE_DIR) + "/samples/traces", 32768, std::nullopt);
     RequestSpec r;
-    std::int64_t n = 0;
-    while (rd.next(r)) ++n;
-    EXPECT_GT(n, 0);
+    std::int64_t n = 0, withPrefix = 0;
+    while (rd->next(r)) {
+      ++n;
+      withPrefix += r.prefix_blocks > 0 && r.prefix_hash != 0;
+    }
+    EXPECT_GT(n, 0) << t.file;
+    const TraceStats* stats = traceStatsOf(*rd);
+    if (t.file.starts_with("burstgpt")) {
+      ASSERT_NE(stats, nullptr);
+      EXPECT_GT(stats->failed, 0) << t.file;
+    }
+    if (t.file.starts_with("mooncake")) EXPECT_EQ(withPrefix, n) << t.file;
+    else EXPECT_EQ(withPrefix, 0) << t.file;
   }
 }

@@ -1,10 +1,10 @@
-#include "policy/pascal_local.h"
+#include "policy/pascal/pascal_local.h"
 
 #include <algorithm>
 
 #include "engine/instance.h"
 #include "engine/request.h"
-#include "policy/local_rr.h"
+#include "policy/baselines/local_rr.h"
 
 namespace sl {
 

@@ -19,7 +19,7 @@
 
 #include "engine/decision_log.h"
 #include "engine/policy_api.h"
-#include "policy/pascal_local.h"
+#include "policy/pascal/pascal_local.h"
 
 namespace sl {
 

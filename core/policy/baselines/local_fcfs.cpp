@@ -1,4 +1,4 @@
-#include "policy/local_fcfs.h"
+#include "policy/baselines/local_fcfs.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "policy/local_rr.h"
+#include "policy/baselines/local_rr.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "policy/pascal_global.h"
+#include "policy/pascal/pascal_global.h"
 
 #include <algorithm>
 

@@ -1,0 +1,61 @@
+// Simulator: a request leaving the run -- finished (its RequestRecord) or
+// aborted (it can never fit) -- and the records of those still in flight.
+#include "engine/simulator.h"
+
+#include "engine/record.h"
+#include "metrics/summary.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace sl {
+
+void Simulator::finish(Instance& in, Request& r) {
+  cancelLive(r);
+  in.gpuUsed_ -= r.blocksGpu;
+  in.cpuUsed_ -= r.blocksCpu;
+  r.blocksGpu = r.blocksCpu = 0;
+  --in.assigned_;
+  in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
+  removeLocal(in, r);
+  setState(r, ReqState::Finished);
+  --inFlight_;
+  ++probeCompletions_;
+  RequestRecord rec = makeRecord(r, true);
+  fingerprint_ = hashCombine(hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id)),
+                             static_cast<std::uint64_t>(r.gLast));
+  rolling_.add(now_, rec.ttft().value_or(0.0), rec.tpot().value_or(0.0), meetsSlo(rec, cfg_.slo),
+               qoeViolated(rec, cfg_.slo));
+  notify(RequestEvent::Finished, r, in.id_);
+  global_->onFinished(r);
+  for (SimObserver* o : observers_) o->onFinished(rec);
+  records_.push_back(rec);
+  releaseRequest(&r);
+}
+
+void Simulator::abortRequest(Instance& in, Request& r) {
+  in.gpuUsed_ -= r.blocksGpu;
+  in.cpuUsed_ -= r.blocksCpu;
+  r.blocksGpu = r.blocksCpu = 0;
+  --in.assigned_;
+  in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
+  if (r.state != ReqState::Waiting || r.firstScheduled >= 0 || in.policy_->size() > 0) removeLocal(in, r);
+  setState(r, ReqState::Finished);
+  --inFlight_;
+  ++aborted_;
+  notify(RequestEvent::Aborted, r, in.id_);
+  releaseRequest(&r);
+  tryStartIncoming(in.id_);  // copies waiting for the memory it held
+}
+
+std::vector<RequestRecord> Simulator::inFlightRecords() const {
+  std::vector<RequestRecord> out;
+  forEachActive([&](const Request& r) {
+    if (r.arrival <= now_ && r.instance >= 0) out.push_back(makeRecord(r, false));
+  });
+  std::sort(out.begin(), out.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace sl

@@ -1,0 +1,191 @@
+// Simulator: the continuous-batching loop of one instance -- starting an
+// iteration (the local policy builds the batch, the cost model times it),
+// producing its tokens at its end, and the end-of-iteration decisions
+// (phase boundaries, hand-offs, length thresholds, deferred moves).
+#include "engine/simulator.h"
+
+#include "engine/record.h"
+#include "metrics/summary.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace sl {
+
+// ---------------------------------------------------------------- iterations
+
+void Simulator::startIteration(Instance& in) {
+  if (in.busy_ || in.policy_->size() == 0) return;
+  in.batch_.clear();
+  in.swapBytes_ = 0;
+  in.preemptionsThisIter_ = 0;
+  IterationBuilder b(*this, in);
+  b.tokenBudget_ = in.cfg_.maxBatchedTokens;
+  in.policy_->schedule(b);
+  if (in.batch_.empty()) {
+    // Nothing can run (memory held by transfers, or only requests that cannot
+    // fit). A lone request that can never grow further is aborted so the
+    // instance cannot deadlock.
+    if (in.gpuUsed_ > 0 && in.gpuReserved_ == 0 && in.batch_.empty()) {
+      Request* stuck = nullptr;
+      bool othersHoldGpu = false;
+      forEachActive([&](const Request& q) {
+        if (q.instance != in.id_ || q.state == ReqState::Migrating) return;
+        if (q.state == ReqState::Running && q.blocksGpu == in.gpuUsed_) stuck = const_cast<Request*>(&q);
+        else if (q.blocksGpu > 0) othersHoldGpu = true;
+      });
+      if (stuck && !othersHoldGpu && b.blocksToRun(*stuck) > in.cfg_.gpuBlocks) abortRequest(in, *stuck);
+    } else if (in.gpuUsed_ == 0 && in.gpuReserved_ == 0) {
+      // Memory is empty and still nothing runs: a request that cannot fit even
+      // an empty instance (grown past capacity, then swapped out or dropped
+      // for recompute) would block it forever. Abort it and carry on.
+      std::vector<Request*> never;  // rare path
+      forEachActive([&](const Request& q) {
+        if (q.instance == in.id_ && (q.state == ReqState::Waiting || q.state == ReqState::Swapped) &&
+            q.arrival <= now_ && b.extraBlocksToRun(q) > in.cfg_.gpuBlocks)
+          never.push_back(const_cast<Request*>(&q));
+      });
+      for (Request* q : never) abortRequest(in, *q);
+      if (!never.empty()) wake(in.id_);
+    }
+    return;
+  }
+  BatchShape shape{};
+  in.runningTokens_ = 0;
+  for (const BatchEntry& e : in.batch_) {
+    const Request& r = *e.r;
+    in.runningTokens_ += static_cast<std::int64_t>(r.kvTokens) + e.newTokens;
+    if (e.prefill) {
+      ++shape.prefill_seqs;
+      shape.prefill_tokens += e.newTokens;
+      shape.prefill_attn += static_cast<double>(e.newTokens) * (r.prefilled + e.newTokens / 2.0);
+    } else {
+      const double L = static_cast<double>(r.kvTokens) + 1.0;
+      ++shape.decode_seqs;
+      shape.decode_ctx_sum += L;
+      shape.decode_ctx_sumsq += L * L;
+    }
+  }
+  double secs = cost_.iterationSeconds(shape);
+  if (in.swapBytes_ > 0) secs += in.swapBytes_ / in.cfg_.hostLinkBytesPerSec;
+  const SimTime dur = std::max<SimTime>(1, secondsToNs(secs));
+  in.shape_ = shape;
+  in.busy_ = true;
+  in.iterStart_ = now_;
+  in.iterEnd_ = now_ + dur;
+  ++in.iterations_;
+  events_q_.push(in.iterEnd_, EventKind::IterationEnd, in.id_);
+}
+
+void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& boundary) {
+  ++r.generated;
+  ++in.tokensProduced_;
+  ++in.assignedTokens_;
+  ++probeTokens_;
+  const std::int32_t k = r.generated;
+  if (k == 1) r.gFirst = now_;
+  if (k <= r.reasoning) {
+    if (k == r.reasoning) {
+      r.gReasoningEnd = now_;
+      r.blockingStart = now_;
+      r.pacer = TokenPacer(now_, secondsToNs(cfg_.slo.ttfat_s), secondsToNs(cfg_.slo.qoe_tpot_s), r.answer);
+      boundary.push_back(&r);
+    }
+  } else {
+    if (k == r.reasoning + 1) {
+      r.gFirstVisible = now_;
+      if (r.reasoning == 0) r.pacer = TokenPacer(now_, secondsToNs(cfg_.slo.ttfat_s), secondsToNs(cfg_.slo.qoe_tpot_s), r.answer);
+    }
+    r.pacer.onToken(now_);
+  }
+  r.gLast = now_;
+  ++r.quantumUsed;
+  if (r.lengthWatch >= 0 && static_cast<std::int64_t>(r.input) + r.generated >= r.lengthWatch) {
+    r.lengthWatch = -1;
+    lengthHits_.push_back(&r);
+  }
+  in.policy_->onToken(r);
+}
+
+void Simulator::endIteration(Instance& in) {
+  in.busy_ = false;
+  std::vector<Request*>& boundary = scratchBoundary_;
+  boundary.clear();
+  std::vector<Request*>& prefillDone = pendingMoves_;
+  prefillDone.clear();
+  lengthHits_.clear();
+  bool decoded = false;
+  for (const BatchEntry& e : in.batch_) {
+    Request& r = *e.r;
+    r.batchIndex = -1;
+    if (e.prefill) {
+      r.prefilled += e.newTokens;
+      in.queuedPrefill_ -= e.newTokens;
+      r.kvTokens += e.newTokens;
+      if (!r.prefillDone()) continue;
+      emitToken(in, r, boundary);
+      if (in.role_ == InstanceRole::Prefill && !r.finished()) prefillDone.push_back(&r);
+    } else {
+      r.kvTokens += 1;
+      decoded = true;
+      emitToken(in, r, boundary);
+    }
+  }
+  if (decoded) {
+    in.decodeIters_.emplace_back(now_, in.iterEnd_ - in.iterStart_);
+    in.decodeDurSum_ += in.iterEnd_ - in.iterStart_;
+    (void)in.recentDecodeIntervalS(now_);  // drops what left the window: O(1) amortized
+  }
+  for (SimObserver* o : observers_) o->onIteration(in, in.iterStart_, in.iterEnd_);
+  // Completions first (they free memory), then phase-boundary decisions.
+  for (const BatchEntry& e : in.batch_)
+    if (e.r->finished()) finish(in, *e.r);
+  in.batch_.clear();
+  for (Request* r : boundary) {
+    if (r->state == ReqState::Finished || r->slot < 0) continue;
+    notify(RequestEvent::ReasoningEnd, *r, in.id_);
+    global_->onReasoningEnd(*r);
+  }
+  for (Request* r : prefillDone) {
+    if (r->state != ReqState::Running) continue;
+    cancelLive(*r);  // a live copy started at its reasoning end: the hand-off moves it instead
+    removeLocal(in, *r);
+    setState(*r, ReqState::HandoffWait);
+    notify(RequestEvent::HandoffStart, *r, in.id_);
+    global_->onPrefillDone(*r);
+  }
+  // Length thresholds (watchLength) reached in this iteration, in batch order.
+  for (std::size_t k = 0; k < lengthHits_.size(); ++k) {
+    Request* r = lengthHits_[k];
+    if (r->state == ReqState::Finished || r->slot < 0) continue;
+    global_->onLengthReached(*r);
+  }
+  in.policy_->onIterationEnd();
+  global_->onIterationEnd(in.id_);
+  // Stop-and-copy moves requested while the request was in this iteration:
+  // this instance's deferred ones, in transfer-id order (as a scan of every
+  // transfer would visit them), without scanning the others.
+  auto& pend = pendingStops_[static_cast<std::size_t>(in.id_)];
+  if (!pend.empty()) {
+    std::vector<std::int64_t>& ids = scratchIds_;
+    ids.assign(pend.begin(), pend.end());
+    pend.clear();
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (const std::int64_t id : ids) {
+      const Migration& m = migrations_[static_cast<std::size_t>(id)];
+      if (!m.active || !m.r || m.src != in.id_ || !m.r->pendingMigration) continue;  // done or cancelled
+      if (m.flow < 0 && (!m.live || m.finalCopy)) {
+        m.r->pendingMigration = false;
+        beginStopAndCopy(id);
+      } else {
+        pend.push_back(id);  // not due yet: looked at again at a later iteration end
+      }
+    }
+  }
+  tryStartIncoming(in.id_);
+  startIteration(in);
+}
+
+}  // namespace sl

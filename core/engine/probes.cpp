@@ -1,0 +1,110 @@
+// Simulator: what observers and the GUI see -- periodic probe samples
+// (time series) and snapshots of the whole cluster. Neither changes the run.
+#include "engine/simulator.h"
+
+#include "engine/record.h"
+#include "metrics/summary.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace sl {
+
+// ---------------------------------------------------------------- probes
+
+void Simulator::probe() {
+  ProbeSample& s = probeSample_;
+  s.time = now_;
+  s.intervalS = nsToSeconds(cfg_.probeInterval);
+  s.arrivals = probeArrivals_;
+  s.completions = probeCompletions_;
+  s.tokens = probeTokens_;
+  s.inFlight = inFlight_;
+  probeArrivals_ = probeCompletions_ = probeTokens_ = 0;
+  const RollingSample st = rolling_.sample(now_);
+  s.ttftP50 = st.ttft_p50;
+  s.ttftP99 = st.ttft_p99;
+  s.tpotP50 = st.tpot_p50;
+  s.tpotP99 = st.tpot_p99;
+  s.sloAttainment = st.slo_attainment;
+  s.qoeViolationRate = st.qoe_violation_rate;
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    const Instance& in = *instances_[i];
+    ProbeInstance& p = s.instances[i];
+    p.gpuBlocks = in.gpuUsed_;
+    p.cpuBlocks = in.cpuUsed_;
+    p.gpuCapacity = in.cfg_.gpuBlocks;
+    p.batch = static_cast<std::int32_t>(in.batch_.size());
+    p.role = static_cast<std::int32_t>(in.role_);
+    p.queued = 0;
+    p.running = 0;
+  }
+  forEachActive([&](const Request& r) {
+    if (r.instance < 0 || r.arrival > now_) return;
+    ProbeInstance& p = s.instances[static_cast<std::size_t>(r.instance)];
+    if (r.state == ReqState::Running) ++p.running;
+    else if (r.state == ReqState::Waiting || r.state == ReqState::Swapped) ++p.queued;
+  });
+  for (SimObserver* o : observers_) o->onProbe(s);
+}
+
+// ---------------------------------------------------------------- snapshot
+
+void Simulator::fillSnapshot(Snapshot& s) const {
+  s.now = now_;
+  s.arrived = arrived_;
+  s.finished = static_cast<std::int64_t>(records_.size());
+  s.inFlight = inFlight_;
+  s.events = events_;
+  s.instances.resize(instances_.size());
+  std::vector<QueueView> views;
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    const Instance& in = *instances_[i];
+    InstanceSnapshot& is = s.instances[i];
+    is.id = in.id_;
+    is.role = static_cast<std::uint8_t>(in.role_);
+    is.gpuBlocksUsed = in.gpuUsed_;
+    is.gpuBlocksReserved = in.gpuReserved_;
+    is.gpuBlocks = in.cfg_.gpuBlocks;
+    is.cpuBlocksUsed = in.cpuUsed_;
+    is.cpuBlocks = in.cfg_.cpuBlocks;
+    is.batchSize = static_cast<std::int32_t>(in.batch_.size());
+    is.busy = in.busy_;
+    is.tokensProduced = in.tokensProduced_;
+    views.clear();
+    in.policy_->describe(views);
+    is.monitor = MonitorSnapshot{};
+    if (global_) is.monitor.present = global_->monitor(static_cast<int>(i), is.monitor);
+    is.queues.resize(views.size());
+    for (std::size_t q = 0; q < views.size(); ++q) {
+      is.queues[q].name = views[q].name;
+      auto& chips = is.queues[q].requests;
+      chips.clear();
+      for (const Request* r : views[q].requests)
+        chips.push_back(RequestChip{r->id, static_cast<std::uint8_t>(r->phase()),
+                                    static_cast<std::uint8_t>(r->state), r->kvTokens, r->batchIndex >= 0});
+    }
+  }
+  s.transfers.clear();
+  for (const Migration& m : migrations_) {
+    if (!m.active || !m.r) continue;
+    TransferSnapshot t;
+    t.requestId = m.r->id;
+    t.src = m.src;
+    t.dst = m.dst;
+    t.live = m.live;
+    t.progress = m.flow >= 0 ? std::max(0.0, net_.progress(m.flow, now_)) : 0.0;
+    s.transfers.push_back(t);
+  }
+  s.decisions = 0;
+  s.recentDecisions.clear();
+  if (const DecisionLog* log = global_ ? global_->decisionLog() : nullptr) {
+    const auto& e = log->entries();
+    s.decisions = static_cast<std::int64_t>(e.size()) + log->dropped();
+    const std::size_t from = e.size() > Snapshot::kRecentDecisions ? e.size() - Snapshot::kRecentDecisions : 0;
+    for (std::size_t k = from; k < e.size(); ++k) s.recentDecisions.push_back({e[k], DecisionLog::reason(e[k])});
+  }
+}
+
+}  // namespace sl

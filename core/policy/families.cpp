@@ -1,0 +1,11 @@
+#include "policy/families.h"
+
+namespace sl {
+
+void registerAllPolicyFamilies(PolicyRegistry& reg) {
+  registerBaselinePolicies(reg);
+  registerPascalPolicies(reg);
+  registerExamplePolicies(reg);
+}
+
+}  // namespace sl

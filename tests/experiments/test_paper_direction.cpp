@@ -1,0 +1,98 @@
+// The papers' direction, asserted on the full experiments (not --quick) at
+// the default seed, wherever docs/fidelity.md records that ServeLab
+// reproduces it. The other experiment tests check only shapes and ranges; a
+// modelling change that flips one of these findings fails here, and must
+// update docs/fidelity.md with the reason. Where ServeLab does not reproduce
+// the paper (Fig. 13's blocking, Fig. 16 from 1 req/s) nothing is asserted.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "experiment_test_util.h"
+
+namespace sl::exp {
+namespace {
+
+// The row of `policy` at `rate` (tables with policy and rate_rps columns).
+std::size_t rowOf(const Table& t, const std::string& policy, double rate) {
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    if (str(t, i, "policy") == policy && cell(t, i, "rate_rps") == rate) return i;
+  ADD_FAILURE() << "no row for " << policy << " at " << rate << " req/s";
+  return t.rows.size();
+}
+
+// Fig. 11: PASCAL's answering-phase SLO violation below FCFS's at the high
+// rates (fidelity.md: lower than FCFS from 6 req/s; 0.9 vs 4.7 % at 8).
+TEST(PaperDirection, Fig11PascalViolatesLessThanFcfsAtHighRates) {
+  const ExperimentResult r = runExperiment("pascal-fig11-slo", false);
+  ASSERT_EQ(r.table.rows.size(), 8u);
+  for (std::size_t i = 5; i < 8; ++i) {
+    SCOPED_TRACE(cell(r.table, i, "rate_rps"));
+    EXPECT_LT(cell(r.table, i, "pascal_slo_violation_pct"), cell(r.table, i, "fcfs_slo_violation_pct"));
+  }
+}
+
+// Fig. 10: PASCAL cuts FCFS's binned tail TTFT a lot (paper up to 61 %,
+// ServeLab 86 %) and is never slower than FCFS in a bin.
+TEST(PaperDirection, Fig10PascalCutsFcfsTailTtft) {
+  const ExperimentResult r = runExperiment("pascal-fig10-tail-ttft", false);
+  ASSERT_EQ(str(r.table, 0, "policy"), "fcfs");
+  EXPECT_GT(cell(r.table, 0, "pascal_max_reduction_pct"), 50.0);
+  EXPECT_GT(cell(r.table, 0, "pascal_mean_reduction_pct"), 0.0);
+  EXPECT_EQ(cell(r.table, 0, "pascal_worst_increase_s"), 0.0);
+}
+
+// Fig. 15: the non-adaptive ablation violates the answering SLO far more
+// often than PASCAL as the rate grows, and migrates more.
+TEST(PaperDirection, Fig15NonAdaptiveViolatesMore) {
+  const ExperimentResult r = runExperiment("pascal-fig15-nonadaptive", false);
+  for (double rate : {2.0, 4.0, 8.0}) {
+    SCOPED_TRACE(rate);
+    const std::size_t p = rowOf(r.table, "pascal", rate), n = rowOf(r.table, "pascal-nonadaptive", rate);
+    EXPECT_GT(cell(r.table, n, "slo_violation_pct"), cell(r.table, p, "slo_violation_pct") + 2.0);
+    EXPECT_GT(cell(r.table, n, "migrations"), cell(r.table, p, "migrations"));
+  }
+}
+
+// Fig. 4: FCFS's reasoning latency is inflated by blocking, RR's by
+// preemption; the oracle has neither.
+TEST(PaperDirection, Fig4FcfsBlocksRrPreempts) {
+  const ExperimentResult r = runExperiment("pascal-fig4-reasoning-breakdown", false);
+  expectPolicies(r.table, {"oracle", "fcfs", "rr"});
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(cell(r.table, 0, "preemptions"), 0);
+  EXPECT_GT(cell(r.table, 1, "vs_oracle"), 1.2);
+  EXPECT_GT(cell(r.table, 2, "vs_oracle"), 1.2);
+  EXPECT_GT(cell(r.table, 1, "blocked_pct"), 10 * cell(r.table, 2, "blocked_pct") + 1.0);
+  EXPECT_GT(cell(r.table, 2, "preempted_pct"), cell(r.table, 1, "preempted_pct"));
+}
+
+// Fig. 5: RR starts every answer stream promptly (first token within
+// TTFAT*), FCFS blocks; RR's SLO attainment is far above FCFS's.
+TEST(PaperDirection, Fig5RrStartsPromptlyFcfsBlocks) {
+  const ExperimentResult r = runExperiment("pascal-fig5-answering", false);
+  expectPolicies(r.table, {"oracle", "fcfs", "rr"});
+  if (HasFatalFailure()) return;
+  EXPECT_LT(cell(r.table, 2, "first_token_p99_s"), 0.25);
+  EXPECT_GT(cell(r.table, 1, "first_token_p99_s"), 1.0);
+  EXPECT_GT(cell(r.table, 2, "slo_attainment_pct"), cell(r.table, 1, "slo_attainment_pct") + 20.0);
+}
+
+// KV transfer: the p99 copy at the high rate is a fraction of a second, below
+// the paper's 0.14 s (Alpaca) and 0.25 s (Arena), and Arena's above Alpaca's.
+TEST(PaperDirection, KvTransferP99IsSmallAndArenaAboveAlpaca) {
+  const ExperimentResult r = runExperiment("pascal-kv-transfer", false);
+  double alpaca = -1, arena = -1;
+  for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
+    if (str(r.table, i, "load") != "high") continue;
+    (str(r.table, i, "dataset") == "alpaca-reasoning" ? alpaca : arena) = cell(r.table, i, "transfer_p99_s");
+  }
+  EXPECT_GT(alpaca, 0.0);
+  EXPECT_LT(alpaca, 0.14);
+  EXPECT_LT(arena, 0.25);
+  EXPECT_GT(arena, alpaca);
+}
+
+}  // namespace
+}  // namespace sl::exp
