@@ -96,7 +96,8 @@ int runMergeCmd(const std::vector<std::string>& dirs, const std::string& out) {
 }
 
 struct CapacityArgs {
-  ScenarioArgs scenario;
+  std::vector<std::string> paths;  // one or more scenario files
+  ScenarioArgs scenario;           // --set, --seed (applied to each file)
   std::vector<std::string> policies;
   sweep::CapacityOptions opt;
   std::optional<double> instancesAt;
@@ -106,39 +107,53 @@ struct CapacityArgs {
 
 int runCapacityCmd(const CapacityArgs& a) {
   sweep::validateCapacityOptions(a.opt, "capacity options");
-  const Scenario base = loadWithOverrides(a.scenario);
-  std::vector<std::string> policies = a.policies;
-  if (policies.empty()) policies.push_back(base.policy.id);
-  std::vector<Scenario> scenarios;
-  for (const std::string& p : policies) {
-    (void)policyInfo(p);  // unknown ids fail before anything runs
-    Scenario s = base;
-    s.policy.id = p;
-    if (p != base.policy.id) s.policy.knobs = nlohmann::json::object();
-    scenarios.push_back(s);
-  }
   if (a.instancesAt && !(*a.instancesAt > 0)) throw InputError("--instances-at: must be > 0 req/s");
-  // One task per policy and search, run in parallel; each search is sequential.
+  // One row per (file, policy): each file with its own policy and knobs, or
+  // with each of --policies (knobs kept only for the file's own policy).
+  struct Row {
+    std::string file, policy;
+    Scenario scenario;
+  };
+  std::vector<Row> rows;
+  for (const std::string& path : a.paths) {
+    ScenarioArgs sa = a.scenario;
+    sa.path = path;
+    const Scenario base = loadWithOverrides(sa);
+    std::vector<std::string> policies = a.policies;
+    if (policies.empty()) policies.push_back(base.policy.id);
+    for (const std::string& p : policies) {
+      (void)policyInfo(p);  // unknown ids fail before anything runs
+      Scenario s = base;
+      s.policy.id = p;
+      if (p != base.policy.id) s.policy.knobs = nlohmann::json::object();
+      rows.push_back(Row{path, p, s});
+    }
+  }
+  const bool trace = rows.front().scenario.workload.trace.has_value();
+  for (const Row& r : rows)
+    if (r.scenario.workload.trace.has_value() != trace)
+      throw InputError(r.file + ": mixes trace and synthetic workloads with " + rows.front().file +
+                       "; run capacity on them separately");
+  // One task per row and search, run in parallel; each search is sequential.
   const bool inst = a.instancesAt.has_value();
-  std::vector<sweep::RateCapacity> rate(policies.size());
-  std::vector<sweep::InstanceCapacity> count(policies.size());
-  const std::size_t tasks = policies.size() * (inst ? 2 : 1);
+  std::vector<sweep::RateCapacity> rate(rows.size());
+  std::vector<sweep::InstanceCapacity> count(rows.size());
+  const std::size_t tasks = rows.size() * (inst ? 2 : 1);
   if (!a.quiet) std::fprintf(stderr, "capacity: %zu searches on %d threads...\n", tasks, sweep::resolveJobs(a.jobs));
   sweep::parallelFor(tasks, a.jobs, [&](std::size_t t) {
-    const std::size_t i = t % policies.size();
-    const std::string label = a.scenario.path + " (" + policies[i] + ")";
-    if (t < policies.size()) rate[i] = sweep::maxSustainableRate(scenarios[i], a.opt, label);
-    else count[i] = sweep::minInstances(scenarios[i], a.instancesAt, a.opt, label);
+    const std::size_t i = t % rows.size();
+    const std::string label = rows[i].file + " (" + rows[i].policy + ")";
+    if (t < rows.size()) rate[i] = sweep::maxSustainableRate(rows[i].scenario, a.opt, label);
+    else count[i] = sweep::minInstances(rows[i].scenario, a.instancesAt, a.opt, label);
   });
-  const bool trace = base.workload.trace.has_value();
   if (a.json) {
     nlohmann::ordered_json j;
-    j["scenario"] = a.scenario.path;
     j["options"] = sweep::capacityOptionsJson(a.opt);
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < policies.size(); ++i) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
       nlohmann::ordered_json p;
-      p["policy"] = policies[i];
+      p["scenario"] = rows[i].file;
+      p["policy"] = rows[i].policy;
       p["load"] = sweep::rateCapacityJson(rate[i]);
       if (inst) {
         p["instances_at_rate"] = *a.instancesAt;
@@ -150,17 +165,19 @@ int runCapacityCmd(const CapacityArgs& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("capacity of %s: SLO attainment (slo_met / arrived) >= %s, %s\n", a.scenario.path.c_str(),
-              formatDouble(a.opt.target).c_str(),
+  std::printf("capacity: SLO attainment (slo_met / arrived) >= %s, %s\n", formatDouble(a.opt.target).c_str(),
               trace ? "smallest trace time_scale" : "highest arrival rate");
-  std::printf("%-22s %22s %7s", "policy", trace ? "min time_scale" : "max rate (req/s)", "probes");
+  const bool files = a.paths.size() > 1;
+  if (files) std::printf("%-40s ", "scenario");
+  std::printf("%-20s %22s %7s", "policy", trace ? "min time_scale" : "max rate (req/s)", "probes");
   if (inst) std::printf(" %24s", ("min instances @ " + formatDouble(*a.instancesAt)).c_str());
   std::printf("\n");
-  for (std::size_t i = 0; i < policies.size(); ++i) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto v = trace ? rate[i].minTimeScale : rate[i].maxRate;
     std::string cell = v ? formatDouble(*v) : "none in bracket";
     if (v && rate[i].atBracketEdge) cell = (trace ? "<= " : ">= ") + cell;
-    std::printf("%-22s %22s %7zu", policies[i].c_str(), cell.c_str(), rate[i].probes.size());
+    if (files) std::printf("%-40s ", rows[i].file.c_str());
+    std::printf("%-20s %22s %7zu", rows[i].policy.c_str(), cell.c_str(), rate[i].probes.size());
     if (inst)
       std::printf(" %24s", count[i].minInstances ? std::to_string(*count[i].minInstances).c_str()
                                                  : ("> " + std::to_string(a.opt.maxInstances)).c_str());
@@ -197,10 +214,10 @@ std::function<int()> addCapacityCommand(CLI::App& app) {
   auto a = std::make_shared<CapacityArgs>();
   auto* c = app.add_subcommand("capacity",
                                "Highest sustainable arrival rate per policy (and fewest instances) meeting an SLO");
-  c->add_option("scenario", a->scenario.path, "Scenario JSON file")->required();
+  c->add_option("scenarios", a->paths, "Scenario JSON file(s); one row per file and policy")->required();
   c->add_option("--set", a->scenario.sets, "Override a field by JSON path, e.g. --set workload.requests=500");
   c->add_option("--seed", a->scenario.seed, "Override run.seed");
-  c->add_option("--policies", a->policies, "Comma-separated policy ids (default: the scenario's)")->delimiter(',');
+  c->add_option("--policies", a->policies, "Comma-separated policy ids (default: each scenario's own, with its knobs)")->delimiter(',');
   c->add_option("--target", a->opt.target, "SLO attainment to sustain, in (0, 1]")->capture_default_str();
   c->add_option("--rate-min", a->opt.rateMin, "Lowest rate of the search bracket, req/s")->capture_default_str();
   c->add_option("--rate-max", a->opt.rateMax, "Highest rate of the search bracket, req/s")->capture_default_str();
