@@ -196,6 +196,15 @@ n = p["instances"]["min_instances"]
 assert 1 <= n <= 16, n
 PY
   ;;
+slurm_local)
+  # A real single-node Slurm on localhost: the job array + dependent merge
+  # must equal the unsharded run. Needs root and changes the machine.
+  [ "${SERVELAB_SLURM_TEST:-}" = 1 ] || { echo "skip: set SERVELAB_SLURM_TEST=1 (root; installs and starts Slurm)"; exit 77; }
+  [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+  bash "$src/deploy/slurm/local-slurm-test.sh" "$cli" "$tmp/sweep.json" 3 "$tmp/slurm" >"$tmp/out" 2>&1 \
+    || fail "local Slurm run differs or failed: $(tail -20 "$tmp/out")"
+  grep -q "results.csv identical" "$tmp/out" || fail "no comparison: $(tail -20 "$tmp/out")"
+  ;;
 *) fail "unknown case" ;;
 esac
 exit 0
