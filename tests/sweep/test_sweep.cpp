@@ -393,5 +393,32 @@ TEST(Capacity, RateAnswerIsATightBracket) {
   EXPECT_THROW((void)maxSustainableRate(sched, o), InputError);
 }
 
+// The capacity planner as sweep metrics: the same answers as calling it
+// directly on each point's scenario.
+TEST(Capacity, SweepMetricsMatchTheDirectSearch) {
+  json j = json::parse(R"({"base": {"cluster": {"instances": 1}, "workload": {"requests": 80},
+                                    "slo": {"ttft_s": 0.5}},
+    "axes": [{"path": "policy.id", "values": ["fcfs", "rr"]}],
+    "metrics": ["capacity.max_rate", "capacity.min_instances", "slo_attainment"],
+    "capacity": {"target": 0.9, "rate_min": 1, "rate_max": 128, "tolerance": 0.05, "max_instances": 8}})");
+  j["base"]["workload"]["arrival"] = {{"rate", 100}};
+  const SweepSpec s = parseSweep(j, "sw.json", ".");
+  for (std::size_t i = 0; i < 2; ++i) {
+    const PointResult p = runPoint(s, i);
+    const RateCapacity r = maxSustainableRate(s.scenarios[i], s.capacity);
+    const InstanceCapacity n = minInstances(s.scenarios[i], std::nullopt, s.capacity);
+    ASSERT_TRUE(r.maxRate && n.minInstances);
+    EXPECT_EQ(p.metrics[0].get<double>(), *r.maxRate);
+    EXPECT_EQ(p.metrics[1].get<int>(), *n.minInstances);
+    EXPECT_GT(*n.minInstances, 1) << "max rate of 1 instance " << *r.maxRate;  // the point rate is above it
+  }
+  // A trace workload has no rate: its metric is capacity.min_time_scale.
+  TempDir d;
+  d.write("t.csv", "arrival_s,input_tokens,output_tokens\n0.0,100,10\n1.0,100,10\n");
+  json t = j;
+  t["base"]["workload"] = {{"trace", {{"path", d.str() + "/t.csv"}}}};
+  expectError(t, {"sw.json", "point 0", "capacity.min_time_scale"});
+}
+
 }  // namespace
 }  // namespace sl::sweep
