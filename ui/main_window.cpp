@@ -33,6 +33,7 @@
 #include "chart_panel.h"
 #include "cluster_view.h"
 #include "compare_window.h"
+#include "sweep_window.h"
 #include "export_run.h"
 #include "scenario/scenario_io.h"
 #include "scenario_panel.h"
@@ -322,6 +323,13 @@ void MainWindow::buildMenus() {
   run->addAction(runUntil_);
   run->addSeparator();
   run->addAction(compare_);
+  run->addAction(tr("S&weep…"), this, [this] {  // issue 14: ui/sweep_window.h
+    if (!ctl_->loaded()) return;
+    auto* w = new SweepWindow(ctl_->scenario(), this);
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    connect(w, &SweepWindow::openPoint, this, [this](const Scenario& s, const QString& name) { loadScenario(s, name); });
+    w->show();
+  });
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(scenarioDock_->toggleViewAction());
   view->addAction(chartsDock_->toggleViewAction());

@@ -18,7 +18,6 @@
 #include "workload/trace_formats.h"
 
 namespace sl::cli {
-namespace {
 
 Scenario loadWithOverrides(const ScenarioArgs& a) {
   nlohmann::json doc = loadJsonFile(a.path);
@@ -28,6 +27,8 @@ Scenario loadWithOverrides(const ScenarioArgs& a) {
   if (a.seed) s.run.seed = *a.seed;
   return s;
 }
+
+namespace {
 
 // One line with a trace reader's counts (docs/traces.md).
 std::string traceStatsLine(const TraceStats& t) {

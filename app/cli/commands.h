@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "scenario/spec.h"
+
 namespace sl::cli {
 
 struct ScenarioArgs {
@@ -22,6 +24,9 @@ struct RunArgs {
   bool recordWallTime = false;
   bool lenient = false;  // --lenient: workload.trace.lenient = true
 };
+
+/// The scenario file with --set overrides and --seed applied (validated).
+Scenario loadWithOverrides(const ScenarioArgs& a);
 
 int cmdRun(const RunArgs& a);
 int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies);

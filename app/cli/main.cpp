@@ -7,6 +7,7 @@
 #include "cli/cmd_calibrate.h"
 #include "cli/cmd_plot.h"
 #include "cli/cmd_reproduce.h"
+#include "cli/cmd_sweep.h"
 #include "cli/commands.h"
 #include "run/execute.h"
 #include "util/error.h"
@@ -75,6 +76,9 @@ int main(int argc, char** argv) {
   const auto calibrate = sl::cli::addCalibrateCommand(app);
   const auto reproduce = sl::cli::addReproduceCommand(app);
   const auto plot = sl::cli::addPlotCommand(app);
+  const auto sweep = sl::cli::addSweepCommand(app);
+  const auto merge = sl::cli::addMergeCommand(app);
+  const auto capacity = sl::cli::addCapacityCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -92,6 +96,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("calibrate")) return calibrate();
     if (app.got_subcommand("reproduce")) return reproduce();
     if (app.got_subcommand("plot")) return plot();
+    if (app.got_subcommand("sweep")) return sweep();
+    if (app.got_subcommand("merge")) return merge();
+    if (app.got_subcommand("capacity")) return capacity();
   } catch (const sl::InputError& e) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;
