@@ -112,6 +112,7 @@ void MainWindow::setLecture(bool on) {
   simTime_->setMinimumWidth(fm.horizontalAdvance("t = 00000.0 s "));
   speedLabel_->setMinimumWidth(fm.horizontalAdvance("1000× "));
   eventsRate_->setMinimumWidth(fm.horizontalAdvance("000.0 k ev/s "));
+  fitToolBars();  // larger text: the clock row may have to go below
   if (on) {
     speedBeforeLecture_ = speed_->value();
     speed_->setValue(speedToSlider(kLectureSpeed));
