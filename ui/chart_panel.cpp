@@ -155,6 +155,10 @@ struct LiveChart::Impl {
   QToolButton* resetButton = nullptr;
   QString subtitle;
   QString shortTitle, shownTitle;  // shown: the title or its short form
+  // Given up at this size and font because Qt still cut a text.
+  bool dropLegend = false, dropXTitle = false, dropYTitle = false;
+  QSize dropsFor;
+  QFont dropsFont;
   bool legendWanted = true;
   bool gl = false;             // every series through OpenGL (a chart with a GL scatter)
   int maxXIntervals = 6, maxYIntervals = 6;
@@ -318,6 +322,7 @@ QRect LiveChart::titleRect() const {
 // hovering names the series).
 void LiveChart::fitToSize() {
   const QSizeF sz = d->chart->size();
+  if (sz.toSize() != d->dropsFor || font() != d->dropsFont) d->dropLegend = d->dropXTitle = d->dropYTitle = false;
   const QFontMetricsF fm(labelFont());
   QFont tf = font();
   tf.setBold(true);
@@ -341,8 +346,9 @@ void LiveChart::fitToSize() {
   const double minPlotH = 3 * fm.height();
   double plotH = sz.height() - titleH - 2 * (fm.height() + 5) - 14;
   // Too short for the x axis title: drop it (the tick labels stay whole).
-  const bool xTitle = plotH >= minPlotH;
+  const bool xTitle = plotH >= minPlotH && !d->dropXTitle;
   d->ax->setTitleVisible(xTitle);
+  d->ay->setTitleVisible(!d->dropYTitle);
   if (!xTitle) plotH += fm.height() + 5;
   // Widths: y labels and title on the left.
   const double yLabelW = widest(d->ay->min(), d->ay->max()) + fm.height() + 16;
@@ -350,7 +356,7 @@ void LiveChart::fitToSize() {
 
   QLegend* lg = d->chart->legend();
   bool legend = false;
-  if (d->legendWanted && !d->series.empty()) {
+  if (d->legendWanted && !d->series.empty() && !d->dropLegend) {
     double rowW = 0, colW = 0;
     for (const auto& s : d->series) {
       const double w = fm.height() + 10 + fm.horizontalAdvance(s.series->name()) + 14;
@@ -528,6 +534,31 @@ void LiveChart::refresh() {
   // Axis labels that moved (a zoom) leave their old pixels behind unless the
   // whole view is repainted.
   if (d->view->isVisible()) d->view->viewport()->update();
+  keepTextsWhole();
+}
+
+// The estimates of fitToSize can be beaten by Qt's own spacing (large
+// fonts, short charts): when Qt still had to cut a text ("…"), give up the
+// legend, then the x axis title, for this size and font.
+void LiveChart::keepTextsWhole() {
+  const QSize sz = d->chart->size().toSize();
+  if (sz.width() <= 0 || sz.height() <= 0) return;
+  auto cut = [this] {
+    d->chart->layout()->activate();
+    for (const QString& t : paintedTexts())
+      if (t.contains(QChar(0x2026)) || t.contains("...")) return true;  // Qt Charts elides with "..."
+    return false;
+  };
+  while (cut()) {
+    if (d->chart->legend()->isVisible()) d->dropLegend = true;
+    else if (d->ax->isTitleVisible()) d->dropXTitle = true;
+    else if (!d->dropYTitle) d->dropYTitle = true;
+    else return;
+    d->dropsFor = sz;
+    d->dropsFont = font();
+    fitToSize();
+    // Ranges stay; only the layout changes.
+  }
 }
 
 void LiveChart::setViewX(double lo, double hi) {

@@ -127,6 +127,7 @@ private:
   void updateTitle();
   /// Ticks and legend for the chart's current size.
   void fitToSize();
+  void keepTextsWhole();
   template <class Draw> void renderAt(QSize size, Draw&& draw);
   struct Impl;
   std::unique_ptr<Impl> d;

@@ -128,7 +128,7 @@ void MainWindow::setLecture(bool on) {
     scenarioDock_->show();
   }
   cluster_->setLecture(on);
-  statusBar()->showMessage(on ? tr("Lecture mode: callouts mark preemptions, migrations and role changes")
+  statusBar()->showMessage(on ? tr("Lecture mode: callouts under the cards")
                               : tr("Lecture mode off"), 4000);
 }
 
