@@ -458,16 +458,27 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   if (nq == 0) return;
   const int avail = c.bottom() - y;
   const int perQueue = avail / nq;
+  const QFontMetrics sfm(small);
+  // Too short for a label row above a chip row: the label goes left of one
+  // row of chips ("reasoning · 31 ■■■■ +20"), so the chips stay visible.
+  const bool inlineLabel = (perQueue - sh - 2 + kChipGap) / (kChip + kChipGap) < 1;
+  int qLabelW = 0;
+  if (inlineLabel)
+    for (const QueueSnapshot& q : in.queues)
+      qLabelW = std::max(qLabelW, sfm.horizontalAdvance(tr("%1 · %2").arg(QString::fromStdString(q.name)).arg(q.requests.size())) + 8);
+  qLabelW = std::min(qLabelW, c.width() * 11 / 20);
+  const int chipsTop = inlineLabel ? 0 : sh + 2;  // below the label row, or beside the label
+  const int chipsW = c.width() - qLabelW;
+  auto rowsFor = [&](int chip) { return std::max(inlineLabel ? 1 : 0, (perQueue - chipsTop + kChipGap) / (chip + kChipGap)); };
   // Largest chip (8..14 px) at which the longest queue still fits.
   std::size_t longest = 0;
   for (const QueueSnapshot& q : in.queues) longest = std::max(longest, q.requests.size());
   int chip = 14;
   for (; chip > kChip; --chip) {
-    const int perRowC = std::max(1, (c.width() + kChipGap) / (chip + kChipGap));
-    const int rowsC = std::max(0, (perQueue - sh - 2 + kChipGap) / (chip + kChipGap));
-    if (static_cast<std::size_t>(perRowC * rowsC) >= longest) break;
+    const int perRowC = std::max(1, (chipsW + kChipGap) / (chip + kChipGap));
+    if (static_cast<std::size_t>(perRowC * rowsFor(chip)) >= longest) break;
   }
-  const int perRow = std::max(1, (c.width() + kChipGap) / (chip + kChipGap));
+  const int perRow = std::max(1, (chipsW + kChipGap) / (chip + kChipGap));
   for (const QueueSnapshot& q : in.queues) {
     const QRect qr(c.left(), y, c.width(), perQueue);
     queueRects_.push_back(qr);
@@ -478,16 +489,20 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     const QStringList qforms = {tr("%1 queue · %2 requests").arg(qname).arg(q.requests.size()),
                                 tr("%1 queue · %2").arg(qname).arg(q.requests.size()),
                                 tr("%1 · %2").arg(qname).arg(q.requests.size())};
-    const QRect qlabel(qr.left(), qr.top(), qr.width(), sh);
-    p.drawText(qlabel, Qt::AlignLeft | Qt::AlignVCenter, firstThatFits(qforms, QFontMetrics(small), qr.width()));
-    hits_.push_back({QRect(qlabel.topLeft(), QSize(std::min(qr.width(), QFontMetrics(small).horizontalAdvance(qforms.back()) + 4), sh)),
+    const QRect qlabel = inlineLabel ? QRect(qr.left(), qr.top(), qLabelW, std::max(sh, chip))
+                                     : QRect(qr.left(), qr.top(), qr.width(), sh);
+    p.drawText(qlabel, Qt::AlignLeft | Qt::AlignVCenter,
+               inlineLabel ? sfm.elidedText(firstThatFits({qforms.back(), qname}, sfm, qLabelW - 4), Qt::ElideRight, qLabelW - 4)
+                           : firstThatFits(qforms, sfm, qr.width()));
+    hits_.push_back({QRect(qlabel.topLeft(), QSize(std::min(qlabel.width(), sfm.horizontalAdvance(qforms.back()) + 4), qlabel.height())),
                      tr("The policy's queue \"%1\": %2 requests (running and waiting)").arg(qname).arg(q.requests.size())});
-    const int rows = std::max(0, (perQueue - sh - 2 + kChipGap) / (chip + kChipGap));
+    const int rows = rowsFor(chip);
     const int capacity = rows * perRow;
     const int n = static_cast<int>(q.requests.size());
     const int shown = n > capacity ? std::max(0, capacity - 3) : n;  // room for "+N"
+    const int x0 = qr.left() + qLabelW;
     for (int i = 0; i < shown; ++i) {
-      const QRectF cr(qr.left() + (i % perRow) * (chip + kChipGap), qr.top() + sh + 2 + (i / perRow) * (chip + kChipGap),
+      const QRectF cr(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap),
                       chip, chip);
       const RequestChip& chip = q.requests[static_cast<std::size_t>(i)];
       drawChip(p, cr, chip);
@@ -505,7 +520,7 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     if (shown < n && rows > 0) {
       p.setPen(theme::kMuted);
       const int i = shown;
-      p.drawText(QRect(qr.left() + (i % perRow) * (chip + kChipGap), qr.top() + sh + 2 + (i / perRow) * (chip + kChipGap) - 3,
+      p.drawText(QRect(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap) - 3,
                        40, chip + 6),
                  Qt::AlignLeft | Qt::AlignVCenter, QString("+%1").arg(n - shown));
     }

@@ -145,6 +145,7 @@ private:
   double basePointSize_ = 0;
   int speedBeforeLecture_ = -1;
   bool scenarioWasVisible_ = false;
+  int chartsHeightBeforeLecture_ = -1;
   QElapsedTimer sinceInspectorRefresh_;
   QActionGroup* modes_ = nullptr;
   QMenu* recentMenu_ = nullptr;
