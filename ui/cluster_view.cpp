@@ -765,6 +765,11 @@ void ClusterView::paintLegend(QPainter& p, const QRect& r) {
   int x = r.left() + kGap + 2;
   const int cy = r.center().y();
   auto item = [&](const QString& label, auto&& drawSwatch) {
+    // What does not fit even at the smallest font is left out, never cut.
+    if (x + kChip + 4 + fm.horizontalAdvance(label) > r.right()) {
+      x = r.right() + 1;
+      return;
+    }
     drawSwatch(QRectF(x, cy - kChip / 2.0, kChip, kChip));
     x += kChip + 4;
     p.setPen(theme::kMuted);
