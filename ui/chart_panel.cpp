@@ -8,6 +8,10 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QGraphicsLayout>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
+#include <QSaveFile>
+#include <QTimer>
 #include <QLegendMarker>
 #include <QGridLayout>
 #include <QLineSeries>
@@ -37,9 +41,10 @@ namespace sl::ui {
 namespace {
 bool gUseOpenGL = false;
 
-// A round step (1, 2, 2.5 or 5 times a power of ten) of about span / 4.
-double niceStep(double span) {
-  const double raw = std::max(span, 1e-9) / 4.0;
+// A round step (1, 2, 2.5 or 5 times a power of ten) of about span /
+// intervals (4 when there is room).
+double niceStep(double span, int intervals = 4) {
+  const double raw = std::max(span, 1e-9) / std::clamp(intervals, 1, 4);
   const double e = std::pow(10.0, std::floor(std::log10(raw)));
   for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
     if (m * e >= raw) return m * e;
@@ -65,15 +70,18 @@ void fixedTicks(QValueAxis* a, int count) {
   a->setTickCount(count);
 }
 
-// Axis from 0 (or lo) to a round number just above hi, with 3-6 round ticks.
-void niceAxis(QValueAxis* a, double lo, double hi) {
+// Axis from 0 (or lo) to a round number just above hi, with round ticks,
+// at most `maxIntervals` of them (fewer in a narrow chart, so tick labels
+// keep their room instead of being elided).
+void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6) {
   const double span = std::max(hi - lo, 1e-9);
-  // The smallest round step that needs at most 6 intervals: the top stays
-  // close to the data (401 -> 500, not 600).
-  const double e = std::pow(10.0, std::floor(std::log10(span / 6.0)));
+  const int most = std::clamp(maxIntervals, 1, 6);
+  // The smallest round step that needs at most `most` intervals: the top
+  // stays close to the data (401 -> 500, not 600).
+  const double e = std::pow(10.0, std::floor(std::log10(span / most)));
   double step = 10 * e;
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (std::ceil(span / (m * e) - 1e-9) <= 6) { step = m * e; break; }
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0})
+    if (std::ceil(span / (m * e) - 1e-9) <= most) { step = m * e; break; }
   const double top = lo + std::ceil(span / step - 1e-9) * step;
   // Ticks first: Qt lays the axis out when the range changes.
   fixedTicks(a, static_cast<int>(std::lround((top - lo) / step)) + 1);
@@ -145,6 +153,16 @@ struct LiveChart::Impl {
   std::optional<std::pair<double, double>> fixedY;
   std::optional<std::pair<double, double>> viewX;  // user zoom/pan; unset = automatic
   QToolButton* resetButton = nullptr;
+  QString subtitle;
+  QString shortTitle, shownTitle;  // shown: the title or its short form
+  // Given up at this size and font because Qt still cut a text.
+  bool dropLegend = false, dropXTitle = false, dropYTitle = false;
+  QSize dropsFor;
+  QFont dropsFont;
+  bool legendWanted = true;
+  bool gl = false;             // every series through OpenGL (a chart with a GL scatter)
+  int maxXIntervals = 6, maxYIntervals = 6;
+  QTimer* relayout = nullptr;  // refresh after a resize, once it settles
   bool dragging = false;
   QPoint dragStart;
   std::pair<double, double> dragRange{0, 0};
@@ -167,24 +185,15 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->yLabel = yLabel;
   d->chart = new QChart();
   d->chart->setTitle(title);
-  QFont tf = font();
-  tf.setBold(true);
-  tf.setPointSizeF(tf.pointSizeF() * 0.95);
-  d->chart->setTitleFont(tf);
   d->chart->setMargins(QMargins(2, 2, 2, 2));
   d->chart->layout()->setContentsMargins(0, 0, 0, 0);
   d->chart->setBackgroundRoundness(4);
   d->chart->setAnimationOptions(QChart::NoAnimation);
   d->chart->legend()->setAlignment(Qt::AlignTop);
-  QFont lf = font();
-  lf.setPointSizeF(lf.pointSizeF() * 0.8);
-  d->chart->legend()->setFont(lf);
   d->chart->legend()->setMarkerShape(QLegend::MarkerShapeRectangle);
   d->ax = new QValueAxis;
   d->ay = new QValueAxis;
   for (QValueAxis* a : {d->ax, d->ay}) {
-    a->setLabelsFont(lf);
-    a->setTitleFont(lf);
     a->setGridLineColor(QColor(0xE3, 0xE6, 0xEB));
     a->setLabelFormat("%g");
     a->setTickCount(5);
@@ -210,16 +219,170 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->resetButton->setText(tr("Reset zoom"));
   d->resetButton->setToolTip(tr("Back to the automatic range (or double-click the chart)"));
   d->resetButton->setAutoRaise(true);
-  QFont bf = font();
-  bf.setPointSizeF(bf.pointSizeF() * 0.8);
-  d->resetButton->setFont(bf);
   d->resetButton->hide();
   connect(d->resetButton, &QToolButton::clicked, this, [this] {
     resetView();
     emit viewChanged(d->ax->min(), d->ax->max(), false);
   });
-  lay->addWidget(d->resetButton, 0, 0, Qt::AlignTop | Qt::AlignRight);
-  setMinimumSize(180, 130);
+  // Bottom left, under the y axis labels: never over the title or legend.
+  lay->addWidget(d->resetButton, 0, 0, Qt::AlignBottom | Qt::AlignLeft);
+  d->relayout = new QTimer(this);
+  d->relayout->setSingleShot(true);
+  d->relayout->setInterval(40);
+  connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
+  applyFonts();
+  setMinimumSize(150, 120);  // three across under a 1024 px window with both side docks
+}
+
+void LiveChart::applyFonts() {
+  QFont tf = font();
+  tf.setBold(true);
+  tf.setPointSizeF(tf.pointSizeF() * 0.95);
+  d->chart->setTitleFont(tf);
+  const QFont lf = labelFont();
+  d->chart->legend()->setFont(lf);
+  for (QValueAxis* a : {d->ax, d->ay}) {
+    a->setLabelsFont(lf);
+    a->setTitleFont(lf);
+  }
+  d->resetButton->setFont(lf);
+}
+
+QFont LiveChart::labelFont() const {
+  QFont lf = font();
+  lf.setPointSizeF(std::max(6.5, lf.pointSizeF() * 0.8));
+  return lf;
+}
+
+void LiveChart::changeEvent(QEvent* e) {
+  QWidget::changeEvent(e);
+  if (e->type() == QEvent::FontChange) {
+    applyFonts();
+    updateTitle();
+    refresh();
+  }
+}
+
+void LiveChart::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  d->relayout->start();  // ticks and legend for the new size, once the drag settles
+}
+
+void LiveChart::updateTitle() {
+  const QString& title = d->shownTitle.isEmpty() ? d->title : d->shownTitle;
+  if (d->subtitle.isEmpty()) {
+    d->chart->setTitle(title);
+    return;
+  }
+  const int small = std::max(6, static_cast<int>(std::lround(labelFont().pointSizeF())));
+  d->chart->setTitle(QString("%1<br><span style=\"font-weight:normal; font-size:%2pt\">%3</span>")
+                         .arg(title.toHtmlEscaped())
+                         .arg(small)
+                         .arg(d->subtitle.toHtmlEscaped()));
+}
+
+void LiveChart::setSubtitle(const QString& text) {
+  d->subtitle = text;
+  updateTitle();
+}
+QString LiveChart::subtitle() const { return d->subtitle; }
+QString LiveChart::xLabel() const { return d->xLabel; }
+QString LiveChart::yLabel() const { return d->yLabel; }
+QString LiveChart::seriesName(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->name(); }
+bool LiveChart::seriesUsesOpenGL(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->useOpenGL(); }
+QWidget* LiveChart::resetButton() const { return d->resetButton; }
+
+QStringList LiveChart::paintedTexts() const {
+  QStringList out;
+  for (QGraphicsItem* it : d->chart->scene()->items()) {
+    if (!it->isVisible()) continue;
+    bool shown = true;
+    for (QGraphicsItem* p = it->parentItem(); p; p = p->parentItem()) shown = shown && p->isVisible();
+    if (!shown) continue;
+    if (auto* t = dynamic_cast<QGraphicsTextItem*>(it)) out << t->toPlainText();
+    else if (auto* st = dynamic_cast<QGraphicsSimpleTextItem*>(it)) out << st->text();
+  }
+  out.removeAll(QString());
+  return out;
+}
+
+QRect LiveChart::titleRect() const {
+  for (QGraphicsItem* it : d->chart->scene()->items())
+    if (auto* t = dynamic_cast<QGraphicsTextItem*>(it); t && t->isVisible() &&
+        t->toPlainText().startsWith(d->shownTitle.isEmpty() ? d->title : d->shownTitle)) {
+      const QRect inView = d->view->mapFromScene(t->sceneBoundingRect()).boundingRect();
+      return QRect(d->view->mapTo(this, inView.topLeft()), inView.size());
+    }
+  return {};
+}
+
+// How many tick intervals fit, and where the legend goes, at the chart's
+// current size: a tick label needs its width between ticks, a legend its
+// full names (on one line at the top, else stacked at the right, else none:
+// hovering names the series).
+void LiveChart::fitToSize() {
+  const QSizeF sz = d->chart->size();
+  if (sz.toSize() != d->dropsFor || font() != d->dropsFont) d->dropLegend = d->dropXTitle = d->dropYTitle = false;
+  const QFontMetricsF fm(labelFont());
+  QFont tf = font();
+  tf.setBold(true);
+  tf.setPointSizeF(tf.pointSizeF() * 0.95);
+  const QFontMetricsF tfm(tf);
+  // The title: the short form where the full one would be cut.
+  const QString title =
+      !d->shortTitle.isEmpty() && tfm.horizontalAdvance(d->title) > sz.width() - 16 ? d->shortTitle : d->title;
+  if (title != d->shownTitle) {
+    d->shownTitle = title;
+    updateTitle();
+  }
+  auto widest = [&](double lo, double hi) {
+    return std::max({fm.horizontalAdvance(QString::number(lo, 'g', 6)), fm.horizontalAdvance(QString::number(hi, 'g', 6)),
+                     fm.horizontalAdvance("0.25")});
+  };
+  // Heights: chart title, x tick labels and x title around the plot; a
+  // legend row on top if there is room for it and a usable plot.
+  const double titleH = tfm.height() * (d->subtitle.isEmpty() ? 1.3 : 2.5);
+  const double rowH = fm.height() + 10;
+  const double minPlotH = 3 * fm.height();
+  double plotH = sz.height() - titleH - 2 * (fm.height() + 5) - 14;
+  // Too short for the x axis title: drop it (the tick labels stay whole).
+  const bool xTitle = plotH >= minPlotH && !d->dropXTitle;
+  d->ax->setTitleVisible(xTitle);
+  d->ay->setTitleVisible(!d->dropYTitle);
+  if (!xTitle) plotH += fm.height() + 5;
+  // Widths: y labels and title on the left.
+  const double yLabelW = widest(d->ay->min(), d->ay->max()) + fm.height() + 16;
+  double plotW = sz.width() - yLabelW - 12;
+
+  QLegend* lg = d->chart->legend();
+  bool legend = false;
+  if (d->legendWanted && !d->series.empty() && !d->dropLegend) {
+    double rowW = 0, colW = 0;
+    for (const auto& s : d->series) {
+      const double w = fm.height() + 10 + fm.horizontalAdvance(s.series->name()) + 14;
+      rowW += w;
+      colW = std::max(colW, w);
+    }
+    const double colH = static_cast<double>(d->series.size()) * (fm.height() + 6) + 10;
+    if (rowW <= sz.width() - 16 && plotH - rowH >= minPlotH) {
+      lg->setAlignment(Qt::AlignTop);
+      plotH -= rowH;
+      legend = true;
+    } else if (colW <= sz.width() * 0.4 && colH <= plotH + 2 * fm.height() && plotW - colW >= 80) {
+      lg->setAlignment(Qt::AlignRight);
+      plotW -= colW + 8;
+      legend = true;
+    }
+  }
+  lg->setVisible(legend);
+  const double xLabelW = widest(d->ax->min(), d->ax->max()) + fm.horizontalAdvance("00");
+  d->maxXIntervals = std::clamp(static_cast<int>(std::max(40.0, plotW) / xLabelW), 1, 6);
+  d->maxYIntervals = std::clamp(static_cast<int>(std::max(30.0, plotH) / (fm.height() * 1.8)), 1, 6);
+}
+
+void LiveChart::setShortTitle(const QString& text) {
+  d->shortTitle = text;
+  fitToSize();
 }
 
 LiveChart::~LiveChart() = default;
@@ -231,6 +394,13 @@ int LiveChart::drawnPoints() const { return d->drawn; }
 
 int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle style) {
   QXYSeries* s = nullptr;
+  // OpenGL series are drawn over every software one: a chart with a GL
+  // scatter draws all its series through GL, so they stack in the order
+  // they were added (the binned tail over the requests' dots).
+  if (style == SeriesStyle::Scatter && gUseOpenGL && !d->gl) {
+    d->gl = true;
+    for (auto& o : d->series) o.series->setUseOpenGL(true);
+  }
   if (style == SeriesStyle::Scatter) {
     auto* sc = new QScatterSeries;
     sc->setMarkerSize(4.5);
@@ -238,7 +408,6 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
     fill.setAlpha(150);
     sc->setColor(fill);
     sc->setBorderColor(Qt::transparent);
-    sc->setUseOpenGL(gUseOpenGL);
     s = sc;
   } else {
     auto* ln = new QLineSeries;
@@ -248,6 +417,7 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
     s = ln;
   }
   s->setName(name);
+  s->setUseOpenGL(d->gl);
   d->chart->addSeries(s);
   s->attachAxis(d->ax);
   s->attachAxis(d->ay);
@@ -271,7 +441,10 @@ void LiveChart::removeAllSeries() {
 
 void LiveChart::setMarkers(const std::vector<double>& xs) { d->markerXs = xs; }
 void LiveChart::setFixedYRange(double lo, double hi) { d->fixedY = std::make_pair(lo, hi); }
-void LiveChart::setLegendVisible(bool on) { d->chart->legend()->setVisible(on); }
+void LiveChart::setLegendVisible(bool on) {
+  d->legendWanted = on;
+  fitToSize();
+}
 void LiveChart::setPointsVisible(bool on) {
   for (auto& s : d->series)
     if (s.style == SeriesStyle::Line) static_cast<QLineSeries*>(s.series)->setPointsVisible(on);
@@ -296,18 +469,19 @@ void LiveChart::refresh() {
   for (double m : d->markerXs) x1 = std::max(x1, m);
   if (x1 - x0 < 1e-9) x1 = x0 + 1;
   double xLo = x0 >= 0 ? 0 : x0;
+  fitToSize();
   if (zoomed) {
     xLo = vLo;
-    roundTicks(d->ax, niceStep(vHi - vLo));
+    roundTicks(d->ax, niceStep(vHi - vLo, d->maxXIntervals));
     d->ax->setRange(vLo, vHi);
   } else {
-    niceAxis(d->ax, xLo, x1);
+    niceAxis(d->ax, xLo, x1, d->maxXIntervals);
   }
   if (d->fixedY) {
-    fixedTicks(d->ay, 5);
+    fixedTicks(d->ay, d->maxYIntervals >= 4 ? 5 : 3);
     d->ay->setRange(d->fixedY->first, d->fixedY->second);
   } else {
-    niceAxis(d->ay, 0, y1 > 0 ? y1 * 1.02 : 1.0);
+    niceAxis(d->ay, 0, y1 > 0 ? y1 * 1.02 : 1.0, d->maxYIntervals);
   }
   const double xHi = d->ax->max(), yLo = d->ay->min(), yHi = d->ay->max();
   const QSize px = d->chart->plotArea().size().toSize().expandedTo(QSize(200, 100));
@@ -357,6 +531,34 @@ void LiveChart::refresh() {
   }
   for (std::size_t i = 0; i < d->markers.size(); ++i)
     d->markers[i]->replace(QList<QPointF>{{d->markerXs[i], yLo}, {d->markerXs[i], yHi}});
+  // Axis labels that moved (a zoom) leave their old pixels behind unless the
+  // whole view is repainted.
+  if (d->view->isVisible()) d->view->viewport()->update();
+  keepTextsWhole();
+}
+
+// The estimates of fitToSize can be beaten by Qt's own spacing (large
+// fonts, short charts): when Qt still had to cut a text ("…"), give up the
+// legend, then the x axis title, for this size and font.
+void LiveChart::keepTextsWhole() {
+  const QSize sz = d->chart->size().toSize();
+  if (sz.width() <= 0 || sz.height() <= 0) return;
+  auto cut = [this] {
+    d->chart->layout()->activate();
+    for (const QString& t : paintedTexts())
+      if (t.contains(QChar(0x2026)) || t.contains("...")) return true;  // Qt Charts elides with "..."
+    return false;
+  };
+  while (cut()) {
+    if (d->chart->legend()->isVisible()) d->dropLegend = true;
+    else if (d->ax->isTitleVisible()) d->dropXTitle = true;
+    else if (!d->dropYTitle) d->dropYTitle = true;
+    else return;
+    d->dropsFor = sz;
+    d->dropsFont = font();
+    fitToSize();
+    // Ranges stay; only the layout changes.
+  }
 }
 
 void LiveChart::setViewX(double lo, double hi) {
@@ -470,38 +672,67 @@ bool LiveChart::eventFilter(QObject* o, QEvent* e) {
   }
 }
 
-QImage LiveChart::renderImage(QSize size, qreal scale) {
-  // Lay the chart out at `size` on its own (whatever the view's size), draw
-  // it, then give it back to the view.
+namespace {
+// Draw a chart's OpenGL series in software for the duration of an export
+// (they are not part of the scene a painter renders).
+class SoftwareSeries {
+public:
+  explicit SoftwareSeries(const std::vector<QXYSeries*>& all) {
+    for (QXYSeries* s : all)
+      if (s->useOpenGL()) {
+        s->setUseOpenGL(false);
+        gl_.push_back(s);
+      }
+  }
+  ~SoftwareSeries() {
+    for (QXYSeries* s : gl_) s->setUseOpenGL(true);
+  }
+  SoftwareSeries(const SoftwareSeries&) = delete;
+  SoftwareSeries& operator=(const SoftwareSeries&) = delete;
+
+private:
+  std::vector<QXYSeries*> gl_;
+};
+}  // namespace
+
+template <class Draw> void LiveChart::renderAt(QSize size, Draw&& draw) {
+  // Lay the chart out at `size` on its own (whatever the view's size), with
+  // ticks and legend fitted to it, draw it, then give it back to the view.
+  std::vector<QXYSeries*> all;
+  for (const auto& s : d->series) all.push_back(s.series);
+  const SoftwareSeries software(all);
   const QSizeF old = d->chart->size();
   d->chart->resize(QSizeF(size));
   d->chart->layout()->activate();
   refresh();
-  QImage img(size * scale, QImage::Format_ARGB32_Premultiplied);
-  img.setDevicePixelRatio(scale);
-  img.fill(Qt::white);
-  {
-    QPainter p(&img);
-    p.setRenderHint(QPainter::Antialiasing);
-    d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), d->chart->sceneBoundingRect());
-  }
+  d->chart->layout()->activate();  // the refreshed ticks and legend
+  draw();
   d->chart->resize(old);
   d->chart->layout()->activate();
   refresh();
+}
+
+QImage LiveChart::renderImage(QSize size, qreal scale) {
+  QImage img(size * scale, QImage::Format_ARGB32_Premultiplied);
+  img.setDevicePixelRatio(scale);
+  img.fill(Qt::white);
+  renderAt(size, [&] {
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), d->chart->sceneBoundingRect());
+  });
   return img;
 }
 
+QByteArray LiveChart::renderPng(QSize size, qreal scale) {
+  QByteArray bytes;
+  QBuffer buf(&bytes);
+  buf.open(QIODevice::WriteOnly);
+  renderImage(size, scale).save(&buf, "PNG");
+  return bytes;
+}
+
 QByteArray LiveChart::renderSvg(QSize size) {
-  std::vector<QXYSeries*> gl;
-  for (const auto& s : d->series)
-    if (s.series->useOpenGL()) {
-      s.series->setUseOpenGL(false);
-      gl.push_back(s.series);
-    }
-  const QSizeF old = d->chart->size();
-  d->chart->resize(QSizeF(size));
-  d->chart->layout()->activate();
-  refresh();
   QByteArray bytes;
   QBuffer buf(&bytes);
   buf.open(QIODevice::WriteOnly);
@@ -511,63 +742,28 @@ QByteArray LiveChart::renderSvg(QSize size) {
   gen.setViewBox(QRect(QPoint(0, 0), size));
   gen.setTitle(d->title);
   gen.setDescription("ServeLab chart");
-  {
+  renderAt(size, [&] {
     QPainter p;
     if (p.begin(&gen)) {
       d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), d->chart->sceneBoundingRect());
       p.end();
     }
-  }
-  d->chart->resize(old);
-  d->chart->layout()->activate();
-  refresh();
-  for (QXYSeries* s : gl) s->setUseOpenGL(true);
+  });
   return bytes;
 }
 
-bool LiveChart::exportPng(const QString& path) const {
-  const QSize sz = d->view->size().expandedTo(QSize(640, 400));
-  const QSize old = d->view->size();
-  if (!d->view->isVisible()) d->view->resize(sz);
-  QImage img(sz * 2, QImage::Format_ARGB32_Premultiplied);
-  img.setDevicePixelRatio(2);
-  img.fill(Qt::white);
-  {
-    QPainter p(&img);
-    p.setRenderHint(QPainter::Antialiasing);
-    d->view->render(&p, QRectF(QPointF(0, 0), QSizeF(sz)), d->view->rect());
-  }
-  if (!d->view->isVisible()) d->view->resize(old);
-  return img.save(path, "PNG");
+namespace {
+bool writeAtomic(const QString& path, const QByteArray& bytes) {
+  QSaveFile f(path);
+  return !bytes.isEmpty() && f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size() && f.commit();
+}
+}  // namespace
+
+bool LiveChart::exportPng(const QString& path, QSize size, qreal scale) {
+  return writeAtomic(path, renderPng(size, scale));
 }
 
-bool LiveChart::exportSvg(const QString& path) const {
-  // OpenGL series vanish from SVG output: draw this export in software.
-  std::vector<QXYSeries*> gl;
-  for (const auto& s : d->series)
-    if (s.series->useOpenGL()) {
-      s.series->setUseOpenGL(false);
-      gl.push_back(s.series);
-    }
-  const QSize sz = d->view->size().expandedTo(QSize(640, 400));
-  QSvgGenerator gen;
-  gen.setFileName(path);
-  gen.setSize(sz);
-  gen.setViewBox(QRect(QPoint(0, 0), sz));
-  gen.setTitle(d->title);
-  gen.setDescription("ServeLab chart");
-  bool ok = false;
-  {
-    QPainter p;
-    ok = p.begin(&gen);
-    if (ok) {
-      d->chart->scene()->render(&p, QRectF(QPointF(0, 0), QSizeF(sz)), d->chart->sceneBoundingRect());
-      p.end();
-    }
-  }
-  for (QXYSeries* s : gl) s->setUseOpenGL(true);
-  return ok && QFile::exists(path);
-}
+bool LiveChart::exportSvg(const QString& path, QSize size) { return writeAtomic(path, renderSvg(size)); }
 
 bool LiveChart::exportCsv(const QString& path) const {
   QFile f(path);
@@ -604,8 +800,11 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   grid->setContentsMargins(4, 4, 4, 4);
   grid->setSpacing(6);
   scatter_ = new LiveChart("ttft_vs_reasoning", tr("TTFT vs reasoning length"), tr("reasoning tokens"), tr("TTFT (s)"));
+  scatter_->setShortTitle(tr("TTFT vs reasoning"));
   scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
-  scatter_->addSeries(tr("binned tail (256 tok)"), theme::kAlert);
+  scatter_->addSeries(tr("tail per bin"), theme::kAlert);
+  scatter_->setToolTip(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
+                          "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
   ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
   ttft_->addSeries("p50", theme::kSeriesA);
   ttft_->addSeries("p99", theme::kSeriesB);
@@ -616,10 +815,12 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   qoe_->addSeries(tr("QoE violation"), theme::kAlert);
   qoe_->addSeries(tr("SLO attained"), theme::kAnswering);
   qoe_->setFixedYRange(0, 1);
+  qoe_->setShortTitle(tr("QoE · SLO"));
   thru_ = new LiveChart("throughput", tr("Throughput"), tr("time (s)"), tr("k tok/s"));
   thru_->addSeries(tr("output tokens"), theme::kSeriesA);
   kv_ = new LiveChart("kv_usage", tr("GPU KV usage per instance"), tr("time (s)"), tr("fraction"));
   kv_->setFixedYRange(0, 1);
+  kv_->setShortTitle(tr("KV usage per GPU"));
   charts_ = {scatter_, ttft_, tpot_, qoe_, thru_, kv_};
   for (std::size_t i = 0; i < charts_.size(); ++i)
     grid->addWidget(charts_[i], static_cast<int>(i / 3), static_cast<int>(i % 3));
@@ -642,7 +843,7 @@ LiveChart* ChartPanel::chart(const QString& id) const {
 void ChartPanel::rebuildKvSeries(int instances) {
   kv_->removeAllSeries();
   for (int i = 0; i < instances; ++i) kv_->addSeries(tr("GPU %1").arg(i), theme::instanceColor(i));
-  kv_->setLegendVisible(instances <= 4);
+  kv_->setLegendVisible(true);  // shown whenever the names fit (fitToSize)
 }
 
 void ChartPanel::clear(int instances) {
@@ -773,11 +974,11 @@ void ChartPanel::prepare() {
   scatterDirty_ = keepScatterDirty;
 }
 
-int ChartPanel::exportAll(const QString& dir) const {
+int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale) const {
   int n = 0;
   for (LiveChart* c : charts_) {
-    n += c->exportPng(dir + "/" + c->id() + ".png");
-    n += c->exportSvg(dir + "/" + c->id() + ".svg");
+    n += c->exportPng(dir + "/" + c->id() + ".png", size, scale);
+    n += c->exportSvg(dir + "/" + c->id() + ".svg", size);
     n += c->exportCsv(dir + "/" + c->id() + ".csv");
   }
   return n;

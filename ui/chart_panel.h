@@ -38,6 +38,27 @@ public:
 
   QString id() const;
   QString title() const;
+  QString xLabel() const;
+  QString yLabel() const;
+  /// A shorter title for when the chart is too narrow for the full one.
+  void setShortTitle(const QString& text);
+  /// A second, smaller title line (e.g. how a binned tail is computed).
+  void setSubtitle(const QString& text);
+  QString subtitle() const;
+  QString seriesName(int series) const;
+  /// Whether a series draws through OpenGL (all of a chart's series do or
+  /// none, so they stack in the order they were added).
+  bool seriesUsesOpenGL(int series) const;
+  /// The font of axis labels and legend (follows the widget's font, e.g.
+  /// lecture mode's 1.3×).
+  QFont labelFont() const;
+  /// Texts drawn in the chart right now (title, axis labels, ticks, legend)
+  /// as painted: an elided one ends in "…". For layout tests.
+  QStringList paintedTexts() const;
+  /// The "Reset zoom" button (shown while zoomed).
+  QWidget* resetButton() const;
+  /// The title's rectangle in this widget's coordinates.
+  QRect titleRect() const;
   int addSeries(const QString& name, const QColor& color, SeriesStyle style = SeriesStyle::Line);
   int seriesCount() const;
   void setSeriesData(int series, std::vector<QPointF> points);
@@ -74,14 +95,22 @@ public:
   /// The widget that receives the mouse (the chart view's viewport).
   QWidget* plotWidget() const;
 
-  /// Render at exactly `size` logical pixels (times `scale` in the image).
+  /// Render at exactly `size` logical pixels (times `scale` in the image),
+  /// laid out for that size (ticks, legend), always in software (OpenGL
+  /// series are drawn too). The one rendering path of every chart image:
+  /// File ▸ Export, `servelab --export-charts`, `servelab-cli plot` and
+  /// `reproduce`.
   QImage renderImage(QSize size, qreal scale = 1.0);
+  /// renderImage as PNG bytes.
+  QByteArray renderPng(QSize size, qreal scale = 1.0);
   /// SVG document of the chart at `size`.
   QByteArray renderSvg(QSize size);
 
-  bool exportPng(const QString& path) const;
-  bool exportSvg(const QString& path) const;
+  /// Write the chart at `size` (× `scale` pixels) atomically.
+  bool exportPng(const QString& path, QSize size = kDefaultExportSize, qreal scale = 2.0);
+  bool exportSvg(const QString& path, QSize size = kDefaultExportSize);
   bool exportCsv(const QString& path) const;
+  static constexpr QSize kDefaultExportSize{960, 600};
 
 signals:
   /// The user zoomed or panned (zoomed = true) or reset the view (false).
@@ -90,8 +119,16 @@ signals:
 protected:
   void contextMenuEvent(QContextMenuEvent* e) override;
   bool eventFilter(QObject* o, QEvent* e) override;
+  void changeEvent(QEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
 
 private:
+  void applyFonts();
+  void updateTitle();
+  /// Ticks and legend for the chart's current size.
+  void fitToSize();
+  void keepTextsWhole();
+  template <class Draw> void renderAt(QSize size, Draw&& draw);
   struct Impl;
   std::unique_ptr<Impl> d;
 };
@@ -119,8 +156,9 @@ public:
 
   const std::vector<LiveChart*>& charts() const { return charts_; }
   LiveChart* chart(const QString& id) const;
-  /// Export every chart as <dir>/<id>.{png,svg,csv}. Returns files written.
-  int exportAll(const QString& dir) const;
+  /// Export every chart as <dir>/<id>.{png,svg,csv}, images at `size`
+  /// (PNG × `scale`). Returns files written.
+  int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0) const;
   /// Zooming or panning one time-series chart moves the others too (on by default).
   void setLinkedTimeAxes(bool on) { linked_ = on; }
   bool linkedTimeAxes() const { return linked_; }

@@ -45,13 +45,7 @@ const std::vector<ChartDef>& chartDefs() {
   return defs;
 }
 
-std::vector<char> pngBytes(const QImage& img) {
-  QByteArray bytes;
-  QBuffer buf(&bytes);
-  buf.open(QIODevice::WriteOnly);
-  img.save(&buf, "PNG");
-  return {bytes.begin(), bytes.end()};
-}
+std::vector<char> bytesOf(const QByteArray& b) { return {b.begin(), b.end()}; }
 
 // The charts of one results folder: the GUI's chart panel fed with the saved
 // samples, plus the end-of-run CDF.
@@ -110,6 +104,50 @@ QString prettyName(std::string s) {
   return QString::fromStdString(s);
 }
 
+// A readable axis label for a chart CSV column ("bin_lo" -> "reasoning
+// tokens (bin start)", "ttft_s" -> "TTFT (s)"); unknown names lose their
+// underscores and keep a unit suffix as "(s)".
+QString columnLabel(const std::string& c) {
+  static const std::map<std::string, const char*> known = {
+      {"bin_lo", "reasoning tokens (bin start)"},
+      {"reasoning_tokens", "reasoning tokens"},
+      {"rate_rps", "arrival rate (req/s)"},
+      {"ttft_s", "TTFT (s)"},
+      {"tpot_s", "TPOT (s)"},
+      {"e2e_s", "end-to-end latency (s)"},
+      {"p50_s", "p50 (s)"},
+      {"p90_s", "p90 (s)"},
+      {"p99_s", "p99 (s)"},
+      {"mean_s", "mean (s)"},
+      {"latency_s", "latency (s)"},
+      {"start_s", "start (s)"},
+      {"wire_s", "time on the wire (s)"},
+      {"executed_s", "executed (s)"},
+      {"blocked_s", "blocked (s)"},
+      {"preempted_s", "preempted (s)"},
+      {"total_s", "total (s)"},
+      {"gbps", "Gbit/s"},
+      {"tokens_per_s", "tokens/s"},
+      {"slo_attainment_pct", "SLO attainment (%)"},
+      {"normalized_to_oracle", "normalized to oracle"},
+  };
+  if (const auto it = known.find(c); it != known.end()) return QString::fromUtf8(it->second);
+  std::string n = c;
+  std::string unit;
+  if (n.size() > 6 && n.compare(n.size() - 6, 6, "_per_s") == 0) {
+    n.resize(n.size() - 6);
+    unit = " (/s)";
+  } else if (n.size() > 2 && n.compare(n.size() - 2, 2, "_s") == 0) {
+    n.resize(n.size() - 2);
+    unit = " (s)";
+  } else if (n.size() > 4 && n.compare(n.size() - 4, 4, "_pct") == 0) {
+    n.resize(n.size() - 4);
+    unit = " (%)";
+  }
+  std::replace(n.begin(), n.end(), '_', ' ');
+  return QString::fromStdString(n + unit);
+}
+
 }  // namespace
 
 const std::vector<PlotChartInfo>& plotCharts() {
@@ -143,6 +181,9 @@ std::vector<std::string> plotSavedResults(const PlotOptions& opt) {
   if (opt.png.empty() && opt.svg.empty()) throw InputError("plot: give --png and/or --svg");
   if (opt.size.width() < 160 || opt.size.height() < 120 || opt.size.width() > 8000 || opt.size.height() > 8000)
     throw InputError("plot: --size must be between 160x120 and 8000x8000");
+  if (!(opt.scale >= 0.5 && opt.scale <= 4) || opt.size.width() * opt.scale > 16000 ||
+      opt.size.height() * opt.scale > 16000)
+    throw InputError("plot: --scale must be between 0.5 and 4 (and size × scale at most 16000 pixels)");
   std::vector<const ChartDef*> chosen;
   const bool all = opt.chart == "all";
   for (const ChartDef& d : chartDefs())
@@ -169,7 +210,7 @@ std::vector<std::string> plotSavedResults(const PlotOptions& opt) {
   for (const ChartDef* d : chosen) {
     if (all && d->info.name == "kv-usage" && res.gpuCapacityBlocks <= 0) continue;  // nothing meaningful to draw
     LiveChart* c = charts.chart(*d);
-    if (!opt.png.empty()) files.emplace_back(target(opt.png, *d, ".png"), pngBytes(c->renderImage(opt.size, 1.0)));
+    if (!opt.png.empty()) files.emplace_back(target(opt.png, *d, ".png"), bytesOf(c->renderPng(opt.size, opt.scale)));
     if (!opt.svg.empty()) {
       const QByteArray svg = c->renderSvg(opt.size);
       files.emplace_back(target(opt.svg, *d, ".svg"), std::vector<char>(svg.begin(), svg.end()));
@@ -187,8 +228,7 @@ std::vector<std::string> plotSavedResults(const PlotOptions& opt) {
   return written;
 }
 
-std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
-                                    QSize size) {
+std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& name, const QString& title) {
   const CsvTable t = parseCsvTable(csv, name);
   const std::size_t nc = t.columns.size();
   // Column kinds: numeric when every non-empty cell is a number.
@@ -210,7 +250,10 @@ std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& n
   auto keyOf = [&](const std::vector<std::string>& row, std::size_t xi) {
     std::string k;
     for (std::size_t c : texts) k += row[c] + " · ";
-    for (std::size_t i = 0; i < xi; ++i) k += t.columns[nums[i]] + " " + row[nums[i]] + " · ";
+    for (std::size_t i = 0; i < xi; ++i)
+      k += (t.columns[nums[i]] == "rate_rps" ? row[nums[i]] + " req/s"
+                                             : columnLabel(t.columns[nums[i]]).toStdString() + " " + row[nums[i]]) +
+           " · ";
     if (k.size() >= 4) k.resize(k.size() - 4);  // drop the last " · " (UTF-8: 4 bytes)
     return k;
   };
@@ -244,16 +287,25 @@ std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& n
       double v = 0;
       if (!isNumber(row[y], &v)) continue;
       std::string k = keyOf(row, xi);
-      if (ys.size() > 1) k = k.empty() ? t.columns[y] : k + " · " + t.columns[y];
-      if (k.empty()) k = t.columns[y];
+      const std::string yName = columnLabel(t.columns[y]).toStdString();
+      if (ys.size() > 1) k = k.empty() ? yName : k + " · " + yName;
+      if (k.empty()) k = yName;
       auto [it, fresh] = series.try_emplace(k);
       if (fresh) order.push_back(k);
       it->second.emplace_back(x, v);
     }
   }
-  const QString yLabel = ys.size() == 1 ? QString::fromStdString(t.columns[ys[0]]) : QObject::tr("value");
-  LiveChart chart("csv", title.isEmpty() ? prettyName(name) : title, QString::fromStdString(t.columns[nums[xi]]),
-                  yLabel);
+  QString yLabel = ys.size() == 1 ? columnLabel(t.columns[ys[0]])
+                 : std::all_of(ys.begin(), ys.end(), seconds) ? QObject::tr("seconds")
+                                                              : QObject::tr("value");
+  // A binned tail (PASCAL Fig. 10): say which statistic each bin uses.
+  const bool tailBins = std::find(t.columns.begin(), t.columns.end(), "rule") != t.columns.end();
+  if (tailBins) yLabel = QObject::tr("tail TTFT (s)");
+  auto chart = std::make_unique<LiveChart>("csv", title.isEmpty() ? prettyName(name) : title,
+                                           columnLabel(t.columns[nums[xi]]), yLabel);
+  if (tailBins)
+    chart->setSubtitle(QObject::tr("tail TTFT per 256-token bin of reasoning length: p99 (bins of ≥ 100 requests), "
+                                   "p95 (≥ 20), p90 (≥ 10), max (≥ 5)"));
   std::size_t most = 0;
   for (const auto& kv : series) most = std::max(most, kv.second.size());
   int i = 0;
@@ -262,13 +314,18 @@ std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& n
     const bool increasing =
         std::adjacent_find(pts.begin(), pts.end(), [](const QPointF& a, const QPointF& b) { return b.x() <= a.x(); }) ==
         pts.end();
-    const int s = chart.addSeries(QString::fromStdString(k), theme::instanceColor(i++),
+    const int s = chart->addSeries(QString::fromStdString(k), theme::instanceColor(i++),
                                   increasing ? SeriesStyle::Line : SeriesStyle::Scatter);
-    chart.setSeriesData(s, std::move(pts));
+    chart->setSeriesData(s, std::move(pts));
   }
-  chart.setLegendVisible(order.size() > 1 || ys.size() > 1);
-  chart.setPointsVisible(most <= 30);  // a few measured points: show them
-  return pngBytes(chart.renderImage(size, 1.0));
+  chart->setLegendVisible(order.size() > 1 || ys.size() > 1);
+  chart->setPointsVisible(most <= 30);  // a few measured points: show them
+  return chart;
+}
+
+std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
+                                    QSize size, qreal scale) {
+  return bytesOf(csvChart(csv, name, title)->renderPng(size, scale));
 }
 
 }  // namespace sl::ui

@@ -31,18 +31,26 @@ struct PlotOptions {
   std::string chart;  // a name from plotCharts() or "all"
   std::string png;    // file, or a folder with "all"; may be empty when svg is set
   std::string svg;    // optional; same rules
-  QSize size{960, 600};
+  QSize size{960, 600};  // layout size (logical pixels)
+  qreal scale = 1.0;     // the PNG has size × scale pixels (e.g. 2 for slides)
 };
 
 /// Render and write. Returns the files written. InputError on bad input
 /// (missing folder or file, malformed CSV, unknown chart) before anything is written.
 std::vector<std::string> plotSavedResults(const PlotOptions& opt);
 
+class LiveChart;
+/// A generic chart from a chart CSV (header + rows), labelled in words
+/// ("reasoning tokens (bin start)", "TTFT (s)", not the column names); a
+/// binned-tail CSV (with a "rule" column) says in its subtitle which
+/// statistic each bin uses. See renderCsvChartPng for the choice of x/y.
+std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& name, const QString& title);
+
 /// A generic chart from a chart CSV (header + rows): the first numeric column
 /// that identifies the rows is x, text columns (and numeric columns before x)
 /// split the series, the other numeric columns are y. PNG bytes.
 /// InputError (naming `name`) when the CSV has no numeric columns to draw.
 std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
-                                    QSize size = QSize(960, 600));
+                                    QSize size = QSize(960, 600), qreal scale = 1.0);
 
 }  // namespace sl::ui

@@ -16,6 +16,15 @@
 namespace sl::ui {
 
 namespace {
+// The first of `forms` (longest first) that fits `width` at `fm`, else the last.
+QString firstThatFits(const QStringList& forms, const QFontMetrics& fm, int width) {
+  for (const QString& f : forms)
+    if (fm.horizontalAdvance(f) <= width) return f;
+  return forms.back();
+}
+}  // namespace
+
+namespace {
 constexpr int kGap = 8;
 constexpr int kLegendH = 22;
 constexpr int kChip = 8;  // legend and smallest chip size
@@ -311,13 +320,18 @@ void ClusterView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), theme::kBackground);
   hits_.clear();
   cards_.clear();
+  queueRects_.clear();
+  calloutRects_.clear();
   if (!frame_ || frame_->snapshot.instances.empty()) {
     p.setPen(theme::kMuted);
     p.drawText(rect(), Qt::AlignCenter, tr("Open a scenario (File ▸ Open or Presets) and press Play"));
     return;
   }
   const auto& inst = frame_->snapshot.instances;
-  const QRect area = rect().adjusted(0, 0, 0, -kLegendH);
+  // Lecture mode: callouts get a lane of their own above the legend, so
+  // they never cover a card's queues.
+  const int lane = calloutLaneHeight();
+  const QRect area = rect().adjusted(0, 0, 0, -kLegendH - lane);
   const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
   compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
   cards_ = cards;
@@ -335,7 +349,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
     for (const TransferSnapshot& t : frame_->snapshot.transfers)
       paintTransfer(p, t.requestId, t.src, t.dst, t.live, t.progress, false);
   }
-  if (lecture_) paintCallouts(p);
+  if (lecture_) paintCallouts(p, QRect(0, height() - kLegendH - lane, width(), lane));
   paintLegend(p, QRect(0, height() - kLegendH, width(), kLegendH));
 }
 
@@ -413,12 +427,19 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     p.setPen(Qt::NoPen);
     p.setBrush(dot);
     p.drawEllipse(QPointF(row.left() + 4, row.center().y() + 1), 3.5, 3.5);
-    p.setPen(m.onPace ? theme::kMuted : dot);
-    p.drawText(row.adjusted(12, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
-               m.onPace ? tr("on pace") : tr("off pace"));
+    // "on pace" and "r · a · m" side by side; where both do not fit, the
+    // dot alone says on/off pace (hover explains), then a shorter r·a·m.
+    const QFontMetrics sfm(small);
+    const QString pace = m.onPace ? tr("on pace") : tr("off pace");
+    const QString ram = firstThatFits({tr("r %1 · a %2 · m %3").arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks),
+                                       tr("r%1 a%2 m%3").arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks)},
+                                      sfm, row.width() - 14);
+    if (12 + sfm.horizontalAdvance(pace) + 10 + sfm.horizontalAdvance(ram) <= row.width()) {
+      p.setPen(m.onPace ? theme::kMuted : dot);
+      p.drawText(row.adjusted(12, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, pace);
+    }
     p.setPen(theme::kMuted);
-    p.drawText(row, Qt::AlignRight | Qt::AlignVCenter,
-               tr("r %1 · a %2 · m %3").arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks));
+    p.drawText(row, Qt::AlignRight | Qt::AlignVCenter, ram);
     hits_.push_back({row, tr("Instance monitor (what PASCAL's placement reads)\n"
                              "t = %1: %2\n"
                              "r = %3 requests in the reasoning queue (Algorithm 2 picks the fewest)\n"
@@ -437,28 +458,51 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   if (nq == 0) return;
   const int avail = c.bottom() - y;
   const int perQueue = avail / nq;
+  const QFontMetrics sfm(small);
+  // Too short for a label row above a chip row: the label goes left of one
+  // row of chips ("reasoning · 31 ■■■■ +20"), so the chips stay visible.
+  const bool inlineLabel = (perQueue - sh - 2 + kChipGap) / (kChip + kChipGap) < 1;
+  int qLabelW = 0;
+  if (inlineLabel)
+    for (const QueueSnapshot& q : in.queues)
+      qLabelW = std::max(qLabelW, sfm.horizontalAdvance(tr("%1 · %2").arg(QString::fromStdString(q.name)).arg(q.requests.size())) + 8);
+  qLabelW = std::min(qLabelW, c.width() * 11 / 20);
+  const int chipsTop = inlineLabel ? 0 : sh + 2;  // below the label row, or beside the label
+  const int chipsW = c.width() - qLabelW;
+  auto rowsFor = [&](int chip) { return std::max(inlineLabel ? 1 : 0, (perQueue - chipsTop + kChipGap) / (chip + kChipGap)); };
   // Largest chip (8..14 px) at which the longest queue still fits.
   std::size_t longest = 0;
   for (const QueueSnapshot& q : in.queues) longest = std::max(longest, q.requests.size());
   int chip = 14;
   for (; chip > kChip; --chip) {
-    const int perRowC = std::max(1, (c.width() + kChipGap) / (chip + kChipGap));
-    const int rowsC = std::max(0, (perQueue - sh - 2 + kChipGap) / (chip + kChipGap));
-    if (static_cast<std::size_t>(perRowC * rowsC) >= longest) break;
+    const int perRowC = std::max(1, (chipsW + kChipGap) / (chip + kChipGap));
+    if (static_cast<std::size_t>(perRowC * rowsFor(chip)) >= longest) break;
   }
-  const int perRow = std::max(1, (c.width() + kChipGap) / (chip + kChipGap));
+  const int perRow = std::max(1, (chipsW + kChipGap) / (chip + kChipGap));
   for (const QueueSnapshot& q : in.queues) {
     const QRect qr(c.left(), y, c.width(), perQueue);
+    queueRects_.push_back(qr);
     p.setFont(small);
     p.setPen(theme::kMuted);
-    p.drawText(QRect(qr.left(), qr.top(), qr.width(), sh), Qt::AlignLeft | Qt::AlignVCenter,
-               QString("%1 · %2").arg(QString::fromStdString(q.name)).arg(q.requests.size()));
-    const int rows = std::max(0, (perQueue - sh - 2 + kChipGap) / (chip + kChipGap));
+    // "rr queue · 9 requests" (shorter forms on a narrow card); hover says more.
+    const QString qname = QString::fromStdString(q.name);
+    const QStringList qforms = {tr("%1 queue · %2 requests").arg(qname).arg(q.requests.size()),
+                                tr("%1 queue · %2").arg(qname).arg(q.requests.size()),
+                                tr("%1 · %2").arg(qname).arg(q.requests.size())};
+    const QRect qlabel = inlineLabel ? QRect(qr.left(), qr.top(), qLabelW, std::max(sh, chip))
+                                     : QRect(qr.left(), qr.top(), qr.width(), sh);
+    p.drawText(qlabel, Qt::AlignLeft | Qt::AlignVCenter,
+               inlineLabel ? sfm.elidedText(firstThatFits({qforms.back(), qname}, sfm, qLabelW - 4), Qt::ElideRight, qLabelW - 4)
+                           : firstThatFits(qforms, sfm, qr.width()));
+    hits_.push_back({QRect(qlabel.topLeft(), QSize(std::min(qlabel.width(), sfm.horizontalAdvance(qforms.back()) + 4), qlabel.height())),
+                     tr("The policy's queue \"%1\": %2 requests (running and waiting)").arg(qname).arg(q.requests.size())});
+    const int rows = rowsFor(chip);
     const int capacity = rows * perRow;
     const int n = static_cast<int>(q.requests.size());
     const int shown = n > capacity ? std::max(0, capacity - 3) : n;  // room for "+N"
+    const int x0 = qr.left() + qLabelW;
     for (int i = 0; i < shown; ++i) {
-      const QRectF cr(qr.left() + (i % perRow) * (chip + kChipGap), qr.top() + sh + 2 + (i / perRow) * (chip + kChipGap),
+      const QRectF cr(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap),
                       chip, chip);
       const RequestChip& chip = q.requests[static_cast<std::size_t>(i)];
       drawChip(p, cr, chip);
@@ -476,7 +520,7 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     if (shown < n && rows > 0) {
       p.setPen(theme::kMuted);
       const int i = shown;
-      p.drawText(QRect(qr.left() + (i % perRow) * (chip + kChipGap), qr.top() + sh + 2 + (i / perRow) * (chip + kChipGap) - 3,
+      p.drawText(QRect(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap) - 3,
                        40, chip + 6),
                  Qt::AlignLeft | Qt::AlignVCenter, QString("+%1").arg(n - shown));
     }
@@ -490,6 +534,7 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   p.setBrush(theme::kCard);
   p.drawRoundedRect(QRectF(r).adjusted(1, 1, -1, -1), 4, 4);
   const QRect c = r.adjusted(4, 3, -4, -3);
+  queueRects_.push_back(c);  // a compact card is all queue summary
   QFont small = font();
   small.setPointSizeF(font().pointSizeF() * 0.8);
   p.setFont(small);
@@ -506,8 +551,16 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignLeft | Qt::AlignVCenter,
              QString("%1%2").arg(in.id).arg(role.isEmpty() ? QString() : " " + role.left(1).toUpper()));
   p.setPen(theme::kMuted);
-  p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignRight | Qt::AlignVCenter,
-             QString("b%1 · %2").arg(in.batchSize).arg(queued));
+  {
+    // "batch 16 · 40 held" where it fits, shorter on a tiny card (hover: the card's tooltip).
+    const QFontMetrics sfm(small);
+    const int nameW = sfm.horizontalAdvance(QString("%1%2 ").arg(in.id).arg(role.isEmpty() ? QString() : " X"));
+    p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignRight | Qt::AlignVCenter,
+               firstThatFits({tr("batch %1 · %2 held").arg(in.batchSize).arg(queued),
+                              tr("batch %1 · %2").arg(in.batchSize).arg(queued),
+                              tr("%1 · %2").arg(in.batchSize).arg(queued)},
+                             sfm, c.width() - nameW));
+  }
   int y = c.top() + sh + 1;
   const double g = in.gpuBlocks > 0 ? static_cast<double>(in.gpuBlocksUsed) / static_cast<double>(in.gpuBlocks) : 0;
   const double gr = in.gpuBlocks > 0 ? static_cast<double>(in.gpuBlocksReserved) / static_cast<double>(in.gpuBlocks) : 0;
@@ -628,51 +681,95 @@ void ClusterView::paintTransfer(QPainter& p, std::int64_t id, int src, int dst, 
                        .arg(live ? tr(" (live migration)") : QString())});
 }
 
-void ClusterView::paintCallouts(QPainter& p) {
-  if (callouts_.empty()) return;
+QFont ClusterView::calloutFont() const {
   QFont f = font();
   f.setPointSizeF(font().pointSizeF() * 0.9);
+  return f;
+}
+
+int ClusterView::calloutLaneHeight() const {
+  if (!lecture_) return 0;
+  return kLaneRows * (QFontMetrics(calloutFont()).height() + 8) + (kLaneRows + 1) * 3;
+}
+
+void ClusterView::paintCallouts(QPainter& p, const QRect& lane) {
+  p.fillRect(lane, theme::kBackground.darker(104));
+  if (callouts_.empty()) {
+    p.setFont(calloutFont());
+    p.setPen(theme::kMuted);
+    p.drawText(lane.adjusted(10, 0, -10, 0), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("Callouts appear here: preemptions, migrations, role changes"));
+    return;
+  }
+  const QFont f = calloutFont();
   p.setFont(f);
   const QFontMetrics fm(f);
-  std::vector<int> bottom(cards_.size(), 0);
-  for (std::size_t i = 0; i < cards_.size(); ++i) bottom[i] = cards_[i].bottom() - 5;
-  // Newest at the bottom of each card, older ones stacked above; a caption
-  // wraps to a second line on a narrow card.
+  const int h = fm.height() + 8;
+  int row = 0, x = lane.left() + 6;
+  // Newest first, left to right, then the next row; each names its card,
+  // and the card gets an outline in the callout's colour.
   for (auto it = callouts_.items().rbegin(); it != callouts_.items().rend(); ++it) {
     const Callout& c = *it;
     if (c.instance < 0 || static_cast<std::size_t>(c.instance) >= cards_.size()) continue;
-    const QRect card = cards_[static_cast<std::size_t>(c.instance)];
-    QString text = c.text;
-    if (c.count > 1) text += QString::fromUtf8(" ×%1").arg(c.count);
-    else if (c.requestId >= 0) text += QString(" #%1").arg(c.requestId);
-    const int maxW = card.width() - 10;
-    const QRect tb = fm.boundingRect(QRect(0, 0, maxW - 26, 1000), Qt::TextWordWrap, text);
-    const int w = std::min(maxW, tb.width() + 28), h = std::min(tb.height(), 2 * fm.height()) + 8;
-    int& b = bottom[static_cast<std::size_t>(c.instance)];
-    const QRect box(card.right() - 5 - w, b - h, w, h);
-    b -= h + 3;
-    if (box.top() < card.top() + fm.height()) continue;
-    p.setOpacity(CalloutBoard::opacity(c, animT_));
+    const QString text = fm.elidedText(tr("GPU %1 · %2").arg(c.instance).arg(c.caption()), Qt::ElideRight,
+                                       lane.width() - 40);
+    const int w = fm.horizontalAdvance(text) + 28;
+    if (x + w > lane.right() - 4 && x > lane.left() + 6) {
+      if (++row >= kLaneRows) break;
+      x = lane.left() + 6;
+    }
+    const QRect box(x, lane.top() + 3 + row * (h + 3), w, h);
+    x += w + 6;
+    const double alpha = CalloutBoard::opacity(c, animT_);
+    p.setOpacity(alpha);
     p.setPen(QPen(c.color, 1.5));
-    p.setBrush(QColor(255, 255, 255, 240));
+    p.setBrush(QColor(255, 255, 255, 245));
     p.drawRoundedRect(box, 8, 8);
     p.setPen(Qt::NoPen);
     p.setBrush(c.color);
-    p.drawEllipse(QPointF(box.left() + 11, box.top() + 4 + fm.height() / 2.0), 4, 4);
+    p.drawEllipse(QPointF(box.left() + 11, box.center().y() + 0.5), 4, 4);
     p.setPen(theme::kText);
-    p.drawText(box.adjusted(20, 4, -6, -4), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+    p.drawText(box.adjusted(20, 0, -6, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    const QRect card = cards_[static_cast<std::size_t>(c.instance)];
+    p.setPen(QPen(c.color, 2.5));
+    p.setBrush(Qt::NoBrush);
+    p.drawRoundedRect(QRectF(card).adjusted(1.5, 1.5, -1.5, -1.5), 6, 6);
     p.setOpacity(1.0);
+    calloutRects_.push_back(box);
   }
 }
 
-void ClusterView::paintLegend(QPainter& p, const QRect& r) {
+int ClusterView::legendWidth(const QFont& f) const {
+  const QFontMetrics fm(f);
+  int w = kGap + 2;
+  for (int ph = 0; ph < 3; ++ph) w += kChip + 4 + fm.horizontalAdvance(phaseLabel(ph)) + 14;
+  for (const QString& l : {tr("waiting"), tr("swapped"), tr("migrating"), tr("GPU KV"), tr("CPU swap")})
+    w += kChip + 4 + fm.horizontalAdvance(l) + 14;
+  return w;
+}
+
+QFont ClusterView::legendFont() const {
+  // 0.85 of the view's font, smaller (down to 0.6) where the legend would be cut.
   QFont small = font();
-  small.setPointSizeF(font().pointSizeF() * 0.85);
+  for (double k : {0.85, 0.78, 0.7, 0.64, 0.6}) {
+    small.setPointSizeF(font().pointSizeF() * k);
+    if (legendWidth(small) <= width()) break;
+  }
+  return small;
+}
+
+void ClusterView::paintLegend(QPainter& p, const QRect& r) {
+  const QFont small = legendFont();
   p.setFont(small);
   const QFontMetrics fm(small);
   int x = r.left() + kGap + 2;
   const int cy = r.center().y();
   auto item = [&](const QString& label, auto&& drawSwatch) {
+    // What does not fit even at the smallest font is left out, never cut.
+    if (x + kChip + 4 + fm.horizontalAdvance(label) > r.right()) {
+      x = r.right() + 1;
+      return;
+    }
     drawSwatch(QRectF(x, cy - kChip / 2.0, kChip, kChip));
     x += kChip + 4;
     p.setPen(theme::kMuted);

@@ -40,6 +40,16 @@ public:
   void setFrame(std::shared_ptr<const LiveFrame> frame);
   /// Cards drawn in compact mode at the current size (for tests).
   bool compact() const { return compact_; }
+  /// Lecture mode's callout lane (0 when off): the strip above the legend
+  /// where callouts go, never over a card.
+  int calloutLaneHeight() const;
+  /// As last painted: the cards' queue areas and the callouts' boxes.
+  const std::vector<QRect>& queueRects() const { return queueRects_; }
+  const std::vector<QRect>& calloutRects() const { return calloutRects_; }
+  /// The legend under the cards: its font (smaller where it would be cut)
+  /// and the width it needs at a font.
+  QFont legendFont() const;
+  int legendWidth(const QFont& f) const;
   QSize sizeHint() const override { return {720, 420}; }
   QSize minimumSizeHint() const override { return {240, 160}; }
 
@@ -104,7 +114,8 @@ private:
   void paintCard(QPainter& p, const QRect& r, int index);
   void paintCompactCard(QPainter& p, const QRect& r, int index);
   void paintTransfer(QPainter& p, std::int64_t id, int src, int dst, bool live, double progress, bool animated);
-  void paintCallouts(QPainter& p);
+  void paintCallouts(QPainter& p, const QRect& lane);
+  QFont calloutFont() const;
   void paintLegend(QPainter& p, const QRect& r);
   void tick();
   bool animating() const;
@@ -112,6 +123,8 @@ private:
 
   std::shared_ptr<const LiveFrame> frame_;
   std::vector<Hit> hits_;
+  std::vector<QRect> queueRects_, calloutRects_;  // as last painted
+  static constexpr int kLaneRows = 2;
   std::vector<QRect> cards_;
   bool compact_ = false;
   std::int64_t selectedRequest_ = -1;

@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QFrame>
 #include <QGridLayout>
@@ -240,11 +241,15 @@ void CompareWindow::buildUi() {
                                                       tr("CSV (*.csv)"));
     if (path.isEmpty()) return;
     QString err;
-    if (exportCsv(path, &err)) statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-    else QMessageBox::warning(this, tr("Export summary table"), err);
+    if (!exportTable(path, &err)) QMessageBox::warning(this, tr("Export summary table"), err);
   });
-  auto* close = new QAction(tr("Close"), this);
-  close->setShortcut(QKeySequence::Close);
+  // Close: on the toolbar, Escape, Ctrl+W (and the platform's Close key).
+  auto* close = new QAction(st->standardIcon(QStyle::SP_DialogCloseButton), tr("Close"), this);
+  QList<QKeySequence> closeKeys = {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)};
+  for (const QKeySequence& k : QKeySequence::keyBindings(QKeySequence::Close))
+    if (!closeKeys.contains(k)) closeKeys << k;
+  close->setShortcuts(closeKeys);
+  close->setToolTip(tr("Close the comparison and stop its runs (Esc, Ctrl+W)"));
   connect(close, &QAction::triggered, this, &QWidget::close);
   addAction(close);
   for (QAction* a : {play_, step_, reset_, export_, close}) a->setShortcutContext(Qt::WindowShortcut);
@@ -282,6 +287,7 @@ void CompareWindow::buildUi() {
   spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
   tb->addWidget(spacer);
   tb->addAction(export_);
+  tb->addAction(close);
 
   auto* central = new QWidget;
   auto* v = new QVBoxLayout(central);
@@ -345,7 +351,25 @@ void CompareWindow::buildUi() {
 
   status_ = new QLabel;
   statusBar()->addPermanentWidget(status_, 1);
+  notice_ = new QLabel;
+  notice_->setObjectName("CompareNotice");
+  notice_->setStyleSheet("color: #1F7A4D; font-weight: bold;");
+  statusBar()->addPermanentWidget(notice_);
+  noticeTimer_ = new QTimer(this);
+  noticeTimer_->setSingleShot(true);
+  connect(noticeTimer_, &QTimer::timeout, notice_, &QLabel::clear);
 }
+
+bool CompareWindow::exportTable(const QString& path, QString* error) {
+  if (!exportCsv(path, error)) return false;
+  // Said where it stays visible (the run status keeps its own label).
+  notice_->setText(tr("Table written to %1 (%2 policies)").arg(QDir::toNativeSeparators(path)).arg(runs_.size()));
+  notice_->setToolTip(QFileInfo(path).absoluteFilePath());
+  noticeTimer_->start(10000);
+  return true;
+}
+
+QString CompareWindow::notice() const { return notice_->text(); }
 
 void CompareWindow::clearRuns() {
   for (auto& r : runs_) delete r->ctl;  // joins the worker thread

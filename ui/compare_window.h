@@ -88,6 +88,10 @@ public:
   /// The table's rows (as of the last pull), reference first.
   std::vector<CompareRow> rows() const;
   bool exportCsv(const QString& path, QString* error = nullptr);
+  /// Export ▸ table: exportCsv, then a confirmation naming the file in the
+  /// status bar (notice()).
+  bool exportTable(const QString& path, QString* error = nullptr);
+  QString notice() const;
 
 protected:
   void closeEvent(QCloseEvent* e) override;
@@ -118,6 +122,8 @@ private:
   QLabel* speedLabel_ = nullptr;
   QLabel* timeLabel_ = nullptr;
   QLabel* status_ = nullptr;
+  QLabel* notice_ = nullptr;       // "Table written to …", cleared after a while
+  QTimer* noticeTimer_ = nullptr;
   QTimer* pullTimer_ = nullptr;
   QTimer* driveTimer_ = nullptr;
   QElapsedTimer sincePull_, sinceRefresh_, anchorWall_, roundWall_;

@@ -161,6 +161,26 @@ void HistoryPlot::setHistory(const InstanceHistory& h) {
   update();
 }
 
+namespace {
+double stripMax(const std::vector<InstanceSample>& s, double (*value)(const InstanceSample&)) {
+  double mx = 0;
+  for (const InstanceSample& x : s) mx = std::max(mx, value(x));
+  return mx;
+}
+}  // namespace
+
+QStringList HistoryPlot::summaries() const {
+  const auto& s = h_.samples;
+  if (s.empty()) return {QString(), QString(), QString()};
+  auto kv = [](const InstanceSample& x) { return x.kvUsed; };
+  auto queued = [](const InstanceSample& x) { return double(x.queued); };
+  auto batch = [](const InstanceSample& x) { return double(x.batch); };
+  const InstanceSample& last = s.back();
+  return {tr("now %1% · max %2%").arg(kv(last) * 100, 0, 'f', 0).arg(stripMax(s, kv) * 100, 0, 'f', 0),
+          tr("now %1 · max %2").arg(queued(last), 0, 'f', 0).arg(stripMax(s, queued), 0, 'f', 0),
+          tr("now %1 · max %2").arg(batch(last), 0, 'f', 0).arg(stripMax(s, batch), 0, 'f', 0)};
+}
+
 void HistoryPlot::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
@@ -187,18 +207,18 @@ void HistoryPlot::paintEvent(QPaintEvent*) {
     return;
   }
   const double t0 = s.front().timeS, t1 = std::max(s.back().timeS, t0 + 1e-9);
+  const QStringList sums = summaries();
   for (int k = 0; k < n; ++k) {
     const Strip& st = strips[k];
     const QRect area(2, k * stripH + lh + 2, width() - 4, stripH - lh - 6);
-    double mx = st.percent ? 1.0 : 1.0;
-    for (const InstanceSample& x : s) mx = std::max(mx, st.value(x));
-    const double last = st.value(s.back());
+    // KV is drawn against its capacity (0–100 %), counts against their
+    // largest value (at least 1); the label says what the data reached.
+    const double mx = st.percent ? 1.0 : std::max(1.0, stripMax(s, st.value));
     p.setPen(theme::kText);
     p.drawText(QRect(area.left(), area.top() - lh - 1, area.width(), lh), Qt::AlignLeft | Qt::AlignVCenter, st.name);
     p.setPen(theme::kMuted);
     p.drawText(QRect(area.left(), area.top() - lh - 1, area.width(), lh), Qt::AlignRight | Qt::AlignVCenter,
-               st.percent ? tr("now %1% · max %2%").arg(last * 100, 0, 'f', 0).arg(mx * 100, 0, 'f', 0)
-                          : tr("now %1 · max %2").arg(last, 0, 'f', 0).arg(mx, 0, 'f', 0));
+               sums[k]);
     p.setPen(Qt::NoPen);
     p.setBrush(theme::kTrack);
     p.drawRect(area);
@@ -356,7 +376,8 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
   bar_->setTimeline(t, now);
 
   QString path;
-  for (int i : t.instances()) path += (path.isEmpty() ? QString() : QString::fromUtf8(" → ")) + QString::number(i);
+  for (int i : t.instances())
+    path += (path.isEmpty() ? QString() : QString::fromUtf8(" → ")) + tr("GPU %1").arg(i);
   int preempt = 0, migr = 0;
   for (const TimelineEvent& e : t.events) {
     preempt += e.kind == RequestEvent::Preempted;
@@ -389,7 +410,7 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
   table += "<tr>" + cell(tr("E2E"), fmtS(e2e)) + cell(tr("queueing"), fmtS(queueing)) + "</tr>";
   table += "<tr>" + cell(tr("preempted"), QString::number(preempt)) + cell(tr("think→answer"), fmtS(ttfat)) + "</tr>";
   table += "<tr>" + cell(tr("migrated"), QString::number(migr)) +
-          cell(tr("instances"), path.isEmpty() ? na : path) + "</tr>";
+          cell(tr("ran on"), path.isEmpty() ? na : path) + "</tr>";
   metrics_->setText("<table style='white-space:nowrap'>" + table + "</table>");
 
   // Events plus the token milestones that are not engine events.

@@ -6,6 +6,7 @@
 // instance card shows the instance's history (KV usage, queue length and
 // batch size from the probe samples) and its counters. Data come from the
 // controller's TimelineStore, re-read by refresh().
+#include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
@@ -46,6 +47,8 @@ class HistoryPlot : public QWidget {
 public:
   explicit HistoryPlot(QWidget* parent = nullptr);
   void setHistory(const InstanceHistory& h);
+  /// The three strips' "now · max" texts (KV in %, queued, batch), as drawn.
+  QStringList summaries() const;
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 

@@ -28,6 +28,7 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include <algorithm>
 #include <cmath>
 
 #include "chart_panel.h"
@@ -88,7 +89,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  scroll->setMinimumWidth(260);
+  scroll->setMinimumWidth(240);
   scenarioDock_ = new QDockWidget(tr("Scenario"), this);
   scenarioDock_->setObjectName("ScenarioDock");
   scenarioDock_->setWidget(scroll);
@@ -139,7 +140,7 @@ void MainWindow::buildActions() {
   connect(open_, &QAction::triggered, this, [this] {
     const QString start = currentPath_.isEmpty() ? samplesDir() : QFileInfo(currentPath_).absolutePath();
     const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), start, tr("Scenario (*.json)"));
-    if (!path.isEmpty()) openScenario(path);
+    if (!path.isEmpty()) openScenarioInteractive(path);
   });
   save_ = new QAction(st->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
   save_->setShortcut(QKeySequence::Save);
@@ -218,10 +219,36 @@ void MainWindow::buildActions() {
   exportCharts_ = new QAction(tr("&Export charts…"), this);
   exportCharts_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   connect(exportCharts_, &QAction::triggered, this, [this] {
+    // Sizes for slides and papers: the chart is laid out at the size, the
+    // PNG has size × scale pixels (SVGs are vector anyway).
+    struct Choice {
+      QString label;
+      QSize size;
+      qreal scale;
+    };
+    const std::vector<Choice> choices = {
+        {tr("Screen: 960×600 at 2× (1920×1200 px)"), {960, 600}, 2.0},
+        {tr("Slide 16:9: 1600×900 at 1×"), {1600, 900}, 1.0},
+        {tr("Slide 16:9: 1600×900 at 2× (3200×1800 px)"), {1600, 900}, 2.0},
+        {tr("Paper, one column: 520×340 at 3× (1560×1020 px)"), {520, 340}, 3.0},
+        {tr("Paper, two columns: 1040×420 at 3× (3120×1260 px)"), {1040, 420}, 3.0},
+    };
+    QStringList labels;
+    for (const Choice& c : choices) labels << c.label;
+    bool ok = false;
+    const QString pick = QInputDialog::getItem(this, tr("Export charts"), tr("Chart size:"), labels, 0, false, &ok);
+    if (!ok) return;
+    const Choice& c = choices[static_cast<std::size_t>(std::max<qsizetype>(0, labels.indexOf(pick)))];
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
     if (dir.isEmpty()) return;
-    const int n = exportCharts(dir);
-    statusBar()->showMessage(tr("%1 files written to %2").arg(n).arg(dir), 5000);
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const int n = exportCharts(dir, c.size, c.scale);
+    QApplication::restoreOverrideCursor();
+    const int want = 3 * static_cast<int>(charts_->charts().size());
+    if (n < want)
+      QMessageBox::warning(this, tr("Export charts"), tr("Only %1 of %2 files could be written to %3").arg(n).arg(want).arg(dir));
+    else
+      statusBar()->showMessage(tr("%1 files written to %2").arg(n).arg(dir), 5000);
   });
   compare_ = new QAction(tr("&Compare policies…"), this);
   compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
@@ -237,7 +264,13 @@ void MainWindow::buildActions() {
   });
   quit_ = new QAction(tr("&Quit"), this);
   quit_->setShortcut(QKeySequence::Quit);
-  connect(quit_, &QAction::triggered, this, &QWidget::close);
+  connect(quit_, &QAction::triggered, this, [this] {
+    if (confirmDiscard(tr("Quit"))) {
+      discardConfirmed_ = true;
+      close();
+      discardConfirmed_ = false;
+    }
+  });
   for (QAction* a : {open_, save_, saveAs_, play_, step_, reset_, runMode_, fastMode_, expressMode_, stop_,
                      exportCharts_, compare_, quit_})
     a->setShortcutContext(Qt::WindowShortcut);
@@ -259,10 +292,16 @@ void MainWindow::buildToolBar() {
   for (QAction* a : {runMode_, fastMode_, expressMode_}) tb->addAction(a);
   tb->addAction(lecture_);
   tb->addAction(compare_);
-  tb->addSeparator();
+  // The clock, speed and seed: a toolbar of their own, which moves to a
+  // second row when the window is too narrow for both (never into "»").
+  clockBar_ = addToolBar(tr("Clock"));
+  clockBar_->setObjectName("ClockToolBar");
+  clockBar_->setMovable(false);
+  tb = clockBar_;
   auto* sl = new QLabel(tr(" Speed "));
   tb->addWidget(sl);
   speed_ = new QSlider(Qt::Horizontal);
+  speed_->setObjectName("SpeedSlider");
   speed_->setRange(0, kSpeedMax);
   speed_->setFixedWidth(110);
   speed_->setToolTip(tr("Simulated seconds per wall second (log scale, 0.1× to max)"));
@@ -275,6 +314,7 @@ void MainWindow::buildToolBar() {
   setSpeedFromSlider(speed_->value());
   tb->addSeparator();
   simTime_ = new QLabel;
+  simTime_->setObjectName("SimClock");
   simTime_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("t = 00000.0 s "));
   QFont mono = simTime_->font();
   mono.setBold(true);
@@ -288,6 +328,7 @@ void MainWindow::buildToolBar() {
   tb->addSeparator();
   tb->addWidget(new QLabel(tr(" Seed ")));
   seed_ = new QSpinBox;
+  seed_->setObjectName("SeedBox");
   seed_->setRange(0, 2'000'000'000);
   seed_->setToolTip(tr("Random seed of the workload and policies; changing it restarts the run"));
   seed_->setKeyboardTracking(false);
@@ -298,6 +339,35 @@ void MainWindow::buildToolBar() {
   dice->setToolTip(tr("Draw a new random seed and restart"));
   connect(dice, &QAction::triggered, this, [this] { reseed(true); });
   tb->addAction(dice);
+}
+
+std::vector<QWidget*> MainWindow::toolbarEssentials() const {
+  auto* tb = findChild<QToolBar*>("RunToolBar");
+  std::vector<QWidget*> out;
+  for (QAction* a : {play_, step_, reset_})
+    if (QWidget* b = tb->widgetForAction(a)) {
+      b->setObjectName(a->text() == tr("Pause") ? "Play" : a->text());
+      out.push_back(b);
+    }
+  for (QWidget* w : std::initializer_list<QWidget*>{simTime_, speed_, speedLabel_, seed_}) out.push_back(w);
+  return out;
+}
+
+void MainWindow::fitToolBars() {
+  // One row when both toolbars fit the window, else the clock row below.
+  auto* run = findChild<QToolBar*>("RunToolBar");
+  if (!run || !clockBar_) return;
+  const int need = run->sizeHint().width() + clockBar_->sizeHint().width() + 16;
+  const bool split = need > width();
+  if (split == toolBarsSplit_) return;
+  toolBarsSplit_ = split;
+  if (split) insertToolBarBreak(clockBar_);
+  else removeToolBarBreak(clockBar_);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* e) {
+  QMainWindow::resizeEvent(e);
+  fitToolBars();
 }
 
 void MainWindow::buildMenus() {
@@ -377,7 +447,7 @@ void MainWindow::rebuildPresetsMenu() {
     QAction* a = presetsMenu_->addAction(QFileInfo(f).completeBaseName());
     const QString path = dir + "/" + f;
     a->setToolTip(path);
-    connect(a, &QAction::triggered, this, [this, path] { openScenario(path); });
+    connect(a, &QAction::triggered, this, [this, path] { openScenarioInteractive(path); });
   }
 }
 
@@ -387,7 +457,7 @@ void MainWindow::rebuildRecentMenu() {
   for (const QString& p : recent) {
     QAction* a = recentMenu_->addAction(QFileInfo(p).fileName());
     a->setToolTip(p);
-    connect(a, &QAction::triggered, this, [this, p] { openScenario(p); });
+    connect(a, &QAction::triggered, this, [this, p] { openScenarioInteractive(p); });
   }
   recentMenu_->setEnabled(!recent.isEmpty());
 }
@@ -411,7 +481,30 @@ void MainWindow::restoreSettings() {
   if (s.contains("speed")) speed_->setValue(s.value("speed").toInt());
 }
 
+bool MainWindow::confirmDiscard(const QString& action) {
+  QStringList what;
+  if (panel_->dirty()) what << tr("the scenario panel's edits that were not applied");
+  const std::size_t changes = ctl_->loaded() ? ctl_->latest()->changes.size() : 0;
+  if (changes > 0)
+    what << (changes == 1 ? tr("this run's live change") : tr("this run's %1 live changes").arg(changes));
+  if (what.isEmpty()) return true;
+  QMessageBox box(QMessageBox::Question, action, tr("%1 discards %2.").arg(action, what.join(tr(" and "))),
+                  QMessageBox::Discard | QMessageBox::Cancel, this);
+  box.setObjectName("DiscardBox");
+  if (changes > 0)
+    box.setInformativeText(tr("File ▸ Save run as… keeps the scenario with its live changes, so that "
+                              "servelab-cli run reproduces it."));
+  box.setDefaultButton(QMessageBox::Cancel);
+  return box.exec() == QMessageBox::Discard;
+}
+
 void MainWindow::closeEvent(QCloseEvent* e) {
+  // The window manager's close button asks as Quit does (a programmatic
+  // close, e.g. from a test or after Quit confirmed, does not).
+  if (e->spontaneous() && !discardConfirmed_ && !confirmDiscard(tr("Quit"))) {
+    e->ignore();
+    return;
+  }
   QSettings s;
   s.setValue("geometry", saveGeometry());
   s.setValue("windowState", saveState());
@@ -431,7 +524,12 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
     if (error) *error = msg;
     return false;
   }
-  if (!loadScenario(s, QFileInfo(path).fileName(), error)) return false;
+  QString loadErr;
+  if (!loadScenario(s, QFileInfo(path).fileName(), &loadErr)) {
+    // The engine's refusal (e.g. the model does not fit) names the file too.
+    if (error) *error = QFileInfo(path).fileName() + ": " + loadErr;
+    return false;
+  }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
   return true;
@@ -495,8 +593,22 @@ void MainWindow::applyPanel() {
     panel_->setError(QString::fromStdString(e.what()));
     return;
   }
+  // The run restarts from t = 0: a rate moved live is kept as the new
+  // scenario's rate (unless the initial rate itself was edited), instead of
+  // silently going back to the old one.
+  QString kept;
+  if (ctl_->loaded() && !panel_->rateEdited()) {
+    const std::shared_ptr<const LiveFrame> f = ctl_->latest();
+    const bool rateMoved = std::any_of(f->changes.begin(), f->changes.end(),
+                                       [](const KnobChange& c) { return c.knob == kKnobArrivalRate; });
+    if (rateMoved && f->rateLive && f->arrivalRate != s.workload.arrival.rate) {
+      s.workload.arrival.rate = f->arrivalRate;
+      kept = tr("Applied with the live arrival rate, %1 req/s, as the initial rate").arg(f->arrivalRate, 0, 'g', 4);
+    }
+  }
   const bool wasRunning = ctl_->isRunning();
   if (loadScenario(s, QFileInfo(currentPath_).fileName() + tr(" (edited)")) && wasRunning) ctl_->play();
+  if (!kept.isEmpty()) statusBar()->showMessage(kept, 8000);
   updateRunActions();
 }
 
@@ -589,7 +701,10 @@ void MainWindow::applyFrame(const LiveFrame& f) {
   const Snapshot& s = f.snapshot;
   simTime_->setText(tr("t = %1 s").arg(f.clockS, 0, 'f', 1));
   eventsRate_->setText(f.running ? fmtCount(f.eventsPerSec) + tr(" ev/s") : QString());
-  stTime_->setText(tr("sim %1 · wall %2").arg(fmtDuration(f.clockS), fmtDuration(f.wallS)));
+  stTime_->setText(tr("sim %1 · wall %2").arg(fmtDuration(f.clockS), fmtDuration(f.elapsedS)));
+  stTime_->setToolTip(tr("Simulated time · wall-clock time elapsed while playing (pauses excluded); the engine "
+                         "computed for %1 of it")
+                          .arg(fmtDuration(f.wallS)));
   stSpeed_->setText(f.running ? tr("speed %1").arg(speedText(std::max(f.speedAchieved, 1e-3)))
                               : (f.done ? tr("done") : tr("paused")));
   stEvents_->setText(tr("%1 events").arg(fmtCount(static_cast<double>(s.events))));
@@ -623,10 +738,22 @@ CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* err
   return w;
 }
 
-int MainWindow::exportCharts(const QString& dir) {
+int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
   QDir().mkpath(dir);
   pull(true);
-  return charts_->exportAll(dir);
+  return charts_->exportAll(dir, size, scale);
+}
+
+bool MainWindow::openScenarioInteractive(const QString& path) {
+  if (!confirmDiscard(tr("Opening %1").arg(QFileInfo(path).fileName()))) return false;
+  QString err;
+  if (openScenario(path, &err)) return true;
+  QMessageBox box(QMessageBox::Warning, tr("Open scenario"), tr("%1 could not be opened.").arg(QFileInfo(path).fileName()),
+                  QMessageBox::Ok, this);
+  box.setObjectName("OpenErrorBox");
+  box.setInformativeText(err);
+  box.exec();
+  return false;
 }
 
 // ---- File → Export (charts, run results, trace, cluster view) ----------

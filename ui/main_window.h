@@ -5,6 +5,7 @@
 
 #include <QElapsedTimer>
 #include <memory>
+#include <vector>
 
 #include "scenario/spec.h"
 
@@ -16,6 +17,7 @@ class QProgressBar;
 class QSlider;
 class QSpinBox;
 class QTimer;
+class QToolBar;
 class QDockWidget;
 
 namespace sl::ui {
@@ -42,8 +44,15 @@ public:
   bool saveScenario(const QString& path, QString* error = nullptr);
   /// Pull the latest frame and samples now and repaint (tests, screenshots).
   void pullNow();
-  /// Export every chart to <dir>/<id>.{png,svg,csv}; returns the files written.
-  int exportCharts(const QString& dir);
+  /// Export every chart to <dir>/<id>.{png,svg,csv} laid out at `size`
+  /// (PNG × `scale`); returns the files written.
+  int exportCharts(const QString& dir, QSize size = QSize(960, 600), qreal scale = 2.0);
+  /// Open a scenario from the menus: a file that cannot be opened is
+  /// reported in a message box with the whole message.
+  bool openScenarioInteractive(const QString& path);
+  /// Before discarding unapplied panel edits or the run's live changes
+  /// (Open, a preset, Quit): ask; true to go on.
+  bool confirmDiscard(const QString& action);
   /// File → Export: the current run's results (summary.json, requests.csv,
   /// timeseries.csv, …) into `dir`, or its trace to `path`, replayed headless
   /// (ui/export_run.h) up to the events shown; the worker is not touched.
@@ -85,8 +94,13 @@ public:
   /// The folder holding the sample scenarios ("" if none was found).
   static QString samplesDir();
 
+  /// Toolbar widgets a user must always see (play/step/reset, the clock,
+  /// speed, seed): never pushed into the toolbar's overflow menu.
+  std::vector<QWidget*> toolbarEssentials() const;
+
 protected:
   void closeEvent(QCloseEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
 
 private:
   void buildActions();
@@ -97,6 +111,7 @@ private:
   void buildTourMenu(QMenu* help);
   void pullTeaching(const LiveFrame& f);
   void buildStatusBar();
+  void fitToolBars();
   void onFrameReady();
   void pull(bool force);
   void applyFrame(const LiveFrame& f);
@@ -130,6 +145,7 @@ private:
   double basePointSize_ = 0;
   int speedBeforeLecture_ = -1;
   bool scenarioWasVisible_ = false;
+  int chartsHeightBeforeLecture_ = -1;
   QElapsedTimer sinceInspectorRefresh_;
   QActionGroup* modes_ = nullptr;
   QMenu* recentMenu_ = nullptr;
@@ -154,6 +170,9 @@ private:
   QString currentPath_;
   int generation_ = -1;
   bool wasRunning_ = false;
+  bool discardConfirmed_ = false;
+  QToolBar* clockBar_ = nullptr;
+  bool toolBarsSplit_ = false;  // Quit asked already: the close event does not ask again
 };
 
 }  // namespace sl::ui

@@ -36,6 +36,9 @@ QGroupBox* group(const QString& title, QFormLayout*& form) {
   auto* g = new QGroupBox(title);
   form = new QFormLayout(g);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  // A label too long for a narrow dock goes above its field instead of
+  // widening the panel past the dock (which clipped it on both sides).
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   form->setLabelAlignment(Qt::AlignLeft);
   form->setContentsMargins(8, 6, 8, 8);
   form->setVerticalSpacing(5);
@@ -59,6 +62,46 @@ int ScenarioPanel::rateToSlider(double r) {
   return static_cast<int>(std::lround(std::log(r / kRateLo) / std::log(kRateHi / kRateLo) * kSliderSteps));
 }
 
+namespace {
+
+// A knob editor that lets any number be typed (a minus sign, too many
+// digits) instead of dropping keys or clamping: out-of-range text stays
+// "intermediate", so it is never applied, and the panel says why inline.
+class KnobSpinBox : public QDoubleSpinBox {
+public:
+  using QDoubleSpinBox::QDoubleSpinBox;
+  QValidator::State validate(QString& text, int& pos) const override {
+    QString t = text;
+    if (!suffix().isEmpty() && t.endsWith(suffix())) t.chop(suffix().size());
+    t = t.trimmed();
+    if (t.isEmpty() || t == "-" || t == "+" || t == locale().decimalPoint()) return QValidator::Intermediate;
+    bool ok = false;
+    const double v = locale().toDouble(t, &ok);
+    if (!ok) return QValidator::Invalid;
+    if (v < minimum() || v > maximum() || (decimals() == 0 && v != std::floor(v))) return QValidator::Intermediate;
+    return QDoubleSpinBox::validate(text, pos);
+  }
+  // Enter on refused text: back to the value the knob has (never clamped).
+  void fixup(QString& input) const override { input = prefix() + textFromValue(value()) + suffix(); }
+};
+
+// A spin box re-sends its value when it corrects refused text back to it:
+// true (and nothing to do) when `v` is the value it had.
+bool unchanged(QDoubleSpinBox* sb, double v) {
+  if (sb->property("applied").toDouble() == v) return true;
+  sb->setProperty("applied", v);
+  return false;
+}
+
+// "12.5 req/s", "850 req/s", "12.3 k req/s": short enough for its column
+// whatever the scenario's rate.
+QString rateText(double r) {
+  if (r >= 1000) return QString::number(r / 1000.0, 'f', r >= 100000 ? 0 : 1) + QObject::tr(" k req/s");
+  return QString::number(r, 'f', r >= 100 ? 0 : 1) + QObject::tr(" req/s");
+}
+
+}  // namespace
+
 ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   auto* root = new QVBoxLayout(this);
   root->setContentsMargins(6, 6, 6, 6);
@@ -74,14 +117,14 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
                              "so the run can be replayed exactly; marked on the time charts.")
                               .arg(kRateLo).arg(kRateHi));
   rateLabel_ = new QLabel;
-  rateLabel_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("200.0 req/s"));
+  rateLabel_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance("99.9 k req/s "));
   rateLabel_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   auto* rateRow = new QHBoxLayout;
   rateRow->addWidget(rateSlider_, 1);
   rateRow->addWidget(rateLabel_);
   f->addRow(tr("Arrival rate"), rateRow);
   connect(rateSlider_, &QSlider::valueChanged, this, [this](int v) {
-    rateLabel_->setText(QString::number(sliderToRate(v), 'f', 1) + tr(" req/s"));
+    rateLabel_->setText(rateText(sliderToRate(v)));
     if (!filling_ && !rateSlider_->isSliderDown()) emit liveRateChanged(sliderToRate(v));
   });
   connect(rateSlider_, &QSlider::sliderReleased, this,
@@ -208,6 +251,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   knobForm_ = new QFormLayout(knobBox_);
   knobForm_->setContentsMargins(0, 0, 0, 0);
   knobForm_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  knobForm_->setRowWrapPolicy(QFormLayout::WrapLongRows);
   f->addRow(knobBox_);
   root->addWidget(pol);
 
@@ -246,6 +290,9 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   });
   for (QDoubleSpinBox* s : {kvFraction_, rate_, nicGbps_, cv_})
     connect(s, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+  connect(rate_, &QDoubleSpinBox::valueChanged, this, [this](double) {
+    if (!filling_) rateEdited_ = true;
+  });
 }
 
 void ScenarioPanel::markDirty() {
@@ -268,13 +315,17 @@ void ScenarioPanel::rebuildKnobs(const std::string& policyId, const nlohmann::js
   policyDesc_->setText(QString::fromStdString(info->description));
   router_->setEnabled(info->usesRouter);
   for (const KnobSpec& k : info->knobs) {
-    auto* sb = new QDoubleSpinBox;
+    auto* sb = new KnobSpinBox;
     sb->setRange(k.min, k.max);
+    // Typed values apply on Enter or leaving the field, not per keystroke
+    // (typing 1500 must not run the simulation at 1, 15 and 150 first).
+    sb->setKeyboardTracking(false);
     sb->setDecimals(k.integer ? 0 : 3);
     if (!k.unit.empty()) sb->setSuffix(" " + QString::fromStdString(k.unit));
     double v = k.def;
     if (values.is_object() && values.contains(k.name) && values.at(k.name).is_number()) v = values.at(k.name).get<double>();
     sb->setValue(v);
+    sb->setProperty("applied", v);
     sb->setToolTip(tr("%1\nrange [%2, %3] %4 · default %5%6")
                        .arg(QString::fromStdString(k.description), fmtNum(k.min), fmtNum(k.max),
                             QString::fromStdString(k.unit), fmtNum(k.def),
@@ -300,20 +351,33 @@ void ScenarioPanel::rebuildKnobs(const std::string& policyId, const nlohmann::js
         why = QObject::tr("%1 must be a whole number").arg(QString::fromStdString(spec.name));
       err->setText(why);
       err->setVisible(!why.isEmpty());
+      err->setProperty("refused", !why.isEmpty());
     });
-    connect(sb, &QDoubleSpinBox::editingFinished, err, [err] { err->hide(); });
+    // Enter or leaving the field with a refused value: the knob keeps its
+    // value, and the message stays to say so.
+    connect(sb, &QDoubleSpinBox::editingFinished, err, [sb, err] {
+      if (!err->property("refused").toBool()) {
+        err->hide();
+        return;
+      }
+      err->setProperty("refused", false);
+      err->setText(err->text() + QObject::tr(" — kept %1").arg(sb->text()));
+      err->show();
+    });
     if (k.liveSafe) {
       // Safe mid-run: applied to the running policy at once (and logged, so a
       // replay reproduces the run); otherwise it waits for Apply.
-      connect(sb, &QDoubleSpinBox::valueChanged, this, [this, policyId, name = k.name](double v) {
-        if (filling_) return;
+      connect(sb, &QDoubleSpinBox::valueChanged, this, [this, sb, policyId, name = k.name](double v) {
+        if (filling_ || unchanged(sb, v)) return;
         if (policyId == runningPolicy_)
           emit liveKnobChanged(QString::fromStdString(name), v);
         else
           markDirty();
       });
     } else {
-      connect(sb, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+      connect(sb, &QDoubleSpinBox::valueChanged, this, [this, sb](double v) {
+        if (!unchanged(sb, v)) markDirty();
+      });
     }
   }
   if (info->knobs.empty()) {
@@ -347,6 +411,7 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   pick(workload_, s.workload.preset ? QString::fromStdString(*s.workload.preset) : QString());
   requests_->setValue(static_cast<int>(std::min<std::int64_t>(s.workload.requests, 10'000'000)));
   rate_->setValue(s.workload.arrival.rate);
+  rateEdited_ = false;
   cv_->setValue(s.workload.arrival.cv);
   const char* arr = s.workload.trace                                                ? "trace"
                     : s.workload.arrival.process == ArrivalSpec::Process::Gamma    ? "gamma"
@@ -476,12 +541,17 @@ void ScenarioPanel::setLiveRate(double rate, bool enabled) {
   if (rateSlider_->isSliderDown()) return;
   filling_ = true;
   rateSlider_->setValue(rateToSlider(rate));
-  rateLabel_->setText(QString::number(rate, 'f', 1) + tr(" req/s"));
+  rateLabel_->setText(rateText(rate));
   filling_ = false;
   rateSlider_->setEnabled(enabled);
   if (!enabled) rateLabel_->setText(tr("n/a"));
 }
 
 double ScenarioPanel::liveRate() const { return sliderToRate(rateSlider_->value()); }
+
+QString ScenarioPanel::knobError(const std::string& knob) const {
+  const auto it = knobErrors_.find(knob);
+  return it != knobErrors_.end() && !it->second->isHidden() ? it->second->text() : QString();
+}
 
 }  // namespace sl::ui

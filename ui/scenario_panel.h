@@ -42,12 +42,17 @@ public:
   /// Use the trace file at `path` (relative paths resolve against `baseDir`):
   /// its format is detected and shown; false + inline error when it cannot be read.
   bool setTraceFile(const QString& path, const std::string& baseDir = {});
+  /// The inline refusal shown under a knob ("" when none).
+  QString knobError(const std::string& knob) const;
+  QLabel* rateLabel() const { return rateLabel_; }
   /// Knob editors of the selected policy, by knob name.
   const std::map<std::string, QDoubleSpinBox*>& knobEditors() const { return knobs_; }
   /// The policy of the loaded run: while the panel shows that policy, its
   /// live-safe knobs apply at once (liveKnobChanged) instead of asking for Apply.
   void setRunningPolicy(const std::string& id) { runningPolicy_ = id; }
   bool dirty() const { return dirty_; }
+  /// The initial-rate field was edited since the scenario was shown.
+  bool rateEdited() const { return rateEdited_; }
 
 signals:
   void applyRequested();
@@ -92,6 +97,7 @@ private:
   QPushButton* apply_ = nullptr;
   QLabel* error_ = nullptr;
   bool dirty_ = false;
+  bool rateEdited_ = false;
   bool filling_ = false;
 };
 

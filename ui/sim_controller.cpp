@@ -153,6 +153,8 @@ public:
     running_ = false;
     stepTarget_.reset();
     wallS_ = 0;
+    elapsedBefore_ = 0;
+    playingSince_.reset();
     speedAchieved_ = eventsPerSec_ = 0;
     etaS_ = -1;
     resetWindow();
@@ -163,6 +165,7 @@ public:
     if (!run_ || run_->sim().done()) return notifyStopped();
     stepTarget_.reset();
     running_ = true;
+    startClock();
     anchor();
     resetWindow();
     arm(0);
@@ -170,6 +173,7 @@ public:
   void pause(std::uint64_t seq) {
     lastSeq_ = seq;
     running_ = false;
+    stopClock();
     stepTarget_.reset();
     publish(true);
   }
@@ -178,6 +182,7 @@ public:
     if (!run_ || run_->sim().done()) return notifyStopped();
     stepTarget_ = t;
     running_ = true;
+    startClock();
     resetWindow();
     arm(0);
   }
@@ -285,12 +290,22 @@ private:
       stepTarget_.reset();
       stopped = true;
     }
+    if (stopped) stopClock();
     publish(stopped);
     if (stopped) return notifyStopped();
     // Paced and caught up: sleep a little instead of spinning.
     const bool caughtUp = paced() && clockNs_ >= anchorSim_ + static_cast<SimTime>(
                                                                speed_ * secondsBetween(anchorWall_, Clock::now()) * 1e9);
     arm(caughtUp ? 4 : 0);
+  }
+
+  // Elapsed wall time while playing (pacing sleeps included, pauses not).
+  void startClock() {
+    if (!playingSince_) playingSince_ = Clock::now();
+  }
+  void stopClock() {
+    if (playingSince_) elapsedBefore_ += secondsBetween(*playingSince_, Clock::now());
+    playingSince_.reset();
   }
 
   void updateRates(Clock::time_point now) {
@@ -341,6 +356,7 @@ private:
     f->speedAchieved = running_ ? speedAchieved_ : 0;
     f->eventsPerSec = running_ ? eventsPerSec_ : 0;
     f->wallS = wallS_;
+    f->elapsedS = elapsedBefore_ + (playingSince_ ? secondsBetween(*playingSince_, Clock::now()) : 0.0);
     f->running = running_;
     f->done = sim.done();
     f->stalled = sim.stalled();
@@ -408,6 +424,8 @@ private:
   SimTime winClock_ = 0;
   std::int64_t winEvents_ = 0;
   double winProgress_ = -1;
+  double elapsedBefore_ = 0;                        // wall s played before playingSince_
+  std::optional<Clock::time_point> playingSince_;  // set while running
   double wallS_ = 0, speedAchieved_ = 0, eventsPerSec_ = 0, etaS_ = -1;
 
   friend class SimController;

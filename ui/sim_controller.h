@@ -55,7 +55,8 @@ struct LiveFrame {
   double clockS = 0;           // simulated clock (>= snapshot.now)
   double speedAchieved = 0;    // simulated s per wall s, recent
   double eventsPerSec = 0;     // recent
-  double wallS = 0;            // wall time spent running
+  double wallS = 0;            // wall time the engine spent computing (busy)
+  double elapsedS = 0;         // wall time elapsed while playing (pauses excluded)
   bool running = false;
   bool done = false;
   bool stalled = false;

@@ -18,6 +18,13 @@ QString roleLetter(int role) {
 }
 }  // namespace
 
+QString Callout::caption() const {
+  if (kind == Kind::RoleFlip) return count > 1 ? QObject::tr("%1 (%2 times)").arg(text).arg(count) : text;
+  if (count > 1) return QObject::tr("%1 requests: %2").arg(count).arg(text);
+  if (requestId >= 0) return QObject::tr("request #%1: %2").arg(requestId).arg(text);
+  return text;
+}
+
 void CalloutBoard::add(const AnimationNote& n, double animNow) {
   Callout c;
   c.instance = n.instance;

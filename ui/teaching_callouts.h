@@ -25,6 +25,10 @@ struct Callout {
   SimTime simTime = 0;  // simulated time of the latest event merged into it
   QString text;
   QColor color;
+  /// What the card shows: one subject, then what happened to it —
+  /// "request #39: preempted: KV swapped to CPU", "5 requests: migrated at
+  /// </think>", "instance flipped D→P (2 times)".
+  QString caption() const;
 };
 
 class CalloutBoard {

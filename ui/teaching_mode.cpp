@@ -112,6 +112,7 @@ void MainWindow::setLecture(bool on) {
   simTime_->setMinimumWidth(fm.horizontalAdvance("t = 00000.0 s "));
   speedLabel_->setMinimumWidth(fm.horizontalAdvance("1000× "));
   eventsRate_->setMinimumWidth(fm.horizontalAdvance("000.0 k ev/s "));
+  fitToolBars();  // larger text: the clock row may have to go below
   if (on) {
     speedBeforeLecture_ = speed_->value();
     speed_->setValue(speedToSlider(kLectureSpeed));
@@ -120,14 +121,20 @@ void MainWindow::setLecture(bool on) {
     speedBeforeLecture_ = -1;
   }
   // The projected picture is the cluster: the scenario dock steps aside.
+  // The charts dock gives up height too, so that the cards keep room for
+  // their queues above the callout lane (a projector has 720-800 rows).
   if (on) {
     scenarioWasVisible_ = scenarioDock_->isVisible();
     scenarioDock_->hide();
-  } else if (scenarioWasVisible_) {
-    scenarioDock_->show();
+    chartsHeightBeforeLecture_ = chartsDock_->height();
+    resizeDocks({chartsDock_}, {std::max(220, height() * 32 / 100)}, Qt::Vertical);
+  } else {
+    if (scenarioWasVisible_) scenarioDock_->show();
+    if (chartsHeightBeforeLecture_ > 0) resizeDocks({chartsDock_}, {chartsHeightBeforeLecture_}, Qt::Vertical);
+    chartsHeightBeforeLecture_ = -1;
   }
   cluster_->setLecture(on);
-  statusBar()->showMessage(on ? tr("Lecture mode: callouts mark preemptions, migrations and role changes")
+  statusBar()->showMessage(on ? tr("Lecture mode: callouts under the cards")
                               : tr("Lecture mode off"), 4000);
 }
 

@@ -24,6 +24,7 @@ struct PlotArgs {
   std::string png;
   std::string svg;
   std::string size = "960x600";
+  double scale = 1.0;
 };
 
 #ifdef SERVELAB_HAVE_UI
@@ -67,6 +68,7 @@ int runPlot(const PlotArgs& a) {
   opt.png = a.png;
   opt.svg = a.svg;
   opt.size = QSize(w, h);
+  opt.scale = a.scale;
   const auto app = ui::makeHeadlessApp();
   const std::vector<std::string> files = ui::plotSavedResults(opt);
   for (const std::string& f : files) std::cout << "wrote " << f << "\n";
@@ -91,7 +93,9 @@ std::function<int()> addPlotCommand(CLI::App& app) {
   c->add_option("--chart", args->chart, "Chart name, `list` to list them, or `all`")->required();
   c->add_option("--png", args->png, "PNG file to write (a folder with --chart all)");
   c->add_option("--svg", args->svg, "SVG file to write (a folder with --chart all)");
-  c->add_option("--size", args->size, "Image size in pixels, WxH")->capture_default_str();
+  c->add_option("--size", args->size, "Chart size (layout) in pixels, WxH")->capture_default_str();
+  c->add_option("--scale", args->scale, "PNG pixels per layout pixel (2 for sharp slides); SVG ignores it")
+      ->capture_default_str();
   return [args]() { return runPlot(*args); };
 }
 

@@ -1,7 +1,9 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/progress.h"
@@ -82,6 +84,20 @@ std::string fmt(double v, int decimals = 3) {
   return formatFixed(v, decimals);
 }
 
+// The output files a run wrote into `dir`, in the order of docs (the optional
+// ones only when the run had them), comma-separated.
+std::string writtenFiles(const std::string& dir) {
+  std::string list;
+  for (const char* f : {"summary.json", "requests.csv", "timeseries.csv", "trace.json", "tail_ttft.csv",
+                        "decisions.csv"}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir + "/" + f, ec)) continue;
+    if (!list.empty()) list += ',';
+    list += f;
+  }
+  return list;
+}
+
 }  // namespace
 
 int cmdRun(const RunArgs& a) {
@@ -90,12 +106,12 @@ int cmdRun(const RunArgs& a) {
   const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime, true, a.json);
   if (a.json) {
     std::cout << r.summaryJson.dump(2) << "\n";
-  } else {
+  } else if (!a.quiet) {
     std::cout << "ServeLab " << kServeLabVersion << " — " << a.scenario.path << "  (policy " << s.policy.id
               << ", seed " << s.run.seed << ")\n"
               << formatSummaryTable(r.summary) << "fingerprint " << fingerprintHex(r.fingerprint) << ", "
               << r.events << " events, wall " << fmt(r.wallSeconds, 2) << " s\n";
-    if (!a.out.empty()) std::cout << "wrote " << a.out << "/{summary.json,requests.csv,timeseries.csv,trace.json}\n";
+    if (!a.out.empty()) std::cout << "wrote " << a.out << "/{" << writtenFiles(a.out) << "}\n";
   }
   return 0;
 }
@@ -104,7 +120,12 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
   if (policies.empty()) throw InputError("--policies: give at least one policy id, e.g. fcfs,rr");
   Scenario base = loadWithOverrides(a.scenario);
   applyLenient(a, base);
-  for (const std::string& p : policies) (void)policyInfo(p);  // fail before running anything
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    (void)policyInfo(policies[i]);  // fail before running anything
+    if (std::find(policies.begin(), policies.begin() + static_cast<std::ptrdiff_t>(i), policies[i]) !=
+        policies.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError("--policies: '" + policies[i] + "' is listed twice (each policy once, e.g. fcfs,rr)");
+  }
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   std::vector<Summary> sums;
   for (const std::string& p : policies) {
@@ -121,10 +142,12 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     std::cout << nlohmann::ordered_json{{"runs", runs}}.dump(2) << "\n";
     return 0;
   }
+  if (a.quiet) return 0;
   // Side-by-side table; deltas in % against the first policy.
   struct Row {
     const char* name;
     double (*get)(const Summary&);
+    int decimals = 3;  // counts: 0
   };
   const Row rows[] = {
       {"TTFT p50 (s)", [](const Summary& s) { return s.ttft_s.p50; }},
@@ -135,8 +158,9 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
       {"QoE mean", [](const Summary& s) { return s.qoe_mean; }},
       {"QoE violation", [](const Summary& s) { return s.qoe_violation_rate; }},
       {"SLO attainment", [](const Summary& s) { return s.slo_attainment; }},
-      {"tokens/s", [](const Summary& s) { return s.tokens_per_s; }},
-      {"preemptions", [](const Summary& s) { return static_cast<double>(s.preemptions); }},
+      {"tokens/s", [](const Summary& s) { return s.tokens_per_s; }, 1},
+      {"preemptions", [](const Summary& s) { return static_cast<double>(s.preemptions); }, 0},
+      {"migrations", [](const Summary& s) { return static_cast<double>(s.migrations); }, 0},
   };
   std::printf("%-16s", "metric");
   for (const std::string& p : policies) std::printf(" %18s", p.c_str());
@@ -146,7 +170,7 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     const double ref = row.get(sums[0]);
     for (std::size_t i = 0; i < sums.size(); ++i) {
       const double v = row.get(sums[i]);
-      std::string cell = fmt(v);
+      std::string cell = fmt(v, row.decimals);
       if (i > 0 && std::isfinite(v) && std::isfinite(ref) && ref != 0)
         cell += " (" + std::string(v >= ref ? "+" : "") + fmt((v - ref) / std::fabs(ref) * 100, 1) + "%)";
       std::printf(" %18s", cell.c_str());

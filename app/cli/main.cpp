@@ -24,7 +24,7 @@ void addRunOptions(CLI::App* c, sl::cli::RunArgs& a) {
   addScenarioOptions(c, a.scenario);
   c->add_option("--out", a.out, "Write summary.json, requests.csv, timeseries.csv, trace.json here");
   c->add_flag("--json", a.json, "Print the summary as JSON on stdout");
-  c->add_flag("--quiet", a.quiet, "No progress bar");
+  c->add_flag("--quiet", a.quiet, "No progress bar and no table on stdout (errors, warnings and --json only)");
   c->add_flag("--record-wall-time", a.recordWallTime,
               "Store wall_s in summary.json (outputs are then no longer byte-identical between runs)");
   c->add_flag("--lenient", a.lenient,

@@ -4,7 +4,13 @@
 //   servelab --scenario FILE --screenshot OUT.png [--run-for SIM_SECONDS]
 //            [--size WxH] [--no-opengl] [--compare POLICY,POLICY[,…]]
 //            [--lecture] [--tour ID[:STEP]] [--inspect REQUEST_ID|gpuN|auto]
+//   servelab --scenario FILE --run-for T --export-charts DIR
+//            [--export-size WxH] [--export-scale S]
 //
+// A scenario that cannot be loaded (malformed, refused by the engine) is
+// reported on stderr, naming the file and the place, with exit code 2.
+// --export-charts writes what File ▸ Export ▸ Charts… writes (every chart as
+// PNG, SVG and CSV) after the run and exits.
 // With --screenshot the window is laid out at --size, the scenario optionally
 // runs headless for --run-for simulated seconds, the main window is rendered
 // to OUT.png and the program exits (0 on success). --compare opens compare
@@ -79,6 +85,12 @@ int main(int argc, char** argv) {
   QCommandLineOption inspectOpt("inspect", "Open the inspector on a request id, an instance (gpuN), or 'auto' "
                                            "(a request that was preempted or migrated).", "WHAT");
   cli.addOptions({lectureOpt, tourOpt, inspectOpt});
+  QCommandLineOption exportOpt("export-charts", "Run (--run-for), write every chart to DIR as File ▸ Export ▸ Charts… "
+                                                "does, and exit.", "DIR");
+  QCommandLineOption exportSizeOpt("export-size", "Chart size for --export-charts (default 960x600).", "WxH");
+  QCommandLineOption exportScaleOpt("export-scale", "PNG pixels per layout pixel for --export-charts (default 2).",
+                                    "S");
+  cli.addOptions({exportOpt, exportSizeOpt, exportScaleOpt});
   cli.addPositionalArgument("scenario", "Scenario JSON file to open (same as --scenario).", "[FILE]");
   cli.process(app);
 
@@ -96,6 +108,23 @@ int main(int argc, char** argv) {
   if (cli.isSet(sizeOpt) && !parseSize(cli.value(sizeOpt), size)) {
     std::fprintf(stderr, "servelab: --size: expected WxH, e.g. 1280x800 (got '%s')\n", qPrintable(cli.value(sizeOpt)));
     return 2;
+  }
+  QSize exportSize = sl::ui::LiveChart::kDefaultExportSize;
+  if (cli.isSet(exportSizeOpt) && (!parseSize(cli.value(exportSizeOpt), exportSize) || exportSize.width() > 8000 ||
+                                   exportSize.height() > 8000)) {
+    std::fprintf(stderr, "servelab: --export-size: expected WxH between 320x240 and 8000x8000 (got '%s')\n",
+                 qPrintable(cli.value(exportSizeOpt)));
+    return 2;
+  }
+  double exportScale = 2.0;
+  if (cli.isSet(exportScaleOpt)) {
+    bool ok = false;
+    exportScale = cli.value(exportScaleOpt).toDouble(&ok);
+    if (!ok || exportScale < 0.5 || exportScale > 4) {
+      std::fprintf(stderr, "servelab: --export-scale: expected a number from 0.5 to 4 (got '%s')\n",
+                   qPrintable(cli.value(exportScaleOpt)));
+      return 2;
+    }
   }
   if (cli.isSet(sizeOpt) || cli.isSet(shotOpt)) {
     w.resize(size);
@@ -196,16 +225,17 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (cli.isSet(shotOpt)) {
+  if (cli.isSet(shotOpt) || cli.isSet(exportOpt)) {
+    const char* what = cli.isSet(shotOpt) ? "--screenshot" : "--export-charts";
     if (scenario.isEmpty() && tourId.isEmpty()) {
-      std::fprintf(stderr, "servelab: --screenshot needs --scenario FILE (or --tour)\n");
+      std::fprintf(stderr, "servelab: %s needs --scenario FILE (or --tour)\n", what);
       return 2;
     }
     QString err;
     w.show();
     if (!scenario.isEmpty() && !w.openScenario(scenario, &err)) {
       std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
-      return 1;
+      return 2;
     }
     if (const int rc = startTeaching()) return rc;
     if (cli.isSet(runForOpt)) {
@@ -229,19 +259,38 @@ int main(int argc, char** argv) {
       w.inspect(cli.value(inspectOpt));
       QCoreApplication::processEvents();
     }
-    const QString out = cli.value(shotOpt);
-    if (!w.grab().save(out, "PNG")) {
-      std::fprintf(stderr, "servelab: cannot write %s\n", qPrintable(out));
-      return 1;
+    if (cli.isSet(exportOpt)) {
+      const QString dir = cli.value(exportOpt);
+      const int n = w.exportCharts(dir, exportSize, exportScale);
+      if (n < 3 * static_cast<int>(w.chartPanel()->charts().size())) {
+        std::fprintf(stderr, "servelab: --export-charts: cannot write every chart to %s (%d files written)\n",
+                     qPrintable(dir), n);
+        return 1;
+      }
+      std::printf("%d files written to %s\n", n, qPrintable(QFileInfo(dir).absoluteFilePath()));
     }
-    std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
+    if (cli.isSet(shotOpt)) {
+      const QString out = cli.value(shotOpt);
+      if (!w.grab().save(out, "PNG")) {
+        std::fprintf(stderr, "servelab: cannot write %s\n", qPrintable(out));
+        return 1;
+      }
+      std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
+    }
     return 0;
   }
 
-  w.show();
   if (!scenario.isEmpty()) {
-    w.openScenario(scenario);
+    // A file named on the command line that cannot be opened is an error
+    // (exit 2), not an empty window with made-up values.
+    QString err;
+    if (!w.openScenario(scenario, &err)) {
+      std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
+      return 2;
+    }
+    w.show();
   } else {
+    w.show();
     QString last = QSettings().value("lastScenario").toString();
     if (last.isEmpty() || !QFileInfo::exists(last)) {
       const QString dir = sl::ui::MainWindow::samplesDir();

@@ -16,9 +16,17 @@ outputs="summary.json requests.csv timeseries.csv trace.json"
 
 case $case_name in
 run_default)
-  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/r" --quiet
+  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/r"
   for f in $outputs; do [ -s "$tmp/r/$f" ] || fail "missing $f"; done
   grep -q "ttft" "$tmp/out" || fail "no summary table on stdout"
+  # The "wrote" line lists every file written, tail_ttft.csv included.
+  grep -q "wrote $tmp/r/{summary.json,requests.csv,timeseries.csv,trace.json,tail_ttft.csv}" "$tmp/out" \
+    || fail "wrote line does not list the files: $(grep wrote "$tmp/out")"
+  [ -s "$tmp/r/tail_ttft.csv" ] || fail "missing tail_ttft.csv"
+  # --quiet: nothing on stdout (no table, no progress), files still written.
+  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/q" --quiet --set workload.requests=50
+  [ -s "$tmp/out" ] && fail "--quiet printed: $(cat "$tmp/out")"
+  [ -s "$tmp/q/summary.json" ] || fail "--quiet wrote no summary.json"
   python3 - "$tmp/r" <<'PY' || fail "outputs inconsistent"
 import csv, json, sys
 d = sys.argv[1]
@@ -83,8 +91,17 @@ assert d["runs"][2]["summary"]["preemptions"] == 0
 assert d["runs"][0]["summary"]["preemptions"] > 0
 PY
   for p in fcfs rr oracle; do [ -s "$tmp/c/$p/summary.json" ] || fail "no outputs for $p"; done
-  expect_code 0 "$cli" compare "$src/samples/default.json" --policies fcfs,rr --quiet
+  expect_code 0 "$cli" compare "$src/samples/default.json" --policies fcfs,rr --set workload.requests=300
   grep -q "TTFT p99" "$tmp/out" || fail "no comparison table"
+  # Counts are whole numbers, and migrations have a row.
+  grep -Eq "^preemptions +[0-9]+ " "$tmp/out" || fail "preemptions not a whole number: $(grep preemptions "$tmp/out")"
+  grep -Eq "^migrations +[0-9]+ " "$tmp/out" || fail "no migrations row: $(cat "$tmp/out")"
+  expect_code 0 "$cli" compare "$src/samples/default.json" --policies fcfs,rr --quiet --set workload.requests=50
+  [ -s "$tmp/out" ] && fail "compare --quiet printed: $(cat "$tmp/out")"
+  # A policy listed twice is refused (as the GUI does), before anything runs.
+  expect_code 2 "$cli" compare "$src/samples/default.json" --policies fcfs,fcfs --out "$tmp/dup"
+  grep -q "'fcfs' is listed twice" "$tmp/err" || fail "duplicate not refused by name: $(cat "$tmp/err")"
+  [ -e "$tmp/dup" ] && fail "outputs written for a refused compare"
   ;;
 validate)
   expect_code 0 "$cli" validate "$src/samples/default.json"

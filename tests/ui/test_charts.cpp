@@ -67,6 +67,60 @@ ProbeSample probe(double t, int instances) {
   return s;
 }
 
+// The bounding box of the pixels that differ from the background (white).
+QRect inkBox(const QImage& img) {
+  int x0 = img.width(), y0 = img.height(), x1 = -1, y1 = -1;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x)
+      if (img.pixel(x, y) != qRgb(255, 255, 255)) {
+        x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+      }
+  return x1 < 0 ? QRect() : QRect(QPoint(x0, y0), QPoint(x1, y1));
+}
+
+// Pixels close to `c` (within `tol` per channel).
+int pixelsNear(const QImage& img, QColor c, int tol = 24) {
+  int n = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QColor p = img.pixelColor(x, y);
+      if (std::abs(p.red() - c.red()) <= tol && std::abs(p.green() - c.green()) <= tol &&
+          std::abs(p.blue() - c.blue()) <= tol)
+        ++n;
+    }
+  return n;
+}
+
+// What a scatter dot of `c` (alpha 150) looks like over white.
+QColor overWhite(QColor c, int alpha = 150) {
+  auto mix = [&](int v) { return 255 - (255 - v) * alpha / 255; };
+  return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
+}
+
+QStringList elided(const LiveChart& c) {
+  QStringList out;
+  for (const QString& t : c.paintedTexts())
+    if (t.contains(QChar(0x2026)) || t.contains("...")) out << t;
+  return out;
+}
+
+// A panel with a finished-request scatter and 120 s of probes.
+void fillPanel(ChartPanel& p, int instances) {
+  p.clear(instances);
+  std::vector<ProbeSample> probes;
+  for (int t = 1; t <= 120; ++t) probes.push_back(probe(t, instances));
+  p.addProbes(probes);
+  std::vector<FinishedPoint> pts;
+  for (int i = 0; i < 600; ++i) {
+    FinishedPoint f;
+    f.reasoning = (i * 37) % 3000;
+    f.ttftS = 0.01 * ((i * 53) % 97) + 0.0005 * f.reasoning;
+    pts.push_back(f);
+  }
+  p.addFinished(pts);
+  p.refresh();
+}
+
 std::string slurp(const QString& path) {
   std::ifstream in(path.toStdString(), std::ios::binary);
   std::ostringstream ss;
@@ -312,6 +366,117 @@ private slots:
       QVERIFY2(QString(e.what()).contains("missing"), e.what());
     }
     QVERIFY(!QFile::exists(tmp.filePath("out.png")));
+  }
+
+  // Issue 15: an exported PNG of a chart shown in a narrow panel used only
+  // part of the image, and the scatter's dots were missing.
+  void exportedPngSpansTheImageWithItsDots() {
+    QWidget host;
+    auto* panel = new ChartPanel(&host);
+    host.resize(900, 420);  // each chart ~300 px wide, as with the inspector docked
+    panel->resize(host.size());
+    host.show();
+    fillPanel(*panel, 4);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    for (LiveChart* c : panel->charts()) {
+      const QString path = tmp.filePath(c->id() + ".png");
+      QVERIFY(c->exportPng(path, QSize(800, 500), 2.0));
+      const QImage img(path);
+      QCOMPARE(img.size(), QSize(1600, 1000));
+      const QRect ink = inkBox(img);
+      QVERIFY2(ink.width() >= img.width() * 9 / 10 && ink.height() >= img.height() * 9 / 10,
+               qPrintable(QString("%1: drawn area %2x%3 of %4x%5")
+                              .arg(c->id())
+                              .arg(ink.width())
+                              .arg(ink.height())
+                              .arg(img.width())
+                              .arg(img.height())));
+    }
+    const QImage scatter(tmp.filePath("ttft_vs_reasoning.png"));
+    QVERIFY2(pixelsNear(scatter, overWhite(QColor(0x8B, 0x5C, 0xD6))) > 300, "no request dots in the scatter PNG");
+    // The binned tail line is drawn over the dots (its colour is present).
+    QVERIFY(pixelsNear(scatter, QColor(0xD9, 0x48, 0x3B), 30) > 200);
+  }
+
+  void narrowChartsElideNothing() {
+    for (const QSize size : {QSize(700, 330), QSize(760, 360), QSize(1200, 420)}) {
+      QWidget host;
+      auto* panel = new ChartPanel(&host);
+      host.resize(size);
+      panel->resize(size);
+      host.show();
+      fillPanel(*panel, 4);
+      QTest::qWait(80);  // the resize relayout
+      if (qEnvironmentVariableIsSet("SERVELAB_DEBUG_SHOTS")) host.grab().save(QString("/tmp/narrow-%1.png").arg(size.width()));
+      for (LiveChart* c : panel->charts())
+        QVERIFY2(elided(*c).isEmpty(), qPrintable(QString("%1 at %2x%3: %4")
+                                                        .arg(c->id())
+                                                        .arg(size.width())
+                                                        .arg(size.height())
+                                                        .arg(elided(*c).join(" | "))));
+      // Zoomed in, the ticks still fit.
+      LiveChart* t = panel->chart("ttft");
+      t->setViewX(12.3, 47.9);
+      QVERIFY2(elided(*t).isEmpty(), qPrintable(elided(*t).join(" | ")));
+      // "Reset zoom" sits clear of the title.
+      QVERIFY(t->resetButton()->isVisible());
+      QVERIFY(!t->titleRect().isEmpty());
+      QVERIFY2(!t->resetButton()->geometry().intersects(t->titleRect()), "Reset zoom covers the title");
+    }
+  }
+
+  void kvChartHasALegendForItsInstances() {
+    QWidget host;
+    auto* panel = new ChartPanel(&host);
+    host.resize(1400, 600);
+    panel->resize(host.size());
+    host.show();
+    fillPanel(*panel, 8);
+    QTest::qWait(80);
+    const QStringList texts = panel->chart("kv_usage")->paintedTexts();
+    for (int i = 0; i < 8; ++i) QVERIFY2(texts.contains(QString("GPU %1").arg(i)), qPrintable(texts.join(" | ")));
+    // And in an export at a slide's size.
+    LiveChart* kv = panel->chart("kv_usage");
+    QCOMPARE(kv->seriesCount(), 8);
+  }
+
+  void chartFontsFollowTheWindowFont() {
+    QWidget host;
+    auto* c = new LiveChart("t", "A chart", "x", "y", &host);
+    const double before = c->labelFont().pointSizeF();
+    QFont f = host.font();
+    f.setPointSizeF(f.pointSizeF() * 1.3);
+    host.setFont(f);  // as lecture mode does on the main window
+    QVERIFY2(c->labelFont().pointSizeF() >= before * 1.25,
+             qPrintable(QString("%1 -> %2").arg(before).arg(c->labelFont().pointSizeF())));
+  }
+
+  void glScatterKeepsTheTailLineOnTop() {
+    // With OpenGL a scatter is painted over every software series: the tail
+    // line must then go through OpenGL too, added after the dots.
+    setChartsUseOpenGL(true);
+    LiveChart c("t", "A chart", "x", "y");
+    c.addSeries("requests", Qt::blue, SeriesStyle::Scatter);
+    c.addSeries("tail", Qt::red);
+    setChartsUseOpenGL(false);
+    QVERIFY(c.seriesUsesOpenGL(0));
+    QVERIFY(c.seriesUsesOpenGL(1));
+    LiveChart plain("p", "B", "x", "y");
+    plain.addSeries("line", Qt::red);
+    QVERIFY(!plain.seriesUsesOpenGL(0));
+  }
+
+  void csvChartsSpeakWordsNotColumnNames() {
+    const std::string csv =
+        "rate_rps,policy,bin_lo,bin_hi,n,rule,ttft_s\n8,fcfs,0,256,120,p99,1.5\n8,fcfs,256,512,40,p95,2.0\n"
+        "8,pascal,0,256,120,p99,0.5\n8,pascal,256,512,40,p95,0.7\n";
+    const auto c = csvChart(csv, "tail_ttft.csv", "pascal-fig10-tail-ttft: tail_ttft");
+    QCOMPARE(c->xLabel(), QString("reasoning tokens (bin start)"));
+    QVERIFY2(!c->yLabel().contains('_'), qPrintable(c->yLabel()));
+    QVERIFY2(c->subtitle().contains("p99") && c->subtitle().contains("max"), qPrintable(c->subtitle()));
+    for (int i = 0; i < c->seriesCount(); ++i)
+      QVERIFY2(!c->seriesName(i).contains("rate_rps"), qPrintable(c->seriesName(i)));
   }
 
   void csvChartDrawsSeriesByCategory() {

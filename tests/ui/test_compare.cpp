@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 
 #include <cmath>
 
@@ -283,6 +284,34 @@ private slots:
     QPointer<CompareWindow> alive(w);
     QVERIFY(w->close());
     QTRY_VERIFY_WITH_TIMEOUT(alive.isNull(), 10000);  // deleted, workers joined
+  }
+
+  // Issue 15: the window had no Close button and neither Escape nor Ctrl+W
+  // closed it; its table export gave no confirmation.
+  void closeKeysAndExportConfirmation() {
+    for (const QKeySequence& key : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
+      auto* w = new CompareWindow;
+      w->setAttribute(Qt::WA_DeleteOnClose);
+      w->resize(1024, 768);
+      w->show();
+      QVERIFY(QTest::qWaitForWindowExposed(w));
+      w->activateWindow();
+      QString err;
+      QVERIFY2(w->load(sample(200), kPolicies, "small", &err), qPrintable(err));
+      QToolButton* closeButton = nullptr;
+      for (QToolButton* b : w->findChildren<QToolButton*>())
+        if (b->defaultAction() && b->defaultAction()->text() == "Close" && b->isVisible()) closeButton = b;
+      QVERIFY2(closeButton, "no visible Close button at 1024 px");
+      if (key == QKeySequence(Qt::Key_Escape)) {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath("table.csv");
+        QVERIFY2(w->exportTable(path, &err), qPrintable(err));
+        QVERIFY2(w->notice().contains("table.csv"), qPrintable(w->notice()));
+      }
+      QPointer<CompareWindow> alive(w);
+      QTest::keySequence(w, key);
+      QTRY_VERIFY_WITH_TIMEOUT(alive.isNull(), 10000);
+    }
   }
 
   void policyDialog() {

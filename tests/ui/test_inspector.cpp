@@ -316,6 +316,9 @@ private slots:
     QVERIFY(!ins->timelineBar()->spans().empty());
     QCOMPARE(ins->timelineBar()->spans().front().kind, SpanKind::Queued);
     QVERIFY(ins->metricsText().contains("TTFT"));
+    // Where it ran is named as the cards are ("GPU 3"), not a bare number.
+    QVERIFY2(ins->metricsText().contains("ran on") && ins->metricsText().contains(QString("GPU %1").arg(t->instances().front())),
+             qPrintable(ins->metricsText()));
     QCOMPARE(w.controller()->timelines().watched(), id);
 
     // A card's header (no chip there) opens the instance.
@@ -337,6 +340,29 @@ private slots:
     // A new run empties the inspector.
     w.controller()->reset();
     QTRY_VERIFY_WITH_TIMEOUT((w.pullNow(), ins->mode() == InspectorPanel::Mode::Empty), 10000);
+  }
+
+  // An instance that never used its KV cache (e.g. an oracle run) says
+  // "max 0%", not "max 100%" over a flat zero line.
+  void flatZeroHistorySaysZero() {
+    InstanceHistory h;
+    for (int i = 0; i < 10; ++i) {
+      InstanceSample x;
+      x.timeS = i;
+      h.samples.push_back(x);
+    }
+    HistoryPlot plot;
+    plot.setHistory(h);
+    QStringList sums = plot.summaries();
+    QCOMPARE(sums.size(), 3);
+    QVERIFY2(sums[0].contains("max 0%"), qPrintable(sums[0]));
+    QVERIFY2(sums[1].contains("max 0"), qPrintable(sums[1]));
+    h.samples[4].kvUsed = 0.42;
+    h.samples[4].batch = 7;
+    plot.setHistory(h);
+    sums = plot.summaries();
+    QVERIFY2(sums[0].contains("max 42%"), qPrintable(sums[0]));
+    QVERIFY2(sums[2].contains("max 7"), qPrintable(sums[2]));
   }
 };
 

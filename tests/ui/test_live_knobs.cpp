@@ -8,6 +8,9 @@
 #include <QElapsedTimer>
 #include <QPushButton>
 #include <QTest>
+#include <QSlider>
+#include <QLabel>
+#include <QLineEdit>
 
 #include "main_window.h"
 #include "scenario/scenario_io.h"
@@ -95,6 +98,58 @@ private slots:
     QTest::qWait(50);
     QCOMPARE(w.controller()->latest()->changes.size(), std::size_t{1});
     QVERIFY(apply->isEnabled());
+  }
+
+  // Issue 15: typing "-5" dropped the minus and applied 5 live; 99999999999
+  // became the maximum. Out-of-range input is refused inline, never applied.
+  void outOfRangeKnobIsRefusedInline() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.loadScenario(pascalSample(), "pascal", &err), qPrintable(err));
+    ScenarioPanel* panel = w.scenarioPanel();
+    QDoubleSpinBox* sb = panel->knobEditors().at("demote_tokens");
+    const double before = sb->value();
+    w.controller()->runTo(5);
+    QVERIFY(w.controller()->waitIdle(30000));
+    auto* edit = sb->findChild<QLineEdit*>();
+    QVERIFY(edit);
+    for (const QString& typed : {QString("-5"), QString("99999999999")}) {
+      sb->setFocus();
+      edit->selectAll();
+      QTest::keyClick(edit, Qt::Key_Backspace);
+      QTest::keyClicks(edit, typed);
+      QVERIFY2(edit->text().startsWith(typed), qPrintable(edit->text()));  // nothing dropped
+      QVERIFY2(panel->knobError("demote_tokens").contains("must be in"), qPrintable(panel->knobError("demote_tokens")));
+      QTest::keyClick(edit, Qt::Key_Return);
+      QVERIFY2(sb->value() == before, qPrintable(QString("%1 -> %2 (%3)").arg(before).arg(sb->value()).arg(edit->text())));  // not clamped, not changed
+      QVERIFY2(panel->knobError("demote_tokens").contains("kept"), qPrintable(panel->knobError("demote_tokens")));
+      QTest::qWait(50);
+      const auto& ch = w.controller()->latest()->changes;
+      QVERIFY2(ch.empty(), qPrintable(ch.empty() ? QString() : QString("%1 = %2 after '%3'")
+                                                                     .arg(QString::fromStdString(ch[0].knob))
+                                                                     .arg(ch[0].value)
+                                                                     .arg(typed)));  // nothing applied live
+    }
+  }
+
+  // A huge arrival rate fits its label (it used to run into the slider).
+  void hugeRateLabelFits() {
+    MainWindow w;
+    w.resize(1024, 768);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    ScenarioPanel* panel = w.scenarioPanel();
+    for (double r : {0.1, 8.0, 199.0, 5000.0, 99999999.0}) {
+      panel->setLiveRate(r, true);
+      QTest::qWait(10);
+      QLabel* l = panel->rateLabel();
+      QVERIFY2(l->width() >= l->fontMetrics().horizontalAdvance(l->text()),
+               qPrintable(QString("'%1' needs %2 px, has %3").arg(l->text()).arg(l->fontMetrics().horizontalAdvance(l->text())).arg(l->width())));
+      QVERIFY(!l->geometry().intersects(panel->rateSlider()->geometry()));
+    }
   }
 };
 

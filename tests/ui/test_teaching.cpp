@@ -58,7 +58,7 @@ private slots:
     w.show();
     auto* bar = w.findChild<QToolBar*>("RunToolBar");
     QVERIFY(bar);
-    auto* speed = bar->findChild<QSlider*>();
+    auto* speed = w.findChild<QSlider*>("SpeedSlider");  // on the clock toolbar
     QVERIFY(speed);
     speed->setValue(45);  // 100×
     const double before = w.clusterView()->font().pointSizeF();
@@ -115,6 +115,20 @@ private slots:
     QCOMPARE(swap->requestId, last->requestId);
     for (const Callout& co : view.callouts().items()) QVERIFY(co.count >= 1);
     QVERIFY(!view.grab().isNull());
+    // Issue 15: callouts covered the queues a tour step asks to watch. They
+    // now sit in a lane of their own, at 1024×768 and 1280×720 too.
+    for (const QSize size : {QSize(900, 500), QSize(1000, 420), QSize(1260, 380)}) {
+      view.resize(size);
+      QVERIFY(!view.grab().isNull());
+      QVERIFY(!view.calloutRects().empty());
+      QVERIFY(!view.queueRects().empty());
+      for (const QRect& co : view.calloutRects())
+        for (const QRect& q : view.queueRects())
+          QVERIFY2(!co.intersects(q), qPrintable(QString("callout at %1,%2 %3x%4 covers a queue at %5x%6")
+                                                     .arg(co.x()).arg(co.y()).arg(co.width()).arg(co.height())
+                                                     .arg(size.width()).arg(size.height())));
+    }
+    view.resize(900, 500);
 
     // Fully visible for kLifetimeS, fading for kFadeS, then gone.
     const double t0 = view.animationTime();
@@ -141,6 +155,9 @@ private slots:
     }
     QCOMPARE(b.items().size(), std::size_t{1});
     QCOMPARE(b.items()[0].count, 10);
+    // One subject per caption: a count of requests, or the request's id.
+    QVERIFY2(b.items()[0].caption().startsWith("10 requests: "), qPrintable(b.items()[0].caption()));
+    QVERIFY(!b.items()[0].caption().contains("#"));
     n.kind = AnimationNote::Kind::MigrationStart;
     n.afterThink = true;
     b.add(n, 0.1);

@@ -15,6 +15,14 @@
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QAbstractButton>
+#include <QSpinBox>
+#include <QApplication>
+#include <QStatusBar>
+#include <QTimer>
+#include <QMessageBox>
+
+#include <memory>
 
 #include "chart_panel.h"
 #include "cluster_view.h"
@@ -39,6 +47,19 @@ Scenario sample(std::int64_t requests = -1) {
 }
 
 using test::waitFrame;
+
+// Answer the next modal message box with `button` and return its text.
+std::shared_ptr<QString> answerNextBox(QMessageBox::StandardButton button) {
+  auto text = std::make_shared<QString>();
+  QTimer::singleShot(50, [text, button] {
+    auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+    if (!box) return;
+    *text = box->text() + "\n" + box->informativeText();
+    if (QAbstractButton* b = box->button(button)) b->click();
+    else box->reject();
+  });
+  return text;
+}
 
 }  // namespace
 
@@ -227,6 +248,88 @@ private slots:
     QVERIFY(lines.size() > 10);
     QVERIFY(lines[1].startsWith("output tokens,"));
     QCOMPARE(w.exportCharts(dir.filePath("all")), 18);
+  }
+
+  // Issue 15: Open / a preset / Quit discarded edits and live changes
+  // without asking; Apply silently put the live rate back.
+  void confirmsBeforeDiscardingAndApplyKeepsTheLiveRate() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(kSample, &err), qPrintable(err));
+    const QString other = QStringLiteral(SERVELAB_SOURCE_DIR "/samples/default.json");
+    // Nothing to lose: no question.
+    QVERIFY(w.confirmDiscard("Opening"));
+    // A live rate change: asked, Cancel keeps everything.
+    w.controller()->runTo(5);
+    QVERIFY(w.controller()->waitIdle(30000));
+    w.scenarioPanel()->rateSlider()->setValue(w.scenarioPanel()->rateSlider()->maximum() * 3 / 4);
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.changes.size() == 1; }));
+    auto asked = answerNextBox(QMessageBox::Cancel);
+    QVERIFY(!w.openScenarioInteractive(other));
+    QVERIFY2(asked->contains("live change"), qPrintable(*asked));
+    QVERIFY(w.windowTitle().contains("pascal-baseline-rr"));
+    QCOMPARE(w.controller()->latest()->changes.size(), std::size_t{1});
+    // Apply (after another edit) keeps the live rate as the initial rate.
+    const double live = w.controller()->latest()->arrivalRate;
+    auto* requests = w.scenarioPanel()->findChild<QSpinBox*>();
+    QVERIFY(requests);
+    QVERIFY(live != sample().workload.arrival.rate);
+    QTest::mouseClick(w.scenarioPanel()->applyButton(), Qt::LeftButton);  // disabled: nothing edited
+    for (QSpinBox* sb : w.scenarioPanel()->findChildren<QSpinBox*>())
+      if (sb->maximum() > 100000) { sb->setValue(sb->value() - 1); break; }  // the request count
+    QVERIFY(w.scenarioPanel()->applyButton()->isEnabled());
+    QTest::mouseClick(w.scenarioPanel()->applyButton(), Qt::LeftButton);
+    QCOMPARE(w.controller()->scenario().workload.arrival.rate, live);
+    // Unapplied panel edits: asked too; Discard opens the other file.
+    for (QSpinBox* sb : w.scenarioPanel()->findChildren<QSpinBox*>())
+      if (sb->maximum() > 100000) { sb->setValue(sb->value() - 1); break; }
+    QVERIFY(w.scenarioPanel()->dirty());
+    asked = answerNextBox(QMessageBox::Discard);
+    QVERIFY(w.openScenarioInteractive(other));
+    QVERIFY2(asked->contains("edits"), qPrintable(*asked));
+    QVERIFY(w.windowTitle().contains("default"));
+  }
+
+  // A malformed file from File ▸ Open: the whole message, in a box.
+  void openingABadFileShowsTheWholeMessage() {
+    MainWindow w;
+    w.show();
+    QTemporaryDir tmp;
+    const QString bad = tmp.filePath("bad.json");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"workload": {"arrival": {"rate": -3}}})");
+    f.close();
+    auto shown = answerNextBox(QMessageBox::Ok);
+    QVERIFY(!w.openScenarioInteractive(bad));
+    QVERIFY2(shown->contains("bad.json") && shown->contains("workload.arrival.rate"), qPrintable(*shown));
+  }
+
+  // The status bar's wall time is the time elapsed while playing, not the
+  // engine's busy time.
+  void statusBarWallIsElapsedTime() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QString err;
+    QVERIFY2(w.openScenario(kSample, &err), qPrintable(err));
+    w.controller()->setSpeed(1.0);
+    w.controller()->play();
+    QTest::qWait(1600);
+    w.controller()->pause();
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return !f.running; }));
+    w.pullNow();
+    const auto f = w.controller()->latest();
+    QVERIFY2(f->elapsedS >= 1.3 && f->elapsedS < 5, qPrintable(QString::number(f->elapsedS)));
+    QVERIFY2(f->wallS < f->elapsedS, qPrintable(QString("busy %1, elapsed %2").arg(f->wallS).arg(f->elapsedS)));
+    QLabel* time = nullptr;
+    for (QLabel* l : w.statusBar()->findChildren<QLabel*>())
+      if (l->text().startsWith("sim ")) time = l;
+    QVERIFY(time);
+    QVERIFY2(time->text().contains(QString("wall %1").arg(f->elapsedS, 0, 'f', 1)), qPrintable(time->text()));
   }
 
   void clusterViewScalesTo64() {

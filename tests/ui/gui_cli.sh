@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Usage: gui_cli.sh CASE PATH/TO/servelab SOURCE_DIR
+# The desktop app's command line, driven like a user (offscreen): bad
+# scenarios exit 2 with a message naming the file and the place, and
+# --export-charts writes what File ▸ Export ▸ Charts… writes.
+set -u
+case_name=$1 app=$2 src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_code() {  # expect_code CODE cmd...
+  local want=$1; shift
+  timeout 120 "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "'$*' exited $got, expected $want"; }
+}
+png_size() {  # WxH from the PNG header
+  python3 - "$1" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read(32)
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+print("%dx%d" % struct.unpack(">II", b[16:24]))
+PY
+}
+
+case $case_name in
+bad_scenario)
+  echo '{"workload": {"arrival": {"rate": -3}}}' > "$tmp/neg.json"
+  # Opening it (no --screenshot) must not leave an empty window running.
+  expect_code 2 "$app" "$tmp/neg.json"
+  grep -q "neg.json" "$tmp/err" && grep -q "workload.arrival.rate" "$tmp/err" \
+    || fail "message does not name the file and the place: $(cat "$tmp/err")"
+  echo '{"cluster": {' > "$tmp/syntax.json"
+  expect_code 2 "$app" --scenario "$tmp/syntax.json" --screenshot "$tmp/x.png"
+  grep -q "syntax.json:" "$tmp/err" || fail "syntax error does not name the file: $(cat "$tmp/err")"
+  [ -e "$tmp/x.png" ] && fail "screenshot written for a bad scenario"
+  echo '{"model": "llama-3.1-70b"}' > "$tmp/fit.json"  # valid JSON the engine refuses
+  expect_code 2 "$app" --scenario "$tmp/fit.json" --export-charts "$tmp/charts"
+  grep -q "fit.json" "$tmp/err" || fail "engine refusal does not name the file: $(cat "$tmp/err")"
+  expect_code 2 "$app" "$tmp/missing.json"
+  grep -q "missing.json" "$tmp/err" || fail "missing file not named: $(cat "$tmp/err")"
+  ;;
+export_charts)
+  expect_code 0 "$app" --scenario "$src/samples/pascal-baseline-rr.json" --run-for 40 \
+      --export-charts "$tmp/c" --export-size 800x450 --export-scale 2
+  grep -q "18 files written" "$tmp/out" || fail "no summary line: $(cat "$tmp/out")"
+  for id in ttft_vs_reasoning ttft tpot qoe_slo throughput kv_usage; do
+    [ "$(png_size "$tmp/c/$id.png")" = "1600x900" ] || fail "$id.png is $(png_size "$tmp/c/$id.png"), expected 1600x900"
+    grep -q "<svg" "$tmp/c/$id.svg" || fail "$id.svg is not SVG"
+    [ -s "$tmp/c/$id.csv" ] || fail "no $id.csv"
+  done
+  expect_code 2 "$app" --scenario "$src/samples/default.json" --export-charts "$tmp/d" --export-size huge
+  grep -q -- "--export-size" "$tmp/err" || fail "bad --export-size not named"
+  ;;
+*) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"

@@ -1,0 +1,184 @@
+// Layout checks that walk the widget tree at the sizes lecturers and
+// researchers use (1024×768, 1280×720, 1280×800, 1920×1080), normal and in
+// lecture mode, with the inspector open or not, headless
+// (QT_QPA_PLATFORM=offscreen): no label cut, no chart text elided ("…"),
+// the run toolbar's essentials (clock, speed, seed) visible, the scenario
+// panel inside its dock, the cluster legend whole, and the window as narrow
+// as the screen.
+#include <QAbstractScrollArea>
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTest>
+#include <QToolBar>
+#include <QToolButton>
+
+#include "chart_panel.h"
+#include "cluster_view.h"
+#include "inspector_panel.h"
+#include "main_window.h"
+#include "scenario/scenario_io.h"
+#include "scenario_panel.h"
+#include "sim_controller.h"
+#include "ui_test_util.h"
+
+using namespace sl;
+using namespace sl::ui;
+
+namespace {
+
+const QString kSamples = QStringLiteral(SERVELAB_SOURCE_DIR "/samples/");
+
+bool shown(const QWidget* w) {
+  return w->isVisible() && !w->visibleRegion().isEmpty();
+}
+
+// Plain one-line labels that are shown must have the width of their text,
+// and not be cut by the widgets they sit in.
+QStringList cutLabels(QWidget* root) {
+  QStringList out;
+  for (QLabel* l : root->findChildren<QLabel*>()) {
+    if (!l->isVisible() || l->wordWrap() || l->text().isEmpty() || l->textFormat() == Qt::RichText ||
+        Qt::mightBeRichText(l->text()) || l->text().contains('\n') || !l->pixmap().isNull())
+      continue;
+    const int need = l->fontMetrics().horizontalAdvance(l->text());
+    const int have = l->contentsRect().width();
+    const QRect vis = l->visibleRegion().boundingRect();
+    if (need > have + 1)
+      out << QString("'%1' needs %2 px, has %3").arg(l->text()).arg(need).arg(have);
+    else if (vis.width() < std::min(need, have) - 2 && !vis.isEmpty())
+      out << QString("'%1' shows %2 of %3 px").arg(l->text()).arg(vis.width()).arg(need);
+  }
+  return out;
+}
+
+QStringList elidedChartTexts(ChartPanel* p) {
+  QStringList out;
+  for (LiveChart* c : p->charts())
+    for (const QString& t : c->paintedTexts())
+      if (t.contains(QChar(0x2026)) || t.contains("...")) out << c->id() + ": " + t;
+  return out;
+}
+
+struct Setup {
+  QSize size;
+  bool lecture;
+  bool inspector;
+  QString scenario;
+};
+
+}  // namespace
+
+class TestLayout : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ServeLabTests");
+    QCoreApplication::setApplicationName("test_layout");
+  }
+
+  void walkTheWidgetTree_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::addColumn<bool>("lecture");
+    QTest::addColumn<bool>("inspector");
+    QTest::addColumn<QString>("scenario");
+    for (const QSize s : {QSize(1024, 768), QSize(1280, 800), QSize(1920, 1080)}) {
+      const QString n = QString("%1x%2").arg(s.width()).arg(s.height());
+      QTest::newRow(qPrintable(n)) << s << false << false << "pascal-baseline-rr.json";
+      QTest::newRow(qPrintable(n + " inspector")) << s << false << true << "pascal-phase-aware.json";
+      QTest::newRow(qPrintable(n + " lecture")) << s << true << false << "pascal-phase-aware.json";
+    }
+    QTest::newRow("1280x720 lecture") << QSize(1280, 720) << true << false << "pascal-phase-aware.json";
+    QTest::newRow("1024x768 lecture inspector") << QSize(1024, 768) << true << true << "pascal-phase-aware.json";
+  }
+
+  void walkTheWidgetTree() {
+    QFETCH(QSize, size);
+    QFETCH(bool, lecture);
+    QFETCH(bool, inspector);
+    QFETCH(QString, scenario);
+    MainWindow w;
+    w.resize(size);
+    w.fitDocksToSize();
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(kSamples + scenario, &err), qPrintable(err));
+    if (lecture) w.setLecture(true);
+    w.controller()->runTo(30);
+    QVERIFY(w.controller()->waitIdle(60000));
+    w.pullNow();
+    if (inspector) QVERIFY2(w.inspect("gpu1", &err), qPrintable(err));
+    QTest::qWait(150);  // layouts and the charts' resize relayout
+    w.pullNow();
+    QTest::qWait(60);
+
+    // The window is as narrow as the screen, inspector or not.
+    QString mins;
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (d->isVisible()) mins += QString(" %1 %2").arg(d->objectName()).arg(d->minimumSizeHint().width());
+    mins += QString(" central %1").arg(w.centralWidget()->minimumSizeHint().width());
+    QVERIFY2(w.width() <= size.width(), qPrintable(QString("window %1 px wide on a %2 px screen (minimum %3:%4)")
+                                                        .arg(w.width())
+                                                        .arg(size.width())
+                                                        .arg(w.minimumSizeHint().width())
+                                                        .arg(mins)));
+    // Toolbar essentials: play, the clock, speed and seed, never in "»".
+    QToolBar* tb = w.findChild<QToolBar*>("RunToolBar");
+    QVERIFY(tb);
+    QStringList hidden;
+    for (QWidget* essential : w.toolbarEssentials())
+      if (!shown(essential)) hidden << essential->objectName();
+    QVERIFY2(hidden.isEmpty(), qPrintable("not visible: " + hidden.join(", ")));
+
+    // No label cut anywhere in the window.
+    const QStringList cut = cutLabels(&w);
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join("\n")));
+    // The scenario panel fits its dock (nothing clipped left or right).
+    auto* scroll = qobject_cast<QScrollArea*>(w.scenarioPanel()->parentWidget()->parentWidget());
+    if (scroll && scroll->isVisible())
+      QVERIFY2(w.scenarioPanel()->width() <= scroll->viewport()->width(),
+               qPrintable(QString("panel %1 px in a %2 px dock").arg(w.scenarioPanel()->width()).arg(scroll->viewport()->width())));
+    // Charts: no tick label, legend or title elided.
+    const QStringList el = elidedChartTexts(w.chartPanel());
+    QVERIFY2(el.isEmpty(), qPrintable(el.join("\n")));
+    // Lecture mode: chart fonts grow with the window's.
+    if (lecture) {
+      const double chartPt = w.chartPanel()->charts().front()->labelFont().pointSizeF();
+      const double basePt = QApplication::font().pointSizeF() * 0.8;
+      QVERIFY2(chartPt >= basePt * 1.25, qPrintable(QString("%1 pt vs %2 pt").arg(chartPt).arg(basePt)));
+    }
+    // The cluster view's legend is whole.
+    ClusterView* cv = w.clusterView();
+    QVERIFY2(cv->legendWidth(cv->legendFont()) <= cv->width(),
+             qPrintable(QString("legend %1 px in %2 px").arg(cv->legendWidth(cv->legendFont())).arg(cv->width())));
+  }
+
+  // Choosing pascal in the panel (more knobs, longer labels) keeps the panel
+  // inside its dock.
+  void pascalKnobsStayInTheDock() {
+    MainWindow w;
+    w.resize(1024, 768);
+    w.fitDocksToSize();
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(kSamples + "default.json", &err), qPrintable(err));
+    QComboBox* policy = w.scenarioPanel()->policyCombo();
+    policy->setCurrentIndex(policy->findData("pascal", Qt::UserRole));
+    QTest::qWait(100);
+    auto* scroll = qobject_cast<QScrollArea*>(w.scenarioPanel()->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    QVERIFY2(w.scenarioPanel()->width() <= scroll->viewport()->width(),
+             qPrintable(QString("panel %1 px in a %2 px dock").arg(w.scenarioPanel()->width()).arg(scroll->viewport()->width())));
+    const QStringList cut = cutLabels(w.scenarioPanel());
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join("\n")));
+  }
+};
+
+QTEST_MAIN(TestLayout)
+#include "test_layout.moc"
