@@ -156,7 +156,12 @@ SweepWindow::SweepWindow(const Scenario& base, QWidget* parent) : QDialog(parent
   hl->addWidget(heatmap_, 1);
   tabs_ = new QTabWidget;
   tabs_->addTab(table_, tr("Table"));
-  tabs_->addTab(chart_, tr("Chart"));
+  chartCaption_ = new QLabel;
+  auto* chartPage = new QWidget;
+  auto* cl = new QVBoxLayout(chartPage);
+  cl->addWidget(chartCaption_);
+  cl->addWidget(chart_, 1);
+  tabs_->addTab(chartPage, tr("Chart"));
   tabs_->addTab(heatPage, tr("Heatmap"));
 
   auto* lay = new QVBoxLayout(this);
@@ -385,6 +390,9 @@ void SweepWindow::redraw() {
     chart_->setSeriesData(s, std::move(pts));
   }
   chart_->refresh();
+  chartCaption_->setText(tr("y: %1, mean over seeds%2; one line per policy")
+                             .arg(QString::fromStdString(metric))
+                             .arg(results_["axes"].size() > 3 ? tr(" and the extra axis") : QString()));
   QStringList rows, cols;
   for (const std::string& k : heatKeys) rows << QString::fromStdString(k);
   for (double x : rates) cols << QString::number(x, 'g', 6);

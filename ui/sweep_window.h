@@ -91,7 +91,7 @@ private:
   QComboBox *metric_, *heatRows_;
   QPushButton *run_, *cancel_, *open_;
   QProgressBar* progress_;
-  QLabel* status_;
+  QLabel *status_, *chartCaption_;
   QTabWidget* tabs_;
   QTableWidget* table_;
   LiveChart* chart_;

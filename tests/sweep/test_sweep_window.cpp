@@ -2,7 +2,9 @@
 // over a scenario runs on the worker, fills the table, chart and heatmap
 // with the same numbers as `servelab-cli sweep` would write, cancels, exports
 // CSV/PNG/SVG and opens a point as a scenario.
+#include <QAction>
 #include <QApplication>
+#include <QPushButton>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -14,6 +16,8 @@
 #include <QtTest>
 
 #include "chart_panel.h"
+#include "main_window.h"
+#include "sim_controller.h"
 #include "scenario/scenario_io.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
@@ -86,6 +90,34 @@ private slots:
       QVERIFY2(QFileInfo(out.path() + n).size() > 100, n);
     // A point's scenario (what "Open point as a run" loads) carries its values.
     const Scenario s = w.pointScenario(23);
+    QCOMPARE(QString::fromStdString(s.policy.id), QString("rr"));
+    QCOMPARE(s.workload.arrival.rate, 8.0);
+    QCOMPARE(s.run.seed, std::uint64_t(2));
+    QCOMPARE(s.cluster.instances, 2);
+  }
+  // Run ▸ Sweep… in the main window, then "Open point as a run": the main
+  // window's run becomes that point's scenario.
+  void fromTheMenuToAPointRun() {
+    MainWindow mw;
+    QString err;
+    QVERIFY2(mw.loadScenario(base(), "t", &err), qPrintable(err));
+    QAction* act = nullptr;
+    for (QAction* a : mw.findChildren<QAction*>())
+      if (a->text() == "S&weep…") act = a;
+    QVERIFY(act);
+    act->trigger();
+    auto* w = mw.findChild<SweepWindow*>();
+    QVERIFY(w);
+    fill(*w);
+    QVERIFY2(w->start(&err), qPrintable(err));
+    QVERIFY(w->waitDone(120000));
+    w->table()->selectRow(23);
+    QPushButton* open = nullptr;
+    for (QPushButton* b : w->findChildren<QPushButton*>())
+      if (b->text() == "Open point as a run") open = b;
+    QVERIFY(open && open->isEnabled());
+    open->click();
+    const Scenario& s = mw.controller()->scenario();
     QCOMPARE(QString::fromStdString(s.policy.id), QString("rr"));
     QCOMPARE(s.workload.arrival.rate, 8.0);
     QCOMPARE(s.run.seed, std::uint64_t(2));
