@@ -724,11 +724,13 @@ QImage LiveChart::renderImage(QSize size, qreal scale) {
   return img;
 }
 
-QByteArray LiveChart::renderPng(QSize size, qreal scale) {
+QByteArray LiveChart::renderPng(QSize size, qreal scale, const QMap<QString, QString>& meta) {
   QByteArray bytes;
   QBuffer buf(&bytes);
   buf.open(QIODevice::WriteOnly);
-  renderImage(size, scale).save(&buf, "PNG");
+  QImage img = renderImage(size, scale);
+  for (auto it = meta.begin(); it != meta.end(); ++it) img.setText(it.key(), it.value());
+  img.save(&buf, "PNG");
   return bytes;
 }
 
@@ -759,8 +761,8 @@ bool writeAtomic(const QString& path, const QByteArray& bytes) {
 }
 }  // namespace
 
-bool LiveChart::exportPng(const QString& path, QSize size, qreal scale) {
-  return writeAtomic(path, renderPng(size, scale));
+bool LiveChart::exportPng(const QString& path, QSize size, qreal scale, const QMap<QString, QString>& meta) {
+  return writeAtomic(path, renderPng(size, scale, meta));
 }
 
 bool LiveChart::exportSvg(const QString& path, QSize size) { return writeAtomic(path, renderSvg(size)); }
@@ -974,10 +976,10 @@ void ChartPanel::prepare() {
   scatterDirty_ = keepScatterDirty;
 }
 
-int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale) const {
+int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale, const QMap<QString, QString>& meta) const {
   int n = 0;
   for (LiveChart* c : charts_) {
-    n += c->exportPng(dir + "/" + c->id() + ".png", size, scale);
+    n += c->exportPng(dir + "/" + c->id() + ".png", size, scale, meta);
     n += c->exportSvg(dir + "/" + c->id() + ".svg", size);
     n += c->exportCsv(dir + "/" + c->id() + ".csv");
   }

@@ -7,6 +7,7 @@
 #include <QColor>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QMap>
 #include <QPointF>
 #include <QString>
 #include <QWidget>
@@ -101,13 +102,15 @@ public:
   /// File ▸ Export, `servelab --export-charts`, `servelab-cli plot` and
   /// `reproduce`.
   QImage renderImage(QSize size, qreal scale = 1.0);
-  /// renderImage as PNG bytes.
-  QByteArray renderPng(QSize size, qreal scale = 1.0);
+  /// renderImage as PNG bytes; `meta` goes into the PNG's text chunks
+  /// (e.g. the run's seed and fingerprint).
+  QByteArray renderPng(QSize size, qreal scale = 1.0, const QMap<QString, QString>& meta = {});
   /// SVG document of the chart at `size`.
   QByteArray renderSvg(QSize size);
 
   /// Write the chart at `size` (× `scale` pixels) atomically.
-  bool exportPng(const QString& path, QSize size = kDefaultExportSize, qreal scale = 2.0);
+  bool exportPng(const QString& path, QSize size = kDefaultExportSize, qreal scale = 2.0,
+                 const QMap<QString, QString>& meta = {});
   bool exportSvg(const QString& path, QSize size = kDefaultExportSize);
   bool exportCsv(const QString& path) const;
   static constexpr QSize kDefaultExportSize{960, 600};
@@ -158,7 +161,8 @@ public:
   LiveChart* chart(const QString& id) const;
   /// Export every chart as <dir>/<id>.{png,svg,csv}, images at `size`
   /// (PNG × `scale`). Returns files written.
-  int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0) const;
+  int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0,
+                const QMap<QString, QString>& meta = {}) const;
   /// Zooming or panning one time-series chart moves the others too (on by default).
   void setLinkedTimeAxes(bool on) { linked_ = on; }
   bool linkedTimeAxes() const { return linked_; }

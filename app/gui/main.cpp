@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
     if (cli.isSet(exportOpt)) {
       const QString dir = cli.value(exportOpt);
       const int n = w.exportCharts(dir, exportSize, exportScale);
-      if (n < 3 * static_cast<int>(w.chartPanel()->charts().size())) {
+      if (n < 3 * static_cast<int>(w.chartPanel()->charts().size()) + 1) {  // + run.json
         std::fprintf(stderr, "servelab: --export-charts: cannot write every chart to %s (%d files written)\n",
                      qPrintable(dir), n);
         return 1;
