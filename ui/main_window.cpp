@@ -485,8 +485,7 @@ bool MainWindow::confirmDiscard(const QString& action) {
                   QMessageBox::Discard | QMessageBox::Cancel, this);
   box.setObjectName("DiscardBox");
   if (changes > 0)
-    box.setInformativeText(tr("File ▸ Save run as… keeps the scenario with its live changes, so that "
-                              "servelab-cli run reproduces it."));
+    box.setInformativeText(tr("File ▸ Export ▸ Charts… keeps the change log (run.json) with the charts."));
   box.setDefaultButton(QMessageBox::Cancel);
   return box.exec() == QMessageBox::Discard;
 }

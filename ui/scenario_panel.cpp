@@ -256,7 +256,8 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   root->addWidget(pol);
 
   apply_ = new QPushButton(tr("Apply and reset"));
-  apply_->setToolTip(tr("Restart the run with the edited scenario"));
+  apply_->setToolTip(tr("Restart the run with the edited scenario (Ctrl+Enter)"));
+  apply_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
   apply_->setEnabled(false);
   root->addWidget(apply_);
   error_ = errorLabel();
