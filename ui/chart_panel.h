@@ -12,6 +12,8 @@
 #include <QString>
 #include <QWidget>
 
+class QTabWidget;
+
 #include <memory>
 #include <optional>
 #include <utility>
@@ -136,7 +138,11 @@ private:
   std::unique_ptr<Impl> d;
 };
 
-/// The charts of a live run, in a grid.
+/// (x = value, y = fraction of values <= x) of `values`, sorted: a CDF.
+std::vector<QPointF> cdfPoints(std::vector<double> values);
+
+/// The charts of a live run, in a grid ("Live" tab), and the CDFs of the
+/// finished requests' TTFT, TPOT and E2E ("Distributions" tab).
 class ChartPanel : public QWidget {
   Q_OBJECT
 public:
@@ -158,6 +164,8 @@ public:
   bool refreshOne();
 
   const std::vector<LiveChart*>& charts() const { return charts_; }
+  /// The tabs: 0 live charts, 1 distributions (CDFs).
+  QTabWidget* tabs() const { return tabs_; }
   LiveChart* chart(const QString& id) const;
   /// Export every chart as <dir>/<id>.{png,svg,csv}, images at `size`
   /// (PNG × `scale`). Returns files written.
@@ -176,6 +184,12 @@ private:
             *kv_ = nullptr;
   std::vector<ProbeSample> probes_;
   std::vector<QPointF> scatterPts_;
+  std::vector<double> ttfts_, tpots_, e2es_;  // finished requests, for the CDFs
+  bool anyReasoning_ = false;
+  bool cdfDirty_ = false;
+  QElapsedTimer cdfSince_;
+  QTabWidget* tabs_ = nullptr;
+  LiveChart *cdfTtft_ = nullptr, *cdfTpot_ = nullptr, *cdfE2e_ = nullptr;
   ChangeLog changes_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;

@@ -42,7 +42,7 @@ bad_scenario)
 export_charts)
   expect_code 0 "$app" --scenario "$src/samples/pascal-baseline-rr.json" --run-for 40 \
       --export-charts "$tmp/c" --export-size 800x450 --export-scale 2
-  grep -q "19 files written" "$tmp/out" || fail "no summary line: $(cat "$tmp/out")"
+  grep -q "28 files written" "$tmp/out" || fail "no summary line: $(cat "$tmp/out")"
   # Which run: seed and fingerprint in run.json and in every PNG's text chunks.
   python3 - "$tmp/c" <<'PY' || fail "run.json / PNG metadata"
 import json, sys, zlib
@@ -64,7 +64,7 @@ while i < len(png):
     i += 12 + n
 assert "ServeLab fingerprint" in texts and "ServeLab seed" in texts, texts.keys()
 PY
-  for id in ttft_vs_reasoning ttft tpot qoe_slo throughput kv_usage; do
+  for id in ttft_vs_reasoning ttft tpot qoe_slo throughput kv_usage ttft_cdf tpot_cdf e2e_cdf; do
     [ "$(png_size "$tmp/c/$id.png")" = "1600x900" ] || fail "$id.png is $(png_size "$tmp/c/$id.png"), expected 1600x900"
     grep -q "<svg" "$tmp/c/$id.svg" || fail "$id.svg is not SVG"
     [ -s "$tmp/c/$id.csv" ] || fail "no $id.csv"

@@ -58,9 +58,11 @@ QStringList cutLabels(QWidget* root) {
 
 QStringList elidedChartTexts(ChartPanel* p) {
   QStringList out;
-  for (LiveChart* c : p->charts())
+  for (LiveChart* c : p->charts()) {
+    if (!c->isVisible()) continue;  // on the other tab
     for (const QString& t : c->paintedTexts())
       if (t.contains(QChar(0x2026)) || t.contains("...")) out << c->id() + ": " + t;
+  }
   return out;
 }
 
