@@ -234,7 +234,7 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->relayout->setInterval(40);
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
   applyFonts();
-  setMinimumSize(150, 120);  // three across under a 1024 px window with both side docks
+  setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
 }
 
 void LiveChart::applyFonts() {

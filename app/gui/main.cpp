@@ -19,6 +19,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QSettings>
@@ -257,6 +258,15 @@ int main(int argc, char** argv) {
     QCoreApplication::processEvents();
     if (cli.isSet(inspectOpt)) {  // 'auto' picks from what the run reached
       w.inspect(cli.value(inspectOpt));
+      QCoreApplication::processEvents();
+    }
+    // Let resized widgets settle (the charts fit ticks and legend to their
+    // size shortly after a resize) before the picture is taken.
+    {
+      QEventLoop settle;
+      QTimer::singleShot(150, &settle, &QEventLoop::quit);
+      settle.exec();
+      w.pullNow();
       QCoreApplication::processEvents();
     }
     if (cli.isSet(exportOpt)) {
