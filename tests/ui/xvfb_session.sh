@@ -62,11 +62,12 @@ xdotool key --window "$wid" space
 sleep 3
 shot 02-playing
 
-# Policy: open the combo, click fcfs (under "Baselines"); Apply with Ctrl+Enter.
-click 177 641  # the policy combo in the scenario dock
-sleep 0.7
-shot 03a-policy-popup
-click 92 619
+# Policy: Alt+P focuses the policy combo (its label's mnemonic), Up picks
+# fcfs (just above rr under "Baselines"); Apply with Ctrl+Enter.
+xdotool key --window "$wid" alt+p
+sleep 0.3
+xdotool key Up
+shot 03a-policy-fcfs
 sleep 0.5
 xdotool key ctrl+Return
 sleep 1
