@@ -22,6 +22,9 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QToolButton>
+#include <QHBoxLayout>
+#include <QVBoxLayout>
+#include <QTabWidget>
 #include <QToolTip>
 #include <QValueAxis>
 #include <QWheelEvent>
@@ -231,7 +234,7 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->relayout->setInterval(40);
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
   applyFonts();
-  setMinimumSize(150, 120);  // three across under a 1024 px window with both side docks
+  setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
 }
 
 void LiveChart::applyFonts() {
@@ -549,7 +552,7 @@ void LiveChart::keepTextsWhole() {
       if (t.contains(QChar(0x2026)) || t.contains("...")) return true;  // Qt Charts elides with "..."
     return false;
   };
-  while (cut()) {
+  for (int step = 0; step < 3 && cut(); ++step) {
     if (d->chart->legend()->isVisible()) d->dropLegend = true;
     else if (d->ax->isTitleVisible()) d->dropXTitle = true;
     else if (!d->dropYTitle) d->dropYTitle = true;
@@ -724,11 +727,13 @@ QImage LiveChart::renderImage(QSize size, qreal scale) {
   return img;
 }
 
-QByteArray LiveChart::renderPng(QSize size, qreal scale) {
+QByteArray LiveChart::renderPng(QSize size, qreal scale, const QMap<QString, QString>& meta) {
   QByteArray bytes;
   QBuffer buf(&bytes);
   buf.open(QIODevice::WriteOnly);
-  renderImage(size, scale).save(&buf, "PNG");
+  QImage img = renderImage(size, scale);
+  for (auto it = meta.begin(); it != meta.end(); ++it) img.setText(it.key(), it.value());
+  img.save(&buf, "PNG");
   return bytes;
 }
 
@@ -759,8 +764,8 @@ bool writeAtomic(const QString& path, const QByteArray& bytes) {
 }
 }  // namespace
 
-bool LiveChart::exportPng(const QString& path, QSize size, qreal scale) {
-  return writeAtomic(path, renderPng(size, scale));
+bool LiveChart::exportPng(const QString& path, QSize size, qreal scale, const QMap<QString, QString>& meta) {
+  return writeAtomic(path, renderPng(size, scale, meta));
 }
 
 bool LiveChart::exportSvg(const QString& path, QSize size) { return writeAtomic(path, renderSvg(size)); }
@@ -795,8 +800,24 @@ void LiveChart::contextMenuEvent(QContextMenuEvent* e) {
 
 // ------------------------------------------------------------------ panel
 
+std::vector<QPointF> cdfPoints(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  std::vector<QPointF> out;
+  out.reserve(values.size());
+  const double n = static_cast<double>(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out.emplace_back(values[i], static_cast<double>(i + 1) / n);
+  return out;
+}
+
 ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
-  auto* grid = new QGridLayout(this);
+  // Two pages: the live charts, and the end-of-run distributions.
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  tabs_ = new QTabWidget;
+  tabs_->setDocumentMode(true);
+  outer->addWidget(tabs_);
+  auto* livePage = new QWidget;
+  auto* grid = new QGridLayout(livePage);
   grid->setContentsMargins(4, 4, 4, 4);
   grid->setSpacing(6);
   scatter_ = new LiveChart("ttft_vs_reasoning", tr("TTFT vs reasoning length"), tr("reasoning tokens"), tr("TTFT (s)"));
@@ -824,6 +845,28 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   charts_ = {scatter_, ttft_, tpot_, qoe_, thru_, kv_};
   for (std::size_t i = 0; i < charts_.size(); ++i)
     grid->addWidget(charts_[i], static_cast<int>(i / 3), static_cast<int>(i % 3));
+  tabs_->addTab(livePage, tr("Live"));
+  // CDFs of the finished requests (each metric on its own axis: TPOT is
+  // milliseconds where E2E is minutes).
+  auto* cdfPage = new QWidget;
+  auto* row = new QHBoxLayout(cdfPage);
+  row->setContentsMargins(4, 4, 4, 4);
+  row->setSpacing(6);
+  auto cdf = [&](const char* id, const QString& title, const QString& x) {
+    auto* c = new LiveChart(id, title, x, tr("fraction of requests"));
+    c->addSeries(tr("finished requests"), theme::kSeriesA);
+    c->setFixedYRange(0, 1);
+    c->setLegendVisible(false);
+    row->addWidget(c);
+    charts_.push_back(c);
+    return c;
+  };
+  cdfTtft_ = cdf("ttft_cdf", tr("TTFT distribution (CDF)"), tr("TTFT (s)"));
+  cdfTpot_ = cdf("tpot_cdf", tr("TPOT distribution (CDF)"), tr("TPOT (s)"));
+  cdfE2e_ = cdf("e2e_cdf", tr("End-to-end latency (CDF)"), tr("E2E (s)"));
+  tabs_->addTab(cdfPage, tr("Distributions (CDF)"));
+  tabs_->setTabToolTip(1, tr("Cumulative distributions of TTFT, TPOT and end-to-end latency over the finished "
+                             "requests so far (complete at the end of a run)"));
   // Linked time axes: zooming or panning one time chart moves the others.
   for (LiveChart* c : timeCharts())
     connect(c, &LiveChart::viewChanged, this, [this, c](double lo, double hi, bool zoomed) {
@@ -849,6 +892,12 @@ void ChartPanel::rebuildKvSeries(int instances) {
 void ChartPanel::clear(int instances) {
   probes_.clear();
   scatterPts_.clear();
+  ttfts_.clear();
+  tpots_.clear();
+  e2es_.clear();
+  anyReasoning_ = false;
+  cdfDirty_ = false;
+  scatter_->setSubtitle({});
   changes_.clear();
   pending_.clear();
   kvStale_ = false;
@@ -869,8 +918,14 @@ void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
 }
 
 void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
-  for (const FinishedPoint& p : points)
+  for (const FinishedPoint& p : points) {
     if (p.ttftS >= 0) scatterPts_.emplace_back(p.reasoning, p.ttftS);
+    if (p.ttftS >= 0) ttfts_.push_back(p.ttftS);
+    if (p.tpotS >= 0) tpots_.push_back(p.tpotS);
+    if (p.e2eS >= 0) e2es_.push_back(p.e2eS);
+    anyReasoning_ = anyReasoning_ || p.reasoning > 0;
+  }
+  cdfDirty_ = cdfDirty_ || !points.empty();
   scatterDirty_ = scatterDirty_ || !points.empty();
 }
 
@@ -968,16 +1023,31 @@ void ChartPanel::prepare() {
       tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
     scatter_->setSeriesData(0, scatterPts_);
     scatter_->setSeriesData(1, std::move(tail));
+    // A workload without reasoning puts every dot at 0: say so.
+    scatter_->setSubtitle(!scatterPts_.empty() && !anyReasoning_
+                              ? tr("no reasoning tokens in this workload: every request is at 0")
+                              : QString());
     markPending(scatter_);
+  }
+  // The CDFs sort every finished request: while a run animates, only when
+  // their page is shown, at most once a second.
+  const bool cdfShown = tabs_->currentIndex() == 1;
+  if (cdfDirty_ && (!animating_ || (cdfShown && (!cdfSince_.isValid() || cdfSince_.elapsed() >= 1000)))) {
+    cdfSince_.restart();
+    cdfTtft_->setSeriesData(0, cdfPoints(ttfts_));
+    cdfTpot_->setSeriesData(0, cdfPoints(tpots_));
+    cdfE2e_->setSeriesData(0, cdfPoints(e2es_));
+    for (LiveChart* c : {cdfTtft_, cdfTpot_, cdfE2e_}) markPending(c);
+    cdfDirty_ = false;
   }
   probesDirty_ = markersDirty_ = false;
   scatterDirty_ = keepScatterDirty;
 }
 
-int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale) const {
+int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale, const QMap<QString, QString>& meta) const {
   int n = 0;
   for (LiveChart* c : charts_) {
-    n += c->exportPng(dir + "/" + c->id() + ".png", size, scale);
+    n += c->exportPng(dir + "/" + c->id() + ".png", size, scale, meta);
     n += c->exportSvg(dir + "/" + c->id() + ".svg", size);
     n += c->exportCsv(dir + "/" + c->id() + ".csv");
   }

@@ -7,9 +7,12 @@
 #include <QColor>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QMap>
 #include <QPointF>
 #include <QString>
 #include <QWidget>
+
+class QTabWidget;
 
 #include <memory>
 #include <optional>
@@ -101,13 +104,15 @@ public:
   /// File ▸ Export, `servelab --export-charts`, `servelab-cli plot` and
   /// `reproduce`.
   QImage renderImage(QSize size, qreal scale = 1.0);
-  /// renderImage as PNG bytes.
-  QByteArray renderPng(QSize size, qreal scale = 1.0);
+  /// renderImage as PNG bytes; `meta` goes into the PNG's text chunks
+  /// (e.g. the run's seed and fingerprint).
+  QByteArray renderPng(QSize size, qreal scale = 1.0, const QMap<QString, QString>& meta = {});
   /// SVG document of the chart at `size`.
   QByteArray renderSvg(QSize size);
 
   /// Write the chart at `size` (× `scale` pixels) atomically.
-  bool exportPng(const QString& path, QSize size = kDefaultExportSize, qreal scale = 2.0);
+  bool exportPng(const QString& path, QSize size = kDefaultExportSize, qreal scale = 2.0,
+                 const QMap<QString, QString>& meta = {});
   bool exportSvg(const QString& path, QSize size = kDefaultExportSize);
   bool exportCsv(const QString& path) const;
   static constexpr QSize kDefaultExportSize{960, 600};
@@ -133,7 +138,11 @@ private:
   std::unique_ptr<Impl> d;
 };
 
-/// The charts of a live run, in a grid.
+/// (x = value, y = fraction of values <= x) of `values`, sorted: a CDF.
+std::vector<QPointF> cdfPoints(std::vector<double> values);
+
+/// The charts of a live run, in a grid ("Live" tab), and the CDFs of the
+/// finished requests' TTFT, TPOT and E2E ("Distributions" tab).
 class ChartPanel : public QWidget {
   Q_OBJECT
 public:
@@ -155,10 +164,13 @@ public:
   bool refreshOne();
 
   const std::vector<LiveChart*>& charts() const { return charts_; }
+  /// The tabs: 0 live charts, 1 distributions (CDFs).
+  QTabWidget* tabs() const { return tabs_; }
   LiveChart* chart(const QString& id) const;
   /// Export every chart as <dir>/<id>.{png,svg,csv}, images at `size`
   /// (PNG × `scale`). Returns files written.
-  int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0) const;
+  int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0,
+                const QMap<QString, QString>& meta = {}) const;
   /// Zooming or panning one time-series chart moves the others too (on by default).
   void setLinkedTimeAxes(bool on) { linked_ = on; }
   bool linkedTimeAxes() const { return linked_; }
@@ -172,6 +184,12 @@ private:
             *kv_ = nullptr;
   std::vector<ProbeSample> probes_;
   std::vector<QPointF> scatterPts_;
+  std::vector<double> ttfts_, tpots_, e2es_;  // finished requests, for the CDFs
+  bool anyReasoning_ = false;
+  bool cdfDirty_ = false;
+  QElapsedTimer cdfSince_;
+  QTabWidget* tabs_ = nullptr;
+  LiveChart *cdfTtft_ = nullptr, *cdfTpot_ = nullptr, *cdfE2e_ = nullptr;
   ChangeLog changes_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;

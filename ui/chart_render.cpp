@@ -26,7 +26,7 @@ namespace {
 
 struct ChartDef {
   PlotChartInfo info;
-  const char* panelId;  // the ChartPanel chart, or nullptr for plot-only charts
+  const char* panelId;  // the ChartPanel chart it draws
   unsigned parts;
 };
 
@@ -40,7 +40,7 @@ const std::vector<ChartDef>& chartDefs() {
        kSavedTimeseries},
       {{"throughput", "Output tokens per second over simulated time"}, "throughput", kSavedTimeseries},
       {{"kv-usage", "GPU KV cache usage per instance over simulated time"}, "kv_usage", kSavedTimeseries},
-      {{"ttft-cdf", "CDF of TTFT over the finished requests"}, nullptr, kSavedRequests},
+      {{"ttft-cdf", "CDF of TTFT over the finished requests"}, "ttft_cdf", kSavedRequests},
   };
   return defs;
 }
@@ -48,14 +48,13 @@ const std::vector<ChartDef>& chartDefs() {
 std::vector<char> bytesOf(const QByteArray& b) { return {b.begin(), b.end()}; }
 
 // The charts of one results folder: the GUI's chart panel fed with the saved
-// samples, plus the end-of-run CDF.
+// samples (its CDF page included).
 class SavedCharts {
 public:
   explicit SavedCharts(const SavedResults& r) {
     panel_.clear(r.instances);
     panel_.addProbes(r.probes);
     std::vector<FinishedPoint> pts;
-    std::vector<double> ttfts;
     for (const SavedRequest& q : r.requests) {
       if (!q.finished) continue;  // the live charts see requests as they finish
       FinishedPoint p;
@@ -65,27 +64,14 @@ public:
       p.tpotS = q.tpotS;
       p.qoe = q.qoe;
       pts.push_back(p);
-      if (q.ttftS >= 0) ttfts.push_back(q.ttftS);
     }
     panel_.addFinished(pts);
     panel_.refresh();
-    cdf_ = std::make_unique<LiveChart>("ttft_cdf", QObject::tr("TTFT distribution (CDF)"), QObject::tr("TTFT (s)"),
-                                       QObject::tr("fraction of requests"));
-    cdf_->addSeries(QObject::tr("finished requests (%1)").arg(ttfts.size()), theme::kSeriesA);
-    std::sort(ttfts.begin(), ttfts.end());
-    std::vector<QPointF> cdf;
-    cdf.reserve(ttfts.size());
-    for (std::size_t i = 0; i < ttfts.size(); ++i)
-      cdf.emplace_back(ttfts[i], static_cast<double>(i + 1) / static_cast<double>(ttfts.size()));
-    cdf_->setSeriesData(0, std::move(cdf));
-    cdf_->setFixedYRange(0, 1);
-    cdf_->refresh();
   }
-  LiveChart* chart(const ChartDef& d) { return d.panelId ? panel_.chart(d.panelId) : cdf_.get(); }
+  LiveChart* chart(const ChartDef& d) { return panel_.chart(d.panelId); }
 
 private:
   ChartPanel panel_;
-  std::unique_ptr<LiveChart> cdf_;
 };
 
 bool isNumber(const std::string& s, double* out = nullptr) {

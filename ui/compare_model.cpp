@@ -223,4 +223,23 @@ std::string compareCsv(const std::vector<CompareRow>& rows) {
   return out;
 }
 
+QString compareHint(const std::vector<CompareRow>& rows) {
+  if (rows.size() < 2) return {};
+  for (const CompareRow& r : rows)
+    if (r.finished < 50) return {};  // too early to say
+  const bool noPressure =
+      std::all_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.preemptions == 0; });
+  if (noPressure)
+    return QObject::tr("Hint: no run here has run short of KV memory (0 preemptions), so policies that differ in "
+                       "how they share memory look alike. Raise the arrival rate or lower the KV cap fraction.");
+  const double ref = rows.front().ttftP99;
+  const bool alike = std::isfinite(ref) && ref > 0 && std::all_of(rows.begin(), rows.end(), [&](const CompareRow& r) {
+                       return std::isfinite(r.ttftP99) && std::fabs(r.ttftP99 - ref) <= 0.02 * ref;
+                     });
+  if (alike)
+    return QObject::tr("Hint: every run's TTFT p99 is within 2 % of the reference: at this load the policies "
+                       "do not separate. Try a higher rate or a longer run.");
+  return {};
+}
+
 }  // namespace sl::ui

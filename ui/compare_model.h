@@ -70,6 +70,11 @@ Scenario scenarioForPolicy(const Scenario& base, const std::string& id);
 /// Checks a policy list for compare mode: 2–4 known, distinct ids. Returns ""
 /// when fine, else a message naming the offending entry.
 QString checkComparePolicies(const QStringList& ids);
+
+/// A hint when the comparison cannot tell the policies apart (empty when it
+/// can, or too early to say): no run ever ran short of KV memory, or every
+/// run's TTFT p99 is within 2 % of the reference.
+QString compareHint(const std::vector<CompareRow>& rows);
 /// The default selection: the scenario's policy, then fcfs and rr when they differ.
 QStringList defaultComparePolicies(const QString& current);
 

@@ -347,6 +347,12 @@ void CompareWindow::buildUi() {
     table_->horizontalHeaderItem(kFixedCols + static_cast<int>(i))->setToolTip(tip);
   }
   v->addWidget(table_, 0);
+  hint_ = new QLabel;
+  hint_->setObjectName("CompareHint");
+  hint_->setWordWrap(true);
+  hint_->setStyleSheet("color: #8A5A00; background: #FFF6E0; border-radius: 4px; padding: 4px 8px;");
+  hint_->hide();
+  v->addWidget(hint_, 0);
   setCentralWidget(central);
 
   status_ = new QLabel;
@@ -370,6 +376,7 @@ bool CompareWindow::exportTable(const QString& path, QString* error) {
 }
 
 QString CompareWindow::notice() const { return notice_->text(); }
+QString CompareWindow::hint() const { return hint_->isVisible() ? hint_->text() : QString(); }
 
 void CompareWindow::clearRuns() {
   for (auto& r : runs_) delete r->ctl;  // joins the worker thread
@@ -701,6 +708,9 @@ void CompareWindow::refreshTable() {
   if (!tableDirty_) return;
   tableDirty_ = false;
   const std::vector<CompareRow> rows = this->rows();
+  const QString hint = compareHint(rows);
+  hint_->setText(hint);
+  hint_->setVisible(!hint.isEmpty());
   auto cell = [this](int row, int col) {
     QTableWidgetItem* it = table_->item(row, col);
     if (!it) {

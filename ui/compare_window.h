@@ -92,6 +92,8 @@ public:
   /// status bar (notice()).
   bool exportTable(const QString& path, QString* error = nullptr);
   QString notice() const;
+  /// The hint under the table ("" when none is shown).
+  QString hint() const;
 
 protected:
   void closeEvent(QCloseEvent* e) override;
@@ -122,6 +124,7 @@ private:
   QLabel* speedLabel_ = nullptr;
   QLabel* timeLabel_ = nullptr;
   QLabel* status_ = nullptr;
+  QLabel* hint_ = nullptr;         // when the comparison cannot tell the policies apart
   QLabel* notice_ = nullptr;       // "Table written to …", cleared after a while
   QTimer* noticeTimer_ = nullptr;
   QTimer* pullTimer_ = nullptr;

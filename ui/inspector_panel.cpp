@@ -376,8 +376,8 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
   bar_->setTimeline(t, now);
 
   QString path;
-  for (int i : t.instances())
-    path += (path.isEmpty() ? QString() : QString::fromUtf8(" → ")) + tr("GPU %1").arg(i);
+  for (int i : t.instances())  // "GPU 3 → 5": named as the cards are, short enough for the dock
+    path += path.isEmpty() ? tr("GPU %1").arg(i) : QString::fromUtf8(" → %1").arg(i);
   int preempt = 0, migr = 0;
   for (const TimelineEvent& e : t.events) {
     preempt += e.kind == RequestEvent::Preempted;

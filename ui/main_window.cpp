@@ -36,6 +36,7 @@
 #include "compare_window.h"
 #include "sweep_window.h"
 #include "export_run.h"
+#include "run/execute.h"
 #include "scenario/scenario_io.h"
 #include "scenario_panel.h"
 #include "sim_controller.h"
@@ -244,7 +245,7 @@ void MainWindow::buildActions() {
     QApplication::setOverrideCursor(Qt::WaitCursor);
     const int n = exportCharts(dir, c.size, c.scale);
     QApplication::restoreOverrideCursor();
-    const int want = 3 * static_cast<int>(charts_->charts().size());
+    const int want = 3 * static_cast<int>(charts_->charts().size()) + 1;  // + run.json
     if (n < want)
       QMessageBox::warning(this, tr("Export charts"), tr("Only %1 of %2 files could be written to %3").arg(n).arg(want).arg(dir));
     else
@@ -492,8 +493,7 @@ bool MainWindow::confirmDiscard(const QString& action) {
                   QMessageBox::Discard | QMessageBox::Cancel, this);
   box.setObjectName("DiscardBox");
   if (changes > 0)
-    box.setInformativeText(tr("File ▸ Save run as… keeps the scenario with its live changes, so that "
-                              "servelab-cli run reproduces it."));
+    box.setInformativeText(tr("File ▸ Export ▸ Charts… keeps the change log (run.json) with the charts."));
   box.setDefaultButton(QMessageBox::Cancel);
   return box.exec() == QMessageBox::Discard;
 }
@@ -741,7 +741,37 @@ CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* err
 int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
   QDir().mkpath(dir);
   pull(true);
-  return charts_->exportAll(dir, size, scale);
+  // Which run the charts show: scenario, seed, moment, fingerprint and live
+  // changes, in each PNG's text chunks and in run.json next to them.
+  QMap<QString, QString> meta;
+  nlohmann::ordered_json run;
+  if (ctl_->loaded()) {
+    const std::shared_ptr<const LiveFrame> f = ctl_->latest();
+    const Scenario& s = ctl_->scenario();
+    const QString name = currentPath_.isEmpty() ? tr("(unsaved scenario)") : QFileInfo(currentPath_).fileName();
+    meta["Software"] = QString("ServeLab %1").arg(kServeLabVersion);
+    meta["ServeLab scenario"] = name;
+    meta["ServeLab seed"] = QString::number(s.run.seed);
+    meta["ServeLab sim time (s)"] = QString::number(f->clockS, 'f', 3);
+    meta["ServeLab events"] = QString::number(f->snapshot.events);
+    meta["ServeLab fingerprint"] = QString::fromStdString(fingerprintHex(f->fingerprint));
+    meta["ServeLab live changes"] = QString::number(f->changes.size());
+    run = {{"servelab", kServeLabVersion},
+           {"scenario", name.toStdString()},
+           {"policy", s.policy.id},
+           {"seed", s.run.seed},
+           {"sim_s", f->clockS},
+           {"events", f->snapshot.events},
+           {"fingerprint", fingerprintHex(f->fingerprint)},
+           {"changes", changeLogToJson(f->changes)}};
+  }
+  int n = charts_->exportAll(dir, size, scale, meta);
+  if (!run.empty()) {
+    QSaveFile f(dir + "/run.json");
+    const std::string text = run.dump(2) + "\n";
+    if (f.open(QIODevice::WriteOnly) && f.write(text.data(), static_cast<qint64>(text.size())) >= 0 && f.commit()) ++n;
+  }
+  return n;
 }
 
 bool MainWindow::openScenarioInteractive(const QString& path) {

@@ -177,6 +177,45 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     workload_->setItemData(workload_->count() - 1, QString::fromStdString(desc), Qt::ToolTipRole);
   }
   f->addRow(tr("Workload"), workload_);
+  // Length distributions: constant, uniform [min, max] or lognormal by
+  // median and p90; other kinds (empirical, mixture) are kept from the file.
+  const char* lengthNames[3] = {QT_TR_NOOP("Input"), QT_TR_NOOP("Reasoning"), QT_TR_NOOP("Answer")};
+  for (int i = 0; i < 3; ++i) {
+    LengthEditor& e = lengths_[i];
+    auto* row = new QWidget;
+    auto* rl = new QHBoxLayout(row);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->setSpacing(4);
+    e.kind = new QComboBox;
+    e.kind->addItem(tr("constant"), QString("constant"));
+    e.kind->addItem(tr("uniform"), QString("uniform"));
+    e.kind->addItem(tr("lognormal"), QString("lognormal"));
+    e.kind->addItem(tr("from the file"), QString("file"));
+    e.kind->setToolTip(tr("%1 tokens: constant (value), uniform (min, max) or lognormal (median, p90); "
+                          "empirical and mixture distributions are kept from the scenario file")
+                           .arg(tr(lengthNames[i])));
+    e.a = new QDoubleSpinBox;
+    e.b = new QDoubleSpinBox;
+    for (QDoubleSpinBox* sb : {e.a, e.b}) {
+      sb->setRange(0, 1e7);
+      sb->setDecimals(0);
+      sb->setMinimumWidth(44);  // the row must fit a narrow dock (the range alone would ask ~70 px)
+      sb->setButtonSymbols(QAbstractSpinBox::NoButtons);
+      connect(sb, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+    }
+    rl->addWidget(e.kind, 1);
+    rl->addWidget(e.a, 1);
+    rl->addWidget(e.b, 1);
+    f->addRow(tr("%1 tokens").arg(tr(lengthNames[i])), row);
+    connect(e.kind, &QComboBox::currentIndexChanged, this, [this, i](int) {
+      LengthEditor& le = lengths_[i];
+      const QString k = le.kind->currentData().toString();
+      le.a->setToolTip(k == "constant" ? tr("value") : k == "uniform" ? tr("min") : k == "lognormal" ? tr("median") : QString());
+      le.b->setToolTip(k == "uniform" ? tr("max") : k == "lognormal" ? tr("p90") : QString());
+      updateLengthRows();
+      markDirty();
+    });
+  }
   requests_ = new QSpinBox;
   requests_->setRange(0, 10'000'000);
   requests_->setSingleStep(100);
@@ -215,6 +254,32 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   traceFormat_ = new QLabel;
   traceFormat_->setStyleSheet(QString("color: %1;").arg(theme::kMuted.name()));
   f->addRow(traceFormat_);
+  timeScale_ = new QDoubleSpinBox;
+  timeScale_->setRange(0.001, 1000);
+  timeScale_->setDecimals(3);
+  timeScale_->setSingleStep(0.1);
+  timeScale_->setToolTip(tr("Trace: multiply the timestamps (0.5 = twice as fast, as Arrow does)"));
+  f->addRow(tr("Time scale"), timeScale_);
+  auto* winRow = new QWidget;
+  auto* wl = new QHBoxLayout(winRow);
+  wl->setContentsMargins(0, 0, 0, 0);
+  wl->setSpacing(4);
+  windowStart_ = new QDoubleSpinBox;
+  windowEnd_ = new QDoubleSpinBox;
+  for (QDoubleSpinBox* sb : {windowStart_, windowEnd_}) {
+    sb->setRange(0, 1e9);
+    sb->setDecimals(1);
+    sb->setSuffix(tr(" s"));
+    sb->setMinimumWidth(50);  // not the width of "1000000000.0 s": the row must fit a narrow dock
+    sb->setButtonSymbols(QAbstractSpinBox::NoButtons);
+    wl->addWidget(sb, 1);
+    connect(sb, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
+  }
+  windowStart_->setSpecialValueText(tr("start"));
+  windowEnd_->setSpecialValueText(tr("end"));
+  winRow->setToolTip(tr("Trace: keep the arrivals in [from, to) seconds of the trace (start / end: no bound)"));
+  f->addRow(tr("Window"), winRow);
+  connect(timeScale_, &QDoubleSpinBox::valueChanged, this, [this](double) { markDirty(); });
   root->addWidget(work);
 
   // ---- policy
@@ -238,7 +303,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     model->appendRow(it);
   }
   policy_->setModel(model);
-  f->addRow(tr("Policy"), policy_);
+  f->addRow(tr("&Policy"), policy_);
   policyDesc_ = new QLabel;
   policyDesc_->setWordWrap(true);
   policyDesc_->setStyleSheet(QString("color: %1;").arg(theme::kMuted.name()));
@@ -256,7 +321,8 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   root->addWidget(pol);
 
   apply_ = new QPushButton(tr("Apply and reset"));
-  apply_->setToolTip(tr("Restart the run with the edited scenario"));
+  apply_->setToolTip(tr("Restart the run with the edited scenario (Ctrl+Enter)"));
+  apply_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
   apply_->setEnabled(false);
   root->addWidget(apply_);
   error_ = errorLabel();
@@ -267,6 +333,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     c->setMinimumContentsLength(10);
   }
+  for (const LengthEditor& e : lengths_) e.kind->setMinimumContentsLength(5);
 
   connect(apply_, &QPushButton::clicked, this, &ScenarioPanel::applyRequested);
   connect(policy_, &QComboBox::currentIndexChanged, this, [this](int) {
@@ -275,7 +342,11 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     markDirty();
   });
   for (QComboBox* c : {gpu_, tp_, model_, workload_, router_})
-    connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty(); });
+    connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty();
+  // A preset sets the lengths: show them (read-only); none: the scenario's own, editable.
+  connect(workload_, &QComboBox::currentIndexChanged, this, [this](int) {
+    if (!filling_) fillLengths();
+  }); });
   for (QSpinBox* s : {instances_, requests_, gpusPerNode_})
     connect(s, &QSpinBox::valueChanged, this, [this](int) { markDirty(); });
   connect(arrivals_, &QComboBox::currentIndexChanged, this, [this](int) {
@@ -409,6 +480,7 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   if (PresetRegistry::builtin().hasModel(s.model)) modelId = QString::fromStdString(PresetRegistry::builtin().model(s.model).id);
   pick(model_, modelId);
   pick(workload_, s.workload.preset ? QString::fromStdString(*s.workload.preset) : QString());
+  fillLengths();
   requests_->setValue(static_cast<int>(std::min<std::int64_t>(s.workload.requests, 10'000'000)));
   rate_->setValue(s.workload.arrival.rate);
   rateEdited_ = false;
@@ -422,6 +494,10 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   traceFormat_->clear();
   tracePath_->clear();
   if (s.workload.trace) setTraceFile(QString::fromStdString(s.workload.trace->path), s.base_dir);
+  const TraceSpec trace = s.workload.trace.value_or(TraceSpec{});
+  timeScale_->setValue(trace.time_scale);
+  windowStart_->setValue(trace.window_start_s.value_or(0));
+  windowEnd_->setValue(trace.window_end_s.value_or(0));
   updateArrivalRows();
   const int pi = policy_->findData(QString::fromStdString(s.policy.id), Qt::UserRole);
   if (pi >= 0) policy_->setCurrentIndex(pi);
@@ -448,6 +524,40 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
   } else {
     s.workload.preset = preset.toStdString();
   }
+  if (preset.isEmpty() && arrivals_->currentData().toString() != "trace") {  // else the preset or trace sets them
+    LengthDist* dists[3] = {&s.workload.input_tokens, &s.workload.reasoning_tokens, &s.workload.answer_tokens};
+    for (int i = 0; i < 3; ++i) {
+      const LengthEditor& e = lengths_[i];
+      const QString k = e.kind->currentData().toString();
+      if (k == "file") continue;  // kept as the file has it
+      LengthDist d;
+      d.clipMin = dists[i]->clipMin;
+      d.clipMax = dists[i]->clipMax;
+      const double a = e.a->value(), b = e.b->value();
+      const QString where = QString("workload.%1").arg(e.key);
+      if (k == "constant") {
+        d.kind = LengthDist::Kind::Constant;
+        d.value = a;
+      } else if (k == "uniform") {
+        if (b < a) {
+          if (error) *error = tr("%1: the maximum (%2) is below the minimum (%3)").arg(where).arg(b).arg(a);
+          return false;
+        }
+        d.kind = LengthDist::Kind::Uniform;
+        d.min = a;
+        d.max = b;
+      } else {
+        if (!(a > 0) || !(b > a)) {
+          if (error) *error = tr("%1: a lognormal needs 0 < median < p90 (got %2 and %3)").arg(where).arg(a).arg(b);
+          return false;
+        }
+        d.kind = LengthDist::Kind::Lognormal;
+        d.median = a;
+        d.p90 = b;
+      }
+      *dists[i] = d;
+    }
+  }
   s.workload.requests = requests_->value();
   s.workload.arrival.rate = rate_->value();
   s.cluster.fabric.nic_gbps = nicGbps_->value();
@@ -462,6 +572,13 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
     if (!base_.workload.trace || QString::fromStdString(base_.workload.trace->path) != traceFile_) {
       t = TraceSpec{};
       t.path = traceFile_.toStdString();
+    }
+    t.time_scale = timeScale_->value();
+    t.window_start_s = windowStart_->value() > 0 ? std::optional<double>(windowStart_->value()) : std::nullopt;
+    t.window_end_s = windowEnd_->value() > 0 ? std::optional<double>(windowEnd_->value()) : std::nullopt;
+    if (t.window_end_s && t.window_end_s <= t.window_start_s.value_or(0)) {
+      if (error) *error = tr("workload.trace.window: the end must come after the start");
+      return false;
     }
     s.workload.trace = t;
   } else {
@@ -501,8 +618,49 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
   return true;
 }
 
+void ScenarioPanel::fillLengths() {
+  const bool wasFilling = filling_;
+  filling_ = true;
+  WorkloadSpec w = base_.workload;
+  const QString preset = workload_->currentData().toString();
+  if (!preset.isEmpty()) {
+    try {
+      applyWorkloadPreset(preset.toStdString(), w);
+    } catch (const std::exception&) {
+    }
+  }
+  const LengthDist* dists[3] = {&w.input_tokens, &w.reasoning_tokens, &w.answer_tokens};
+  for (int i = 0; i < 3; ++i) {
+    const LengthDist& d = *dists[i];
+    const LengthEditor& e = lengths_[i];
+    QString kind = "file";
+    double a = 0, b = 0;
+    if (d.kind == LengthDist::Kind::Constant) kind = "constant", a = d.value;
+    else if (d.kind == LengthDist::Kind::Uniform) kind = "uniform", a = d.min, b = d.max;
+    else if (d.kind == LengthDist::Kind::Lognormal && d.median && d.p90) kind = "lognormal", a = *d.median, b = *d.p90;
+    e.kind->setCurrentIndex(e.kind->findData(kind));
+    e.a->setValue(a);
+    e.b->setValue(b);
+  }
+  updateLengthRows();
+  filling_ = wasFilling;
+}
+
+void ScenarioPanel::updateLengthRows() {
+  // Editable without a preset (which sets them) and a trace (whose rows do).
+  const bool own = workload_->currentData().toString().isEmpty() && arrivals_->currentData().toString() != "trace";
+  for (const LengthEditor& e : lengths_) {
+    const QString k = e.kind->currentData().toString();
+    e.kind->setEnabled(own);
+    e.a->setEnabled(own && k != "file");
+    e.b->setEnabled(own && k != "file" && k != "constant");
+  }
+}
+
 void ScenarioPanel::updateArrivalRows() {
   const QString arr = arrivals_->currentData().toString();
+  for (QDoubleSpinBox* sb : {timeScale_, windowStart_, windowEnd_}) sb->setEnabled(arr == "trace");
+  updateLengthRows();
   rate_->setEnabled(arr == "poisson" || arr == "gamma");
   cv_->setEnabled(arr == "gamma");
   tracePath_->setEnabled(arr == "trace");

@@ -45,6 +45,14 @@ public:
   /// The inline refusal shown under a knob ("" when none).
   QString knobError(const std::string& knob) const;
   QLabel* rateLabel() const { return rateLabel_; }
+  /// Length editors: kind combo ("constant", "uniform", "lognormal" or
+  /// "file") and its two numbers, for input (0), reasoning (1), answer (2).
+  QComboBox* lengthKind(int i) const { return lengths_[i].kind; }
+  QDoubleSpinBox* lengthA(int i) const { return lengths_[i].a; }
+  QDoubleSpinBox* lengthB(int i) const { return lengths_[i].b; }
+  QDoubleSpinBox* traceTimeScale() const { return timeScale_; }
+  QDoubleSpinBox* traceWindowStart() const { return windowStart_; }
+  QDoubleSpinBox* traceWindowEnd() const { return windowEnd_; }
   /// Knob editors of the selected policy, by knob name.
   const std::map<std::string, QDoubleSpinBox*>& knobEditors() const { return knobs_; }
   /// The policy of the loaded run: while the panel shows that policy, its
@@ -64,6 +72,10 @@ private:
   void rebuildKnobs(const std::string& policyId, const nlohmann::json& values);
   void markDirty();
   void updateArrivalRows();
+  /// Show the lengths the run will use: the preset's when one is picked
+  /// (read-only), else the scenario's own (editable where the panel can).
+  void fillLengths();
+  void updateLengthRows();
   static double sliderToRate(int v);
   static int rateToSlider(double r);
 
@@ -84,6 +96,17 @@ private:
   QPushButton* traceBrowse_ = nullptr;
   QLabel* traceFormat_ = nullptr;
   QString traceFile_;  // as written in the scenario (may be relative to its folder)
+  QDoubleSpinBox* timeScale_ = nullptr;    // trace: multiply timestamps
+  QDoubleSpinBox* windowStart_ = nullptr;  // trace: keep arrivals in [start, end); 0 = unbounded
+  QDoubleSpinBox* windowEnd_ = nullptr;
+  /// Length distributions (input, reasoning, answer): kind + two numbers.
+  struct LengthEditor {
+    const char* key;  // "input_tokens", ...
+    QComboBox* kind = nullptr;
+    QDoubleSpinBox* a = nullptr;
+    QDoubleSpinBox* b = nullptr;
+  };
+  LengthEditor lengths_[3] = {{"input_tokens"}, {"reasoning_tokens"}, {"answer_tokens"}};
   QComboBox* policy_ = nullptr;
   QLabel* policyDesc_ = nullptr;
   QComboBox* router_ = nullptr;

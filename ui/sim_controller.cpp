@@ -99,6 +99,7 @@ public:
     p.reasoning = static_cast<double>(r.reasoning);
     if (auto t = r.ttft()) p.ttftS = *t;
     if (auto t = r.tpot()) p.tpotS = *t;
+    if (auto t = r.e2e()) p.e2eS = *t;
     p.qoe = r.qoe;
     finished.push_back(p);
   }

@@ -33,6 +33,7 @@ struct FinishedPoint {
   double reasoning = 0;
   double ttftS = -1;
   double tpotS = -1;
+  double e2eS = -1;
   double qoe = -1;
 };
 

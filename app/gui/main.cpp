@@ -19,6 +19,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QSettings>
@@ -259,10 +260,19 @@ int main(int argc, char** argv) {
       w.inspect(cli.value(inspectOpt));
       QCoreApplication::processEvents();
     }
+    // Let resized widgets settle (the charts fit ticks and legend to their
+    // size shortly after a resize) before the picture is taken.
+    {
+      QEventLoop settle;
+      QTimer::singleShot(150, &settle, &QEventLoop::quit);
+      settle.exec();
+      w.pullNow();
+      QCoreApplication::processEvents();
+    }
     if (cli.isSet(exportOpt)) {
       const QString dir = cli.value(exportOpt);
       const int n = w.exportCharts(dir, exportSize, exportScale);
-      if (n < 3 * static_cast<int>(w.chartPanel()->charts().size())) {
+      if (n < 3 * static_cast<int>(w.chartPanel()->charts().size()) + 1) {  // + run.json
         std::fprintf(stderr, "servelab: --export-charts: cannot write every chart to %s (%d files written)\n",
                      qPrintable(dir), n);
         return 1;

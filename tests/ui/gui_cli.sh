@@ -42,8 +42,29 @@ bad_scenario)
 export_charts)
   expect_code 0 "$app" --scenario "$src/samples/pascal-baseline-rr.json" --run-for 40 \
       --export-charts "$tmp/c" --export-size 800x450 --export-scale 2
-  grep -q "18 files written" "$tmp/out" || fail "no summary line: $(cat "$tmp/out")"
-  for id in ttft_vs_reasoning ttft tpot qoe_slo throughput kv_usage; do
+  grep -q "28 files written" "$tmp/out" || fail "no summary line: $(cat "$tmp/out")"
+  # Which run: seed and fingerprint in run.json and in every PNG's text chunks.
+  python3 - "$tmp/c" <<'PY' || fail "run.json / PNG metadata"
+import json, sys, zlib
+d = sys.argv[1]
+r = json.load(open(d + "/run.json"))
+assert r["seed"] == 1 and len(r["fingerprint"]) == 16 and r["sim_s"] >= 40, r
+assert r["scenario"] == "pascal-baseline-rr.json" and r["changes"] == [], r
+png = open(d + "/ttft.png", "rb").read()
+texts = {}
+i = 8
+while i < len(png):
+    n = int.from_bytes(png[i:i + 4], "big"); kind = png[i + 4:i + 8]; body = png[i + 8:i + 8 + n]
+    if kind == b"tEXt":
+        k, v = body.split(b"\0", 1); texts[k.decode()] = v.decode("latin-1")
+    elif kind == b"zTXt":
+        k, rest = body.split(b"\0", 1); texts[k.decode()] = zlib.decompress(rest[1:]).decode("latin-1")
+    elif kind == b"iTXt":
+        k, rest = body.split(b"\0", 1); texts[k.decode()] = rest
+    i += 12 + n
+assert "ServeLab fingerprint" in texts and "ServeLab seed" in texts, texts.keys()
+PY
+  for id in ttft_vs_reasoning ttft tpot qoe_slo throughput kv_usage ttft_cdf tpot_cdf e2e_cdf; do
     [ "$(png_size "$tmp/c/$id.png")" = "1600x900" ] || fail "$id.png is $(png_size "$tmp/c/$id.png"), expected 1600x900"
     grep -q "<svg" "$tmp/c/$id.svg" || fail "$id.svg is not SVG"
     [ -s "$tmp/c/$id.csv" ] || fail "no $id.csv"

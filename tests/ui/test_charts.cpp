@@ -8,9 +8,11 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTabWidget>
 #include <QTest>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -408,13 +410,14 @@ private slots:
       host.show();
       fillPanel(*panel, 4);
       QTest::qWait(80);  // the resize relayout
-      if (qEnvironmentVariableIsSet("SERVELAB_DEBUG_SHOTS")) host.grab().save(QString("/tmp/narrow-%1.png").arg(size.width()));
-      for (LiveChart* c : panel->charts())
+      for (LiveChart* c : panel->charts()) {
+        if (!c->isVisible()) continue;  // on the other tab
         QVERIFY2(elided(*c).isEmpty(), qPrintable(QString("%1 at %2x%3: %4")
                                                         .arg(c->id())
                                                         .arg(size.width())
                                                         .arg(size.height())
                                                         .arg(elided(*c).join(" | "))));
+      }
       // Zoomed in, the ticks still fit.
       LiveChart* t = panel->chart("ttft");
       t->setViewX(12.3, 47.9);
@@ -424,6 +427,41 @@ private slots:
       QVERIFY(!t->titleRect().isEmpty());
       QVERIFY2(!t->resetButton()->geometry().intersects(t->titleRect()), "Reset zoom covers the title");
     }
+  }
+
+  // End-of-run views: CDFs of TTFT, TPOT and E2E on their own tab, and the
+  // scatter says when a workload has no reasoning tokens.
+  void distributionsTabAndNoReasoningNote() {
+    ChartPanel p;
+    p.clear(2);
+    std::vector<FinishedPoint> pts;
+    for (int i = 0; i < 100; ++i) {
+      FinishedPoint f;
+      f.reasoning = 0;
+      f.ttftS = 0.1 * (99 - i);
+      f.tpotS = 0.01 + 1e-4 * i;
+      f.e2eS = 10.0 + i;
+      pts.push_back(f);
+    }
+    p.addFinished(pts);
+    p.refresh();
+    QCOMPARE(p.tabs()->count(), 2);
+    for (const char* id : {"ttft_cdf", "tpot_cdf", "e2e_cdf"}) {
+      const auto& d = p.chart(id)->seriesData(0);
+      QCOMPARE(d.size(), std::size_t{100});
+      QVERIFY(std::is_sorted(d.begin(), d.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); }));
+      QCOMPARE(d.back().y(), 1.0);
+      QCOMPARE(d.front().y(), 0.01);
+    }
+    QCOMPARE(p.chart("e2e_cdf")->seriesData(0).front().x(), 10.0);
+    QVERIFY2(p.chart("ttft_vs_reasoning")->subtitle().contains("no reasoning"),
+             qPrintable(p.chart("ttft_vs_reasoning")->subtitle()));
+    FinishedPoint r;
+    r.reasoning = 500;
+    r.ttftS = 1.0;
+    p.addFinished({r});
+    p.refresh();
+    QVERIFY(p.chart("ttft_vs_reasoning")->subtitle().isEmpty());
   }
 
   void kvChartHasALegendForItsInstances() {

@@ -101,6 +101,34 @@ private slots:
     QCoreApplication::setApplicationName("test_compare");
   }
 
+  // Issue 15: say when a comparison cannot tell the policies apart.
+  void hintWhenTheComparisonIsUninformative() {
+    std::vector<CompareRow> rows(2);
+    for (CompareRow& r : rows) {
+      r.finished = 10;
+      r.ttftP99 = 1.0;
+    }
+    QVERIFY(compareHint(rows).isEmpty());  // too early
+    for (CompareRow& r : rows) r.finished = 500;
+    QVERIFY2(compareHint(rows).contains("KV memory"), qPrintable(compareHint(rows)));
+    rows[1].preemptions = 40;
+    QVERIFY2(compareHint(rows).contains("within 2 %"), qPrintable(compareHint(rows)));
+    rows[1].ttftP99 = 1.5;
+    QVERIFY(compareHint(rows).isEmpty());
+    // In the window: the default sample at a low rate never preempts.
+    CompareWindow w;
+    w.resize(1280, 800);
+    w.show();
+    Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/default.json");
+    s.workload.requests = 300;
+    QString err;
+    QVERIFY2(w.load(s, {"fcfs", "rr"}, "default", &err), qPrintable(err));
+    w.runTo(2000);
+    QVERIFY(w.waitIdle(60000));
+    w.pullNow();
+    QVERIFY2(w.hint().contains("KV memory"), qPrintable(w.hint()));
+  }
+
   void deltasAndPolicyLists() {
     QCOMPARE(deltaPct(1.5, 1.0), 50.0);
     QCOMPARE(deltaPct(0.5, 2.0), -75.0);

@@ -45,7 +45,11 @@ QStringList cutLabels(QWidget* root) {
     if (!l->isVisible() || l->wordWrap() || l->text().isEmpty() || l->textFormat() == Qt::RichText ||
         Qt::mightBeRichText(l->text()) || l->text().contains('\n') || !l->pixmap().isNull())
       continue;
-    const int need = l->fontMetrics().horizontalAdvance(l->text());
+    QString shown = l->text();  // as drawn: a mnemonic's '&' is not ("&&" is one '&')
+    shown.replace("&&", QChar(1));
+    shown.remove('&');
+    shown.replace(QChar(1), '&');
+    const int need = l->fontMetrics().horizontalAdvance(shown);
     const int have = l->contentsRect().width();
     const QRect vis = l->visibleRegion().boundingRect();
     if (need > have + 1)
@@ -58,9 +62,11 @@ QStringList cutLabels(QWidget* root) {
 
 QStringList elidedChartTexts(ChartPanel* p) {
   QStringList out;
-  for (LiveChart* c : p->charts())
+  for (LiveChart* c : p->charts()) {
+    if (!c->isVisible()) continue;  // on the other tab
     for (const QString& t : c->paintedTexts())
       if (t.contains(QChar(0x2026)) || t.contains("...")) out << c->id() + ": " + t;
+  }
   return out;
 }
 

@@ -58,6 +58,60 @@ private slots:
     QCOMPARE(dumpScenario(out), dumpScenario(s));
   }
 
+  // Issue 15: length distributions and a trace's time scale and window are
+  // editable in the panel (they were only kept from the file).
+  void lengthsAndTraceOptions() {
+    Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/default.json");
+    s.workload.preset.reset();
+    ScenarioPanel p;
+    p.setScenario(s);
+    QVERIFY(p.lengthKind(0)->isEnabled());
+    p.lengthKind(1)->setCurrentIndex(p.lengthKind(1)->findData(QString("uniform")));
+    p.lengthA(1)->setValue(100);
+    p.lengthB(1)->setValue(900);
+    p.lengthKind(2)->setCurrentIndex(p.lengthKind(2)->findData(QString("lognormal")));
+    p.lengthA(2)->setValue(300);
+    p.lengthB(2)->setValue(1200);
+    Scenario out;
+    QString err;
+    QVERIFY2(p.buildScenario(out, &err), qPrintable(err));
+    QVERIFY(out.workload.reasoning_tokens.kind == LengthDist::Kind::Uniform);
+    QCOMPARE(out.workload.reasoning_tokens.min, 100.0);
+    QCOMPARE(out.workload.reasoning_tokens.max, 900.0);
+    QVERIFY(out.workload.answer_tokens.kind == LengthDist::Kind::Lognormal);
+    QCOMPARE(out.workload.answer_tokens.median.value_or(0), 300.0);
+    QCOMPARE(out.workload.answer_tokens.p90.value_or(0), 1200.0);
+    QVERIFY(p.dirty());
+    // A bad lognormal is refused with the place.
+    p.lengthB(2)->setValue(200);
+    QVERIFY(!p.buildScenario(out, &err));
+    QVERIFY2(err.contains("workload.answer_tokens"), qPrintable(err));
+    // A preset shows its lengths, read-only.
+    QComboBox* workload = nullptr;
+    for (QComboBox* c : p.findChildren<QComboBox*>())
+      if (c->findData(QString("alpaca-reasoning")) >= 0) workload = c;
+    QVERIFY(workload);
+    workload->setCurrentIndex(workload->findData(QString("alpaca-reasoning")));
+    QVERIFY(!p.lengthKind(1)->isEnabled());
+    QVERIFY(!p.lengthA(1)->isEnabled());
+
+    // A trace: time scale and window go into workload.trace.
+    const Scenario t = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/trace-replay-reasoning.json");
+    ScenarioPanel q;
+    q.setScenario(t);
+    QVERIFY(q.traceTimeScale()->isEnabled());
+    q.traceTimeScale()->setValue(0.5);
+    q.traceWindowStart()->setValue(10);
+    q.traceWindowEnd()->setValue(60);
+    QVERIFY2(q.buildScenario(out, &err), qPrintable(err));
+    QCOMPARE(out.workload.trace->time_scale, 0.5);
+    QCOMPARE(out.workload.trace->window_start_s.value_or(-1), 10.0);
+    QCOMPARE(out.workload.trace->window_end_s.value_or(-1), 60.0);
+    q.traceWindowEnd()->setValue(5);
+    QVERIFY(!q.buildScenario(out, &err));
+    QVERIFY2(err.contains("window"), qPrintable(err));
+  }
+
   // Switching to Gamma arrivals with a CV, and editing the fabric.
   void gammaArrivalsAndFabric() {
     const Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/trace-replay-reasoning.json");

@@ -247,7 +247,7 @@ private slots:
     QVERIFY(lines.first().startsWith("series,time (s),"));
     QVERIFY(lines.size() > 10);
     QVERIFY(lines[1].startsWith("output tokens,"));
-    QCOMPARE(w.exportCharts(dir.filePath("all")), 18);
+    QCOMPARE(w.exportCharts(dir.filePath("all")), 28);  // 9 charts (6 live, 3 CDFs) × PNG, SVG, CSV + run.json
   }
 
   // Issue 15: Open / a preset / Quit discarded edits and live changes
