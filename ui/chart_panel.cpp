@@ -158,6 +158,11 @@ struct LiveChart::Impl {
   QToolButton* resetButton = nullptr;
   QString subtitle;
   QString shortTitle, shownTitle;  // shown: the title or its short form
+  // keepTextsWhole's last check: for which size, font and series count, when.
+  QSize checkedFor;
+  QFont checkedFont;
+  int checkedSeries = -1;
+  QElapsedTimer sinceCheck;
   // Given up at this size and font because Qt still cut a text.
   bool dropLegend = false, dropXTitle = false, dropYTitle = false;
   QSize dropsFor;
@@ -546,6 +551,16 @@ void LiveChart::refresh() {
 void LiveChart::keepTextsWhole() {
   const QSize sz = d->chart->size().toSize();
   if (sz.width() <= 0 || sz.height() <= 0) return;
+  // The check relays the chart out: after a clean one, repeat it only when
+  // the size, font or series changed, or a second has passed (new data can
+  // widen the tick labels). Keeps animated redraws cheap (B4).
+  if (sz == d->checkedFor && font() == d->checkedFont && static_cast<int>(d->series.size()) == d->checkedSeries &&
+      d->sinceCheck.isValid() && d->sinceCheck.elapsed() < 1000)
+    return;
+  d->checkedFor = sz;
+  d->checkedFont = font();
+  d->checkedSeries = static_cast<int>(d->series.size());
+  d->sinceCheck.restart();
   auto cut = [this] {
     d->chart->layout()->activate();
     for (const QString& t : paintedTexts())
