@@ -300,6 +300,10 @@ QString LiveChart::seriesName(int i) const { return d->series.at(static_cast<std
 bool LiveChart::seriesUsesOpenGL(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->useOpenGL(); }
 QWidget* LiveChart::resetButton() const { return d->resetButton; }
 
+void LiveChart::setHelp(const QString& text) {
+  d->view->setToolTip(text + "\n" + tr("Wheel: zoom · drag: pan · double-click: reset · right-click: export"));
+}
+
 QStringList LiveChart::paintedTexts() const {
   QStringList out;
   for (QGraphicsItem* it : d->chart->scene()->items()) {
@@ -839,8 +843,8 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   scatter_->setShortTitle(tr("TTFT vs reasoning"));
   scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
   scatter_->addSeries(tr("tail per bin"), theme::kAlert);
-  scatter_->setToolTip(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
-                          "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
+  scatter_->setHelp(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
+                       "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
   ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
   ttft_->addSeries("p50", theme::kSeriesA);
   ttft_->addSeries("p99", theme::kSeriesB);
