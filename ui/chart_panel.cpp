@@ -158,6 +158,11 @@ struct LiveChart::Impl {
   QToolButton* resetButton = nullptr;
   QString subtitle;
   QString shortTitle, shownTitle;  // shown: the title or its short form
+  // keepTextsWhole's last check: for which size, font and series count, when.
+  QSize checkedFor;
+  QFont checkedFont;
+  int checkedSeries = -1;
+  QElapsedTimer sinceCheck;
   // Given up at this size and font because Qt still cut a text.
   bool dropLegend = false, dropXTitle = false, dropYTitle = false;
   QSize dropsFor;
@@ -294,6 +299,10 @@ QString LiveChart::yLabel() const { return d->yLabel; }
 QString LiveChart::seriesName(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->name(); }
 bool LiveChart::seriesUsesOpenGL(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->useOpenGL(); }
 QWidget* LiveChart::resetButton() const { return d->resetButton; }
+
+void LiveChart::setHelp(const QString& text) {
+  d->view->setToolTip(text + "\n" + tr("Wheel: zoom · drag: pan · double-click: reset · right-click: export"));
+}
 
 QStringList LiveChart::paintedTexts() const {
   QStringList out;
@@ -546,6 +555,16 @@ void LiveChart::refresh() {
 void LiveChart::keepTextsWhole() {
   const QSize sz = d->chart->size().toSize();
   if (sz.width() <= 0 || sz.height() <= 0) return;
+  // The check relays the chart out: after a clean one, repeat it only when
+  // the size, font or series changed, or a second has passed (new data can
+  // widen the tick labels). Keeps animated redraws cheap (B4).
+  if (sz == d->checkedFor && font() == d->checkedFont && static_cast<int>(d->series.size()) == d->checkedSeries &&
+      d->sinceCheck.isValid() && d->sinceCheck.elapsed() < 1000)
+    return;
+  d->checkedFor = sz;
+  d->checkedFont = font();
+  d->checkedSeries = static_cast<int>(d->series.size());
+  d->sinceCheck.restart();
   auto cut = [this] {
     d->chart->layout()->activate();
     for (const QString& t : paintedTexts())
@@ -824,8 +843,8 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   scatter_->setShortTitle(tr("TTFT vs reasoning"));
   scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
   scatter_->addSeries(tr("tail per bin"), theme::kAlert);
-  scatter_->setToolTip(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
-                          "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
+  scatter_->setHelp(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
+                       "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
   ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
   ttft_->addSeries("p50", theme::kSeriesA);
   ttft_->addSeries("p99", theme::kSeriesB);

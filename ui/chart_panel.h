@@ -58,6 +58,8 @@ public:
   /// Texts drawn in the chart right now (title, axis labels, ticks, legend)
   /// as painted: an elided one ends in "…". For layout tests.
   QStringList paintedTexts() const;
+  /// What the chart shows, first in its tooltip (before the zoom/pan help).
+  void setHelp(const QString& text);
   /// The "Reset zoom" button (shown while zoomed).
   QWidget* resetButton() const;
   /// The title's rectangle in this widget's coordinates.
