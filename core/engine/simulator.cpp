@@ -87,6 +87,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   }
   incoming_.resize(static_cast<std::size_t>(cfg.instances));
   pendingStops_.resize(static_cast<std::size_t>(cfg.instances));
+  poolLabels_.resize(static_cast<std::size_t>(cfg.instances));
   for (auto& in : instances_) in->counterWindow_ = cfg.counterWindow;
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));

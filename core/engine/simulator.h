@@ -117,6 +117,10 @@ public:
   /// Deliver `fn` after `delay` (control messages, bid-ask).
   void sendMessage(SimTime delay, std::function<void()> fn);
   void setRole(int instance, InstanceRole role);
+  /// A policy-defined pool label for an instance (shown on its card; no
+  /// engine meaning: capabilities are the role). "" = none.
+  void setPoolLabel(int instance, std::string label) { poolLabels_[static_cast<std::size_t>(instance)] = std::move(label); }
+  const std::string& poolLabel(int instance) const { return poolLabels_[static_cast<std::size_t>(instance)]; }
   /// Wake an idle instance (an iteration starts at the current time).
   void wake(int instance);
   // ---- requests held across time (engine/request.h RequestHandle)
@@ -238,6 +242,7 @@ private:
     bool active = false;
   };
   std::vector<Timer> timers_;
+  std::vector<std::string> poolLabels_;
   std::vector<RequestRecord> records_;
 
   // transfers
