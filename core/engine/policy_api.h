@@ -84,6 +84,10 @@ public:
   /// request to a decode instance; the default picks the least-loaded one.
   virtual void onPrefillDone(Request& r);
   virtual void onFinished(const Request& /*r*/) {}
+  /// A synthetic request this policy injected (Simulator::injectRequest)
+  /// completed: prefill done and its output tokens produced. It never
+  /// reaches onFinished.
+  virtual void onSyntheticDone(const Request& /*r*/) {}
   virtual void onMigrationDone(Request& /*r*/, int /*src*/, int /*dst*/) {}
   /// Monitor tick period (0 = none) and handler.
   virtual SimTime tickInterval() const { return 0; }

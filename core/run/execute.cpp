@@ -105,6 +105,18 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   // Disaggregated hand-offs, counted apart from migrations; only written by
   // runs that had some, so other summaries keep their exact bytes.
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
+  // Work the policy injected (synthetic requests), reported apart from the
+  // user's figures; only written by runs that had some.
+  if (const Simulator::SyntheticCost& sc = sim.syntheticCost(); sc.injected > 0) {
+    nlohmann::ordered_json sj;
+    sj["requests"] = sc.injected;
+    sj["completed"] = sc.completed;
+    sj["aborted"] = sc.aborted;
+    sj["prompt_tokens"] = sc.promptTokens;
+    sj["output_tokens"] = sc.outputTokens;
+    sj["gpu_s"] = sc.gpuSeconds;
+    j["synthetic"] = sj;
+  }
   j["wall_s"] = opt.recordWallTime ? nlohmann::ordered_json(wall) : nlohmann::ordered_json(nullptr);
   // Trace workloads (azure, burstgpt, mooncake readers): what the reader
   // read and skipped. Absent for synthetic workloads, so their summaries
