@@ -54,6 +54,7 @@ void Simulator::abortRequest(Instance& in, Request& r) {
     ++synthetic_.aborted;
     releaseRequest(&r);
     tryStartIncoming(in.id_);
+    checkDrained(in.id_);
     return;
   }
   --inFlight_;
@@ -61,6 +62,7 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   notify(RequestEvent::Aborted, r, in.id_);
   releaseRequest(&r);
   tryStartIncoming(in.id_);  // copies waiting for the memory it held
+  checkDrained(in.id_);
 }
 
 std::vector<RequestRecord> Simulator::inFlightRecords() const {

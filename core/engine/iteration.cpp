@@ -198,6 +198,7 @@ void Simulator::endIteration(Instance& in) {
   }
   tryStartIncoming(in.id_);
   startIteration(in);
+  checkDrained(in.id_);
 }
 
 }  // namespace sl

@@ -84,6 +84,9 @@ public:
   /// request to a decode instance; the default picks the least-loaded one.
   virtual void onPrefillDone(Request& r);
   virtual void onFinished(const Request& /*r*/) {}
+  /// An instance watched with Simulator::watchDrain holds no request any
+  /// more (none queued, running, or moving to or from it).
+  virtual void onInstanceDrained(int /*instance*/) {}
   /// A synthetic request this policy injected (Simulator::injectRequest)
   /// completed: prefill done and its output tokens produced. It never
   /// reaches onFinished.

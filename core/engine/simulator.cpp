@@ -88,6 +88,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   incoming_.resize(static_cast<std::size_t>(cfg.instances));
   pendingStops_.resize(static_cast<std::size_t>(cfg.instances));
   poolLabels_.resize(static_cast<std::size_t>(cfg.instances));
+  drainWatch_.assign(static_cast<std::size_t>(cfg.instances), 0);
   for (auto& in : instances_) in->counterWindow_ = cfg.counterWindow;
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));
@@ -424,6 +425,23 @@ void Simulator::onTimerEvent(std::int64_t id) {
   t.due = now_ + t.period;
   events_q_.push(t.due, EventKind::Timer, id);
   global_->onTimer(static_cast<int>(id));
+}
+
+bool Simulator::drained(int i) const {
+  const Instance& in = instance(i);
+  return !in.busy_ && in.policy_->size() == 0 && in.assigned_ == 0 && incoming_[static_cast<std::size_t>(i)].empty() &&
+         liveCount_[static_cast<std::size_t>(i)] == 0;
+}
+
+void Simulator::watchDrain(int i) {
+  drainWatch_.at(static_cast<std::size_t>(i)) = 1;
+  checkDrained(i);
+}
+
+void Simulator::checkDrained(int i) {
+  if (!drainWatch_[static_cast<std::size_t>(i)] || !drained(i)) return;
+  drainWatch_[static_cast<std::size_t>(i)] = 0;
+  global_->onInstanceDrained(i);
 }
 
 void Simulator::setRole(int i, InstanceRole role) {

@@ -131,6 +131,14 @@ public:
   /// engine meaning: capabilities are the role). "" = none.
   void setPoolLabel(int instance, std::string label) { poolLabels_[static_cast<std::size_t>(instance)] = std::move(label); }
   const std::string& poolLabel(int instance) const { return poolLabels_[static_cast<std::size_t>(instance)]; }
+  /// Call GlobalPolicy::onInstanceDrained(instance) once it holds no request:
+  /// its local policy holds none, no iteration runs, no request is assigned
+  /// to it (hand-off waits and outgoing copies included) and none is being
+  /// copied to it. A policy draining an instance (to flip its role, to take
+  /// it out of a pool) stops routing to it and watches it; an instance that
+  /// is drained already is reported at once, from within this call.
+  void watchDrain(int instance);
+  bool drained(int instance) const;
   /// Wake an idle instance (an iteration starts at the current time).
   void wake(int instance);
   // ---- requests held across time (engine/request.h RequestHandle)
@@ -264,6 +272,8 @@ private:
   };
   std::vector<Timer> timers_;
   std::vector<std::string> poolLabels_;
+  std::vector<char> drainWatch_;
+  void checkDrained(int instance);
   std::vector<RequestRecord> records_;
 
   // transfers
