@@ -20,6 +20,13 @@ void Simulator::finish(Instance& in, Request& r) {
   in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
   removeLocal(in, r);
   setState(r, ReqState::Finished);
+  if (r.synthetic) {  // the policy's own work: no record, metrics or user fingerprint
+    --syntheticInFlight_;
+    ++synthetic_.completed;
+    global_->onSyntheticDone(r);
+    releaseRequest(&r);
+    return;
+  }
   --inFlight_;
   ++probeCompletions_;
   RequestRecord rec = makeRecord(r, true);
@@ -42,17 +49,26 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
   if (r.state != ReqState::Waiting || r.firstScheduled >= 0 || in.policy_->size() > 0) removeLocal(in, r);
   setState(r, ReqState::Finished);
+  if (r.synthetic) {
+    --syntheticInFlight_;
+    ++synthetic_.aborted;
+    releaseRequest(&r);
+    tryStartIncoming(in.id_);
+    checkDrained(in.id_);
+    return;
+  }
   --inFlight_;
   ++aborted_;
   notify(RequestEvent::Aborted, r, in.id_);
   releaseRequest(&r);
   tryStartIncoming(in.id_);  // copies waiting for the memory it held
+  checkDrained(in.id_);
 }
 
 std::vector<RequestRecord> Simulator::inFlightRecords() const {
   std::vector<RequestRecord> out;
   forEachActive([&](const Request& r) {
-    if (r.arrival <= now_ && r.instance >= 0) out.push_back(makeRecord(r, false));
+    if (r.arrival <= now_ && r.instance >= 0 && !r.synthetic) out.push_back(makeRecord(r, false));
   });
   std::sort(out.begin(), out.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   return out;

@@ -1,5 +1,7 @@
 #include "engine/decision_log.h"
 
+#include "engine/policy_api.h"
+
 #include <cstdio>
 
 namespace sl {
@@ -41,6 +43,28 @@ std::string DecisionLog::reason(const Decision& d) {
     s += decisionActionName(d.action);
   }
   return s;
+}
+
+std::string DecisionLog::reason(const Decision& d, const DecisionCodeNames& names) {
+  const auto name = [](const std::vector<std::string>& table, std::uint8_t code) {
+    return code < table.size() ? table[code] : "code " + std::to_string(code);
+  };
+  std::string s = name(names.selections, static_cast<std::uint8_t>(d.selection));
+  if (d.boundary) s += "; " + name(names.actions, static_cast<std::uint8_t>(d.action));
+  return s;
+}
+
+const DecisionCodeNames& DecisionLog::pascalNames() {
+  static const DecisionCodeNames names = [] {
+    DecisionCodeNames n;
+    for (auto s : {DecisionSelection::SloFiltered, DecisionSelection::FallbackAll, DecisionSelection::FallbackRA})
+      n.selections.emplace_back(decisionSelectionName(s));
+    for (auto a : {DecisionAction::Placed, DecisionAction::Migrate, DecisionAction::StayedAdaptive,
+                   DecisionAction::StayedSame, DecisionAction::StayedNoMigration, DecisionAction::StayedRefused})
+      n.actions.emplace_back(decisionActionName(a));
+    return n;
+  }();
+  return names;
 }
 
 std::string DecisionLog::csv() const {

@@ -12,6 +12,8 @@
 
 namespace sl {
 
+struct DecisionCodeNames;  // engine/policy_api.h
+
 /// How the candidate set was formed.
 enum class DecisionSelection : std::uint8_t {
   SloFiltered,  // candidates = instances whose answering requests all meet pace
@@ -67,6 +69,10 @@ class DecisionLog {
 
   /// "SLO-filtered; migrate" style label of a decision.
   static std::string reason(const Decision& d);
+  /// The same label from a policy's own name table (GlobalPolicy::decisionCodeNames).
+  static std::string reason(const Decision& d, const DecisionCodeNames& names);
+  /// PASCAL's table: the names of DecisionSelection and DecisionAction.
+  static const DecisionCodeNames& pascalNames();
   /// decisions.csv: time_s,request_id,kind,from,chosen,instance,candidates,selection,action
   /// (candidates space-separated).
   std::string csv() const;

@@ -80,9 +80,13 @@ void Simulator::startIteration(Instance& in) {
 
 void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& boundary) {
   ++r.generated;
-  ++in.tokensProduced_;
   ++in.assignedTokens_;
-  ++probeTokens_;
+  if (r.synthetic) {
+    ++synthetic_.outputTokens;  // reported apart: not the user's throughput
+  } else {
+    ++in.tokensProduced_;
+    ++probeTokens_;
+  }
   const std::int32_t k = r.generated;
   if (k == 1) r.gFirst = now_;
   if (k <= r.reasoning) {
@@ -116,14 +120,19 @@ void Simulator::endIteration(Instance& in) {
   prefillDone.clear();
   lengthHits_.clear();
   bool decoded = false;
+  std::int64_t tokens = 0, syntheticTokens = 0;  // computed in this iteration (synthetic cost share)
   for (const BatchEntry& e : in.batch_) {
     Request& r = *e.r;
     r.batchIndex = -1;
+    tokens += e.newTokens;
+    if (r.synthetic) syntheticTokens += e.newTokens;
     if (e.prefill) {
       r.prefilled += e.newTokens;
       in.queuedPrefill_ -= e.newTokens;
       r.kvTokens += e.newTokens;
+      if (r.synthetic) synthetic_.promptTokens += e.newTokens;
       if (!r.prefillDone()) continue;
+      if (r.finished()) continue;  // a synthetic request without output: done at its prefill's end
       emitToken(in, r, boundary);
       if (in.role_ == InstanceRole::Prefill && !r.finished()) prefillDone.push_back(&r);
     } else {
@@ -132,6 +141,9 @@ void Simulator::endIteration(Instance& in) {
       emitToken(in, r, boundary);
     }
   }
+  if (syntheticTokens > 0)
+    synthetic_.gpuSeconds += nsToSeconds(in.iterEnd_ - in.iterStart_) * cfg_.tp * static_cast<double>(syntheticTokens) /
+                             static_cast<double>(tokens);
   if (decoded) {
     in.decodeIters_.emplace_back(now_, in.iterEnd_ - in.iterStart_);
     in.decodeDurSum_ += in.iterEnd_ - in.iterStart_;
@@ -140,7 +152,7 @@ void Simulator::endIteration(Instance& in) {
   for (SimObserver* o : observers_) o->onIteration(in, in.iterStart_, in.iterEnd_);
   // Completions first (they free memory), then phase-boundary decisions.
   for (const BatchEntry& e : in.batch_)
-    if (e.r->finished()) finish(in, *e.r);
+    if (e.r->finished() && e.r->prefillDone()) finish(in, *e.r);
   in.batch_.clear();
   for (Request* r : boundary) {
     if (r->state == ReqState::Finished || r->slot < 0) continue;
@@ -186,6 +198,7 @@ void Simulator::endIteration(Instance& in) {
   }
   tryStartIncoming(in.id_);
   startIteration(in);
+  checkDrained(in.id_);
 }
 
 }  // namespace sl

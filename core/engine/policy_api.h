@@ -49,6 +49,21 @@ public:
 };
 
 struct MonitorSnapshot;
+struct PolicyField;
+
+/// One figure of a policy's own report (summary.json "policy_report"):
+/// `key` may contain '/' to group, e.g. "decisions_by_reason/SLO-filtered; migrate".
+struct PolicyReportEntry {
+  std::string key;
+  double value = 0;
+};
+
+/// Names of a policy's decision codes (DecisionLog's selection and action
+/// bytes), so the GUI and outputs need no policy-specific table.
+struct DecisionCodeNames {
+  std::vector<std::string> selections;  // index = code
+  std::vector<std::string> actions;
+};
 
 class GlobalPolicy {
 public:
@@ -69,6 +84,13 @@ public:
   /// request to a decode instance; the default picks the least-loaded one.
   virtual void onPrefillDone(Request& r);
   virtual void onFinished(const Request& /*r*/) {}
+  /// An instance watched with Simulator::watchDrain holds no request any
+  /// more (none queued, running, or moving to or from it).
+  virtual void onInstanceDrained(int /*instance*/) {}
+  /// A synthetic request this policy injected (Simulator::injectRequest)
+  /// completed: prefill done and its output tokens produced. It never
+  /// reaches onFinished.
+  virtual void onSyntheticDone(const Request& /*r*/) {}
   virtual void onMigrationDone(Request& /*r*/, int /*src*/, int /*dst*/) {}
   /// Monitor tick period (0 = none) and handler.
   virtual SimTime tickInterval() const { return 0; }
@@ -86,6 +108,16 @@ public:
   virtual const DecisionLog* decisionLog() const { return nullptr; }
   /// The policy's instance monitor for `instance` (snapshots); false when it keeps none.
   virtual bool monitor(int /*instance*/, MonitorSnapshot& /*out*/) const { return false; }
+  /// Named per-instance values for snapshots (appended to `out`; cheap, no
+  /// simulation effect). The GUI shows them on the instance card.
+  virtual void publishInstance(int /*instance*/, std::vector<PolicyField>& /*out*/) const {}
+  /// Cluster-level values for snapshots, charted over time by the GUI.
+  virtual void publishCluster(std::vector<PolicyField>& /*out*/) const {}
+  /// The names of this policy's decision codes (null when it logs none).
+  virtual const DecisionCodeNames* decisionCodeNames() const { return nullptr; }
+  /// Figures only the policy knows, for summary.json "policy_report" (called
+  /// once at the end of a run; nothing appended = no report).
+  virtual void report(std::vector<PolicyReportEntry>& /*out*/) const {}
   /// A live knob change, as LocalPolicy::setKnob.
   virtual bool setKnob(const std::string& /*name*/, double /*value*/) { return false; }
 

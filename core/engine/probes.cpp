@@ -10,7 +10,6 @@
 #include <cmath>
 
 namespace sl {
-
 // ---------------------------------------------------------------- probes
 
 void Simulator::probe() {
@@ -76,6 +75,9 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     in.policy_->describe(views);
     is.monitor = MonitorSnapshot{};
     if (global_) is.monitor.present = global_->monitor(static_cast<int>(i), is.monitor);
+    is.poolLabel = poolLabels_[i];
+    is.policyFields.clear();
+    if (global_) global_->publishInstance(static_cast<int>(i), is.policyFields);
     is.queues.resize(views.size());
     for (std::size_t q = 0; q < views.size(); ++q) {
       is.queues[q].name = views[q].name;
@@ -97,13 +99,17 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     t.progress = m.flow >= 0 ? std::max(0.0, net_.progress(m.flow, now_)) : 0.0;
     s.transfers.push_back(t);
   }
+  s.policySeries.clear();
+  if (global_) global_->publishCluster(s.policySeries);
   s.decisions = 0;
   s.recentDecisions.clear();
   if (const DecisionLog* log = global_ ? global_->decisionLog() : nullptr) {
     const auto& e = log->entries();
     s.decisions = static_cast<std::int64_t>(e.size()) + log->dropped();
     const std::size_t from = e.size() > Snapshot::kRecentDecisions ? e.size() - Snapshot::kRecentDecisions : 0;
-    for (std::size_t k = from; k < e.size(); ++k) s.recentDecisions.push_back({e[k], DecisionLog::reason(e[k])});
+    const DecisionCodeNames* names = global_->decisionCodeNames();
+    for (std::size_t k = from; k < e.size(); ++k)
+      s.recentDecisions.push_back({e[k], names ? DecisionLog::reason(e[k], *names) : DecisionLog::reason(e[k])});
   }
 }
 

@@ -68,6 +68,7 @@ struct Request {
   std::int32_t migration = -1;     // the simulator's active transfer of this request, -1 if none
   std::int32_t lengthWatch = -1;   // Simulator::watchLength threshold (sequence tokens), -1 if none
   bool heldLocally = false;        // held by its instance's local policy (between enqueue and remove)
+  bool synthetic = false;          // injected by a policy (Simulator::injectRequest): real work, no user metrics
 
   // ---- timeline accounting
   SimTime stateSince = 0;          // when `state` was entered

@@ -87,6 +87,8 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   }
   incoming_.resize(static_cast<std::size_t>(cfg.instances));
   pendingStops_.resize(static_cast<std::size_t>(cfg.instances));
+  poolLabels_.resize(static_cast<std::size_t>(cfg.instances));
+  drainWatch_.assign(static_cast<std::size_t>(cfg.instances), 0);
   for (auto& in : instances_) in->counterWindow_ = cfg.counterWindow;
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));
@@ -180,6 +182,7 @@ void Simulator::setState(Request& r, ReqState s) {
 }
 
 void Simulator::notify(RequestEvent e, const Request& r, int inst) {
+  if (r.synthetic) return;  // observers see user requests only (outputs, GUI timelines)
   for (SimObserver* o : observers_) o->onRequestEvent(e, r, inst, now_);
 }
 
@@ -187,7 +190,7 @@ void Simulator::notify(RequestEvent e, const Request& r, int inst) {
 
 bool Simulator::step() {
   if (done_) return false;
-  if ((workloadDone_ && inFlight_ == 0) || events_q_.empty()) {
+  if ((workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0) || events_q_.empty()) {
     done_ = true;
     return false;
   }
@@ -309,6 +312,34 @@ void Simulator::onArrival(std::int64_t slot) {
   wake(dst);
 }
 
+RequestHandle Simulator::injectRequest(int i, std::int32_t input, std::int32_t output) {
+  if (i < 0 || i >= numInstances())
+    throw std::logic_error("injectRequest: no instance " + std::to_string(i) + " of " + std::to_string(numInstances()));
+  Request* r = allocRequest();
+  ++synthetic_.injected;
+  r->id = -synthetic_.injected;
+  r->synthetic = true;
+  r->arrival = now_;
+  r->input = std::max(1, input);
+  r->reasoning = 0;
+  r->answer = std::max(0, output);
+  r->prefillTarget = r->input;
+  r->stateSince = now_;
+  r->instance = i;
+  Instance& in = instance(i);
+  ++in.assigned_;
+  in.assignedTokens_ += r->input;
+  ++syntheticInFlight_;
+  if (in.blocksFor(r->input) + in.cfg_.watermarkBlocks > in.cfg_.gpuBlocks) {  // can never fit: as for users
+    const RequestHandle h = handleOf(*r);
+    abortRequest(in, *r);
+    return h;
+  }
+  enqueueLocal(in, *r);
+  wake(i);
+  return handleOf(*r);
+}
+
 void Simulator::wake(int i) {
   Instance& in = instance(i);
   if (in.busy_ || in.wakePending_) return;
@@ -322,7 +353,7 @@ void Simulator::wake(int i) {
 // periodic tick could still change anything. Two such ticks in a row end the
 // run (as "stalled") instead of ticking forever.
 bool Simulator::idleWithWork() const {
-  if (inFlight_ == 0 || !workloadDone_) return false;
+  if ((inFlight_ == 0 && syntheticInFlight_ == 0) || !workloadDone_) return false;
   for (const auto& in : instances_)
     if (in->busy_ || in->wakePending_) return false;
   if (!net_.flows().empty()) return false;
@@ -394,6 +425,23 @@ void Simulator::onTimerEvent(std::int64_t id) {
   t.due = now_ + t.period;
   events_q_.push(t.due, EventKind::Timer, id);
   global_->onTimer(static_cast<int>(id));
+}
+
+bool Simulator::drained(int i) const {
+  const Instance& in = instance(i);
+  return !in.busy_ && in.policy_->size() == 0 && in.assigned_ == 0 && incoming_[static_cast<std::size_t>(i)].empty() &&
+         liveCount_[static_cast<std::size_t>(i)] == 0;
+}
+
+void Simulator::watchDrain(int i) {
+  drainWatch_.at(static_cast<std::size_t>(i)) = 1;
+  checkDrained(i);
+}
+
+void Simulator::checkDrained(int i) {
+  if (!drainWatch_[static_cast<std::size_t>(i)] || !drained(i)) return;
+  drainWatch_[static_cast<std::size_t>(i)] = 0;
+  global_->onInstanceDrained(i);
 }
 
 void Simulator::setRole(int i, InstanceRole role) {

@@ -78,6 +78,16 @@ public:
   std::int64_t migrations() const { return migrationsDone_; }
   /// Disaggregated hand-offs completed (counted apart from migrations).
   std::int64_t handoffs() const { return handoffsDone_; }
+  /// What synthetic requests (injectRequest) cost, reported apart from the
+  /// user's: count injected / completed / aborted, prompt and output tokens
+  /// computed, and GPU-seconds (each iteration's duration shared pro rata
+  /// by the tokens it computed).
+  struct SyntheticCost {
+    std::int64_t injected = 0, completed = 0, aborted = 0;
+    std::int64_t promptTokens = 0, outputTokens = 0;
+    double gpuSeconds = 0;
+  };
+  const SyntheticCost& syntheticCost() const { return synthetic_; }
   const std::vector<RequestRecord>& records() const { return records_; }
   /// Records of requests still in flight (call at the end of a run).
   std::vector<RequestRecord> inFlightRecords() const;
@@ -117,6 +127,18 @@ public:
   /// Deliver `fn` after `delay` (control messages, bid-ask).
   void sendMessage(SimTime delay, std::function<void()> fn);
   void setRole(int instance, InstanceRole role);
+  /// A policy-defined pool label for an instance (shown on its card; no
+  /// engine meaning: capabilities are the role). "" = none.
+  void setPoolLabel(int instance, std::string label) { poolLabels_[static_cast<std::size_t>(instance)] = std::move(label); }
+  const std::string& poolLabel(int instance) const { return poolLabels_[static_cast<std::size_t>(instance)]; }
+  /// Call GlobalPolicy::onInstanceDrained(instance) once it holds no request:
+  /// its local policy holds none, no iteration runs, no request is assigned
+  /// to it (hand-off waits and outgoing copies included) and none is being
+  /// copied to it. A policy draining an instance (to flip its role, to take
+  /// it out of a pool) stops routing to it and watches it; an instance that
+  /// is drained already is reported at once, from within this call.
+  void watchDrain(int instance);
+  bool drained(int instance) const;
   /// Wake an idle instance (an iteration starts at the current time).
   void wake(int instance);
   // ---- requests held across time (engine/request.h RequestHandle)
@@ -128,6 +150,15 @@ public:
   /// As resolve, for a handle the policy knows is live: a stale one throws
   /// std::logic_error (a policy bug) instead of returning another request.
   Request& request(RequestHandle h);
+
+  /// A request of the policy's own (e.g. a rank prompt) on `instance`, now:
+  /// real work for the engine (prefill, decode, KV blocks, preemption like
+  /// any request) with `output` >= 0 tokens (0: it completes at the end of
+  /// its prefill). It never counts as user traffic: no arrival, record,
+  /// requests.csv row, SLO/QoE, throughput or user fingerprint, no observer
+  /// event; GlobalPolicy::onSyntheticDone tells the policy it completed.
+  /// Ids are negative (-1, -2, ...). Returns its handle.
+  RequestHandle injectRequest(int instance, std::int32_t input, std::int32_t output);
 
   // ---- hooks driven by the engine (GlobalPolicy::onLengthReached, onTimer)
   /// Tell the global policy (onLengthReached) at the end of the iteration in
@@ -229,6 +260,8 @@ private:
 
   std::int64_t arrived_ = 0, inFlight_ = 0, aborted_ = 0, preemptions_ = 0, migrationsDone_ = 0;
   std::int64_t handoffsDone_ = 0;
+  std::int64_t syntheticInFlight_ = 0;
+  SyntheticCost synthetic_;
   std::vector<Request*> lengthHits_;  // watchLength thresholds reached in the running endIteration
 
   struct Timer {
@@ -238,6 +271,9 @@ private:
     bool active = false;
   };
   std::vector<Timer> timers_;
+  std::vector<std::string> poolLabels_;
+  std::vector<char> drainWatch_;
+  void checkDrained(int instance);
   std::vector<RequestRecord> records_;
 
   // transfers

@@ -35,6 +35,16 @@ struct MonitorSnapshot {
   std::int64_t footprintBlocks = 0;  // m_i: KV blocks on GPU + CPU
 };
 
+/// A named value a policy publishes (GlobalPolicy::publishInstance for an
+/// instance card, publishCluster for a cluster-level series the GUI charts).
+/// Generic: the GUI renders whatever the running policy publishes.
+struct PolicyField {
+  std::string label;    // short, e.g. "r"
+  double value = 0;
+  std::string unit;     // "", "requests", "blocks", "tokens", "s", "bool" (0/1) ...
+  std::string tooltip;  // what it means, one line
+};
+
 /// One of the latest placement / </think> decisions.
 struct DecisionSnapshot {
   Decision decision;
@@ -50,7 +60,9 @@ struct InstanceSnapshot {
   bool busy = false;
   std::int64_t tokensProduced = 0;
   std::vector<QueueSnapshot> queues;
-  MonitorSnapshot monitor;
+  MonitorSnapshot monitor;            // PASCAL's t/r/a/m (kept for the GUI; see policyFields)
+  std::string poolLabel;              // the policy's pool for this instance ("" = none)
+  std::vector<PolicyField> policyFields;  // what the policy publishes for this instance
 };
 
 struct TransferSnapshot {
@@ -66,6 +78,7 @@ struct Snapshot {
   std::int64_t events = 0;
   std::vector<InstanceSnapshot> instances;
   std::vector<TransferSnapshot> transfers;
+  std::vector<PolicyField> policySeries;         // cluster-level values the policy publishes now
   std::int64_t decisions = 0;                    // decisions logged so far
   std::vector<DecisionSnapshot> recentDecisions;  // the latest ones, oldest first
   static constexpr std::size_t kRecentDecisions = 16;

@@ -281,6 +281,7 @@ void Simulator::completeMigration(std::int64_t id) {
   tryStartIncoming(m.src);
   wake(m.dst);
   wake(m.src);
+  checkDrained(m.src);  // its last request may just have left
 }
 
 bool Simulator::migrateLive(Request& r, int dst) {

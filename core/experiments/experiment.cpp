@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "experiments/pascal_experiments.h"
+#include "experiments/pascal/pascal_experiments.h"
 #include "run/execute.h"
 #include "run/run.h"
 #include "util/atomic_file.h"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string_view>
+#include <vector>
 
 #include "engine/decision_log.h"
 #include "metrics/binned_tail.h"
@@ -37,6 +39,21 @@ nlohmann::ordered_json traceStatsJson(const TraceStats& t) {
   return j;
 }
 
+
+nlohmann::ordered_json policyReportJson(const std::vector<PolicyReportEntry>& entries) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const PolicyReportEntry& e : entries) {
+    nlohmann::ordered_json* at = &out;
+    std::string_view key = e.key;
+    for (std::size_t slash; (slash = key.find('/')) != std::string_view::npos; key.remove_prefix(slash + 1))
+      at = &(*at)[std::string(key.substr(0, slash))];
+    const double v = e.value;
+    (*at)[std::string(key)] = v == static_cast<double>(static_cast<std::int64_t>(v))
+                                  ? nlohmann::ordered_json(static_cast<std::int64_t>(v))
+                                  : nlohmann::ordered_json(v);
+  }
+  return out;
+}
 
 RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   Simulator& sim = *run.simulator;
@@ -88,11 +105,27 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   // Disaggregated hand-offs, counted apart from migrations; only written by
   // runs that had some, so other summaries keep their exact bytes.
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
+  // Work the policy injected (synthetic requests), reported apart from the
+  // user's figures; only written by runs that had some.
+  if (const Simulator::SyntheticCost& sc = sim.syntheticCost(); sc.injected > 0) {
+    nlohmann::ordered_json sj;
+    sj["requests"] = sc.injected;
+    sj["completed"] = sc.completed;
+    sj["aborted"] = sc.aborted;
+    sj["prompt_tokens"] = sc.promptTokens;
+    sj["output_tokens"] = sc.outputTokens;
+    sj["gpu_s"] = sc.gpuSeconds;
+    j["synthetic"] = sj;
+  }
   j["wall_s"] = opt.recordWallTime ? nlohmann::ordered_json(wall) : nlohmann::ordered_json(nullptr);
   // Trace workloads (azure, burstgpt, mooncake readers): what the reader
   // read and skipped. Absent for synthetic workloads, so their summaries
   // are unchanged.
   if (run.traceStats) j["trace"] = traceStatsJson(*run.traceStats);
+  // Figures only the policy knows (GlobalPolicy::report); absent when it has none.
+  std::vector<PolicyReportEntry> report;
+  sim.globalPolicy().report(report);
+  if (!report.empty()) j["policy_report"] = policyReportJson(report);
   j["scenario"] = scenarioToJson(s);
   res.summaryJson = j;
 

@@ -36,6 +36,10 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt);
 /// Fingerprint as 16 hex digits.
 std::string fingerprintHex(std::uint64_t f);
 
+/// summary.json's "policy_report" object: the policy's figures, keys split
+/// at '/' into nested objects, integral values written as integers.
+nlohmann::ordered_json policyReportJson(const std::vector<PolicyReportEntry>& entries);
+
 /// summary.json's "trace" object: a trace reader's row counts.
 nlohmann::ordered_json traceStatsJson(const TraceStats& t);
 

@@ -52,6 +52,7 @@ public:
   std::function<void(Simulator&, int)> onTimerFn;
   std::function<void(Simulator&, int)> onIterationEndFn;
   std::function<void(Simulator&, Request&)> onLengthFn;
+  std::function<void(Simulator&, int)> onDrainedFn;
   SimTime tick = 0;
 
   const char* name() const override { return "scripted"; }
@@ -81,6 +82,9 @@ public:
   }
   void onLengthReached(Request& r) override {
     if (onLengthFn) onLengthFn(*sim_, r);
+  }
+  void onInstanceDrained(int instance) override {
+    if (onDrainedFn) onDrainedFn(*sim_, instance);
   }
   Simulator* sim() const { return sim_; }
 };

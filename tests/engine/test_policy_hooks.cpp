@@ -109,6 +109,34 @@ TEST(Hooks, ArrivalHookMayEditTheRequestBeforeRouting) {
   EXPECT_EQ(h.record(1).instance, 1);
 }
 
+// Draining (docs/policy-api.md "pools"): the policy stops routing to an
+// instance and watches it; it is told once, when its last request has left.
+TEST(Hooks, DrainedInstanceIsReportedOnceWhenItsLastRequestLeaves) {
+  const CostModel& cost = llama8b();
+  Harness h(cost, smallConfig(cost, 2, 64),
+            {spec(0, 0, 16, 0, 20), spec(1, 0, 16, 0, 3), spec(2, 50 * kMs, 16, 0, 3)});
+  std::vector<std::pair<int, SimTime>> drained;
+  h.global->onDrainedFn = [&](Simulator& s, int i) { drained.emplace_back(i, s.now()); };
+  h.global->onRoute = [&](const Request& r) {
+    Simulator& s = *h.global->sim();
+    if (r.id == 0) {
+      s.watchDrain(0);  // empty already: reported at once
+      EXPECT_EQ(drained.size(), 1u);
+    }
+    if (r.id == 1) {
+      s.watchDrain(1);  // holds request 0
+      EXPECT_FALSE(s.drained(1));
+    }
+    return r.id == 2 ? 0 : 1;
+  };
+  h.run();
+  const SimTime lastOn1 = std::max(h.record(0).last_token, h.record(1).last_token);
+  ASSERT_EQ(drained.size(), 2u);
+  EXPECT_EQ(drained[0], (std::pair<int, SimTime>{0, 0}));
+  EXPECT_EQ(drained[1], (std::pair<int, SimTime>{1, lastOn1}));
+  EXPECT_TRUE(h.sim->drained(0));  // request 2 came and went, but the watch had fired
+}
+
 TEST(Counters, QueuedPrefillAndRunningTokens) {
   const CostModel& cost = llama8b();
   SimConfig c = smallConfig(cost, 1, 200);

@@ -16,7 +16,7 @@
 #include "experiment_test_util.h"
 #include "experiments/experiment.h"
 #include "experiments/grid.h"
-#include "experiments/pascal_experiments.h"
+#include "experiments/pascal/pascal_experiments.h"
 #include "experiments/table.h"
 
 namespace sl::exp {

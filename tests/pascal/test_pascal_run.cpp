@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "engine/snapshot.h"
 #include "pascal_test_util.h"
 #include "policy/registry.h"
 #include "run/execute.h"
@@ -195,6 +196,67 @@ TEST(PascalRun, WritesDecisionsCsv) {
   runScenario("fcfs", 7, dir.string());
   EXPECT_FALSE(fs::exists(dir / "decisions.csv"));
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sl::pascaltest
+
+namespace sl::pascaltest {
+namespace {
+
+// The generic path (docs/policy-api.md): PASCAL publishes its monitor as
+// named fields, its decision codes as a name table, and a policy_report.
+TEST(PascalPublish, FieldsMirrorTheMonitorAndTheReportCountsDecisions) {
+  Scenario s = loadScenarioFile(std::string(SERVELAB_SOURCE_DIR) + "/samples/pascal-phase-aware.json");
+  s.workload.requests = 300;
+  auto run = prepareRun(s, "publish");
+  Simulator& sim = *run->simulator;
+  sim.run(secondsToNs(60));
+  Snapshot snap;
+  sim.fillSnapshot(snap);
+  for (const InstanceSnapshot& is : snap.instances) {
+    ASSERT_EQ(is.policyFields.size(), 4u);
+    EXPECT_EQ(is.policyFields[0].label, "on pace");
+    EXPECT_EQ(is.policyFields[0].value, is.monitor.onPace ? 1.0 : 0.0);
+    EXPECT_EQ(is.policyFields[1].value, static_cast<double>(is.monitor.reasoning));
+    EXPECT_EQ(is.policyFields[2].value, static_cast<double>(is.monitor.freshAnswering));
+    EXPECT_EQ(is.policyFields[3].value, static_cast<double>(is.monitor.footprintBlocks));
+    for (const PolicyField& f : is.policyFields) EXPECT_FALSE(f.tooltip.empty()) << f.label;
+  }
+  ASSERT_EQ(snap.policySeries.size(), 2u);
+  // The name table gives the same labels as PASCAL's built-in ones.
+  const DecisionCodeNames* names = sim.globalPolicy().decisionCodeNames();
+  ASSERT_NE(names, nullptr);
+  ASSERT_FALSE(snap.recentDecisions.empty());
+  for (const DecisionSnapshot& d : snap.recentDecisions)
+    EXPECT_EQ(d.reason, DecisionLog::reason(d.decision));
+  std::int64_t moved = 0, stayed = 0;
+  for (const Decision& d : sim.globalPolicy().decisionLog()->entries()) {
+    EXPECT_EQ(DecisionLog::reason(d, *names), DecisionLog::reason(d));
+    if (d.boundary) (d.action == DecisionAction::Migrate ? moved : stayed) += 1;
+  }
+  EXPECT_EQ(snap.policySeries[0].value, static_cast<double>(moved));
+  EXPECT_EQ(snap.policySeries[1].value, static_cast<double>(stayed));
+
+  sim.run();
+  const RunResult r = executeRun(*run, RunOptions{});
+  ASSERT_TRUE(r.summaryJson.contains("policy_report"));
+  const auto& rep = r.summaryJson["policy_report"];
+  std::int64_t boundary = 0, all = 0;
+  for (const Decision& d : sim.globalPolicy().decisionLog()->entries()) {
+    boundary += d.boundary;
+    ++all;
+  }
+  EXPECT_EQ(rep["boundary_migrated"].get<std::int64_t>() + rep["boundary_stayed"].get<std::int64_t>(), boundary);
+  EXPECT_GE(rep["boundary_migrated"].get<std::int64_t>(), r.summaryJson["migrations"].get<std::int64_t>());
+  std::int64_t byReason = 0;
+  for (const auto& [reason, n] : rep["decisions_by_reason"].items()) byReason += n.get<std::int64_t>();
+  EXPECT_EQ(byReason, all);
+}
+
+TEST(PascalPublish, PolicyReportJsonNestsAtSlashes) {
+  const auto j = policyReportJson({{"a", 1}, {"g/x", 2.5}, {"g/y", 3}, {"g/h/z", 4}});
+  EXPECT_EQ(j.dump(), R"({"a":1,"g":{"x":2.5,"y":3,"h":{"z":4}}})");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include "engine/observer.h"
 #include "policy/example/example_split.h"
+#include "engine/snapshot.h"
+#include "run/execute.h"
 #include "run/run.h"
 
 namespace sl::test {
@@ -66,6 +68,32 @@ TEST(ExampleSplit, DecodePoolIsRebalancedByLiveMigration) {
   EXPECT_GT(policy.rebalances(), 0);
   EXPECT_EQ(sim.finishedCount() + sim.aborted(), 300);
   for (int i = 0; i < sim.numInstances(); ++i) EXPECT_EQ(sim.liveMigrations(i), 0) << i;
+}
+
+TEST(ExampleSplit, PublishesPoolsFieldsAndAReport) {
+  auto run = prepareRun(splitScenario(3, 1), "split");
+  Simulator& sim = *run->simulator;
+  sim.run(secondsToNs(5));
+  Snapshot snap;
+  sim.fillSnapshot(snap);
+  ASSERT_EQ(snap.instances.size(), 3u);
+  EXPECT_EQ(snap.instances[0].poolLabel, "prefill");
+  EXPECT_EQ(snap.instances[1].poolLabel, "decode");
+  EXPECT_EQ(snap.instances[2].poolLabel, "decode");
+  for (const InstanceSnapshot& is : snap.instances) {
+    ASSERT_EQ(is.policyFields.size(), 1u);
+    EXPECT_EQ(is.policyFields[0].value, static_cast<double>(is.gpuBlocksUsed + is.cpuBlocksUsed));
+    EXPECT_FALSE(is.monitor.present);  // PASCAL's monitor stays PASCAL's
+  }
+  const auto& policy = dynamic_cast<const ExampleSplit&>(sim.globalPolicy());
+  ASSERT_EQ(snap.policySeries.size(), 1u);
+  EXPECT_EQ(snap.policySeries[0].label, "rebalances");
+  EXPECT_EQ(snap.policySeries[0].value, static_cast<double>(policy.rebalances()));
+  sim.run();
+  const RunResult r = executeRun(*run, RunOptions{});
+  EXPECT_EQ(r.summaryJson["policy_report"].dump(),
+            nlohmann::ordered_json({{"prefill_instances", 1}, {"rebalances", policy.rebalances()}}).dump());
+  EXPECT_EQ(r.summaryJson["handoffs"].get<std::int64_t>(), run->simulator->handoffs());
 }
 
 TEST(ExampleSplit, OneInstanceDoesBoth) {

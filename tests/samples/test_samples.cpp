@@ -1,7 +1,8 @@
 // Fingerprints (70-quality.md "Reliability"): every sample scenario has a
 // recorded hash of its event trajectory, of its summary (without the version
 // string and wall time) and of every output file it writes (requests.csv,
-// timeseries.csv, trace.json, decisions.csv, tail_ttft.csv), plus a few
+// timeseries.csv, trace.json, decisions.csv, tail_ttft.csv) and of the
+// policy's "policy_report" where it writes one, plus a few
 // readable key numbers printed beside the hashes so a failure shows what
 // moved. Any behaviour change flips one; a deliberate change updates
 // fingerprints.json in the same commit, with the reason (regenerate:
@@ -39,6 +40,7 @@ std::vector<std::string> sampleFiles() {
 
 struct Print {
   std::string trajectory, summary;
+  std::string policyReport;  // hash of summary.json's "policy_report", "" when the policy has none
   nlohmann::ordered_json files = nlohmann::ordered_json::object();  // output file -> hash
   nlohmann::ordered_json key = nlohmann::ordered_json::object();    // readable figures
 };
@@ -78,6 +80,12 @@ Print fingerprintOf(const std::string& file) {
   nlohmann::ordered_json summary = r.summaryJson;
   summary.erase("wall_s");
   summary.erase("servelab_version");
+  // The policy's own report has a hash of its own, so adding one to a
+  // policy does not move the summary hash of its runs.
+  if (summary.contains("policy_report")) {
+    p.policyReport = fingerprintHex(fnv1a64(summary["policy_report"].dump()));
+    summary.erase("policy_report");
+  }
   p.summary = fingerprintHex(fnv1a64(summary.dump()));
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
@@ -102,7 +110,10 @@ TEST(Samples, EverySampleHasARecordedFingerprint) {
   nlohmann::ordered_json fresh = nlohmann::ordered_json::object();
   for (const std::string& f : files) {
     const Print p = fingerprintOf(f);
-    fresh[f] = {{"trajectory", p.trajectory}, {"summary", p.summary}, {"files", p.files}, {"key", p.key}};
+    fresh[f] = {{"trajectory", p.trajectory}, {"summary", p.summary}};
+    if (!p.policyReport.empty()) fresh[f]["policy_report"] = p.policyReport;
+    fresh[f]["files"] = p.files;
+    fresh[f]["key"] = p.key;
     if (update) continue;
     ASSERT_TRUE(table.contains(f)) << f << " has no fingerprint: run with SERVELAB_UPDATE_FINGERPRINTS=1";
     const auto& want = table[f];
@@ -110,6 +121,7 @@ TEST(Samples, EverySampleHasARecordedFingerprint) {
                               "\n  now:      " + p.key.dump();
     EXPECT_EQ(want["trajectory"], p.trajectory) << f << ": event trajectory changed" << moved;
     EXPECT_EQ(want["summary"], p.summary) << f << ": summary changed" << moved;
+    EXPECT_EQ(want.value("policy_report", std::string()), p.policyReport) << f << ": policy_report changed";
     EXPECT_EQ(want.value("files", nlohmann::ordered_json::object()), p.files)
         << f << ": output files changed" << moved;
   }

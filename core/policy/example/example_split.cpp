@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/simulator.h"
+#include "engine/snapshot.h"
 
 namespace sl {
 
@@ -12,7 +13,25 @@ void ExampleSplit::attach(Simulator& sim) {
   // With one instance there is nothing to split: it does both.
   prefill_ = n < 2 ? n : std::clamp(cfg_.prefillInstances, 1, n - 1);
   if (n < 2) return;
-  for (int i = 0; i < n; ++i) sim.setRole(i, i < prefill_ ? InstanceRole::Prefill : InstanceRole::Decode);
+  for (int i = 0; i < n; ++i) {
+    sim.setRole(i, i < prefill_ ? InstanceRole::Prefill : InstanceRole::Decode);
+    sim.setPoolLabel(i, i < prefill_ ? "prefill" : "decode");
+  }
+}
+
+void ExampleSplit::publishInstance(int instance, std::vector<PolicyField>& out) const {
+  out.push_back({"KV", static_cast<double>(sim_->instance(instance).kvFootprintBlocks()), "blocks",
+                 "KV footprint (GPU + CPU) the rebalancing compares across the decode pool"});
+}
+
+void ExampleSplit::publishCluster(std::vector<PolicyField>& out) const {
+  out.push_back({"rebalances", static_cast<double>(rebalances_), "migrations",
+                 "live migrations started by the rebalancing so far"});
+}
+
+void ExampleSplit::report(std::vector<PolicyReportEntry>& out) const {
+  out.push_back({"prefill_instances", static_cast<double>(prefill_)});
+  out.push_back({"rebalances", static_cast<double>(rebalances_)});
 }
 
 int ExampleSplit::route(const Request&) {

@@ -32,6 +32,10 @@ public:
   SimTime tickInterval() const override;
   void onTick() override;
   bool setKnob(const std::string& name, double value) override;
+  /// Its pool ("prefill" / "decode") and KV footprint per instance.
+  void publishInstance(int instance, std::vector<PolicyField>& out) const override;
+  void publishCluster(std::vector<PolicyField>& out) const override;
+  void report(std::vector<PolicyReportEntry>& out) const override;
 
   /// Instances [0, prefillCount()) prefill; the rest decode.
   int prefillCount() const { return prefill_; }

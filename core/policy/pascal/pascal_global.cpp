@@ -79,6 +79,58 @@ bool PascalGlobal::monitor(int instance, MonitorSnapshot& out) const {
   return true;
 }
 
+void PascalGlobal::publishInstance(int instance, std::vector<PolicyField>& out) const {
+  MonitorSnapshot m;
+  if (!monitor(instance, m)) return;
+  out.push_back({"on pace", m.onPace ? 1.0 : 0.0, "bool",
+                 "t_i: every answering request on the instance has tokens buffered (Alg. 1 and 2 prefer these)"});
+  out.push_back({"r", static_cast<double>(m.reasoning), "requests",
+                 "r_i: requests in the reasoning (high-priority) queue; Alg. 2 sends </think> to the fewest"});
+  out.push_back({"a", static_cast<double>(m.freshAnswering), "requests",
+                 "a_i: answering requests still in their first quantum, plus copies in flight to it"});
+  out.push_back({"m", static_cast<double>(m.footprintBlocks), "blocks",
+                 "m_i: KV blocks on GPU + CPU; Alg. 1 places new requests on the smallest"});
+}
+
+namespace {
+struct BoundaryCounts {
+  std::int64_t moved = 0, stayed = 0;
+};
+BoundaryCounts boundaryCounts(const DecisionLog& log) {
+  BoundaryCounts c;
+  for (const Decision& d : log.entries()) {
+    if (!d.boundary) continue;
+    if (d.action == DecisionAction::Migrate) ++c.moved;
+    else ++c.stayed;
+  }
+  return c;
+}
+}  // namespace
+
+void PascalGlobal::publishCluster(std::vector<PolicyField>& out) const {
+  const BoundaryCounts c = boundaryCounts(log_);
+  out.push_back({"migrated at </think>", static_cast<double>(c.moved), "requests",
+                 "boundary decisions that started a stop-and-copy migration (so far)"});
+  out.push_back({"stayed at </think>", static_cast<double>(c.stayed), "requests",
+                 "boundary decisions that kept the request where it was (so far)"});
+}
+
+void PascalGlobal::report(std::vector<PolicyReportEntry>& out) const {
+  const BoundaryCounts c = boundaryCounts(log_);
+  out.push_back({"boundary_migrated", static_cast<double>(c.moved)});
+  out.push_back({"boundary_stayed", static_cast<double>(c.stayed)});
+  out.push_back({"decisions_dropped", static_cast<double>(log_.dropped())});
+  std::vector<std::pair<std::string, std::int64_t>> byReason;  // first-seen order, then sorted
+  for (const Decision& d : log_.entries()) {
+    const std::string r = DecisionLog::reason(d, DecisionLog::pascalNames());
+    auto it = std::find_if(byReason.begin(), byReason.end(), [&](const auto& p) { return p.first == r; });
+    if (it == byReason.end()) byReason.emplace_back(r, 1);
+    else ++it->second;
+  }
+  std::sort(byReason.begin(), byReason.end());
+  for (const auto& [r, n] : byReason) out.push_back({"decisions_by_reason/" + r, static_cast<double>(n)});
+}
+
 bool PascalGlobal::setKnob(const std::string& name, double value) {
   if (name == "pace_low_watermark") {
     cfg_.paceLowWatermark = static_cast<std::int64_t>(value);

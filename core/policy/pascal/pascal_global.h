@@ -48,6 +48,14 @@ class PascalGlobal : public GlobalPolicy {
   explicit PascalGlobal(const PascalGlobalConfig& cfg) : cfg_(cfg) {}
   const char* name() const override;
   bool monitor(int instance, MonitorSnapshot& out) const override;
+  /// t_i, r_i, a_i, m_i as named fields (the generic path of the monitor).
+  void publishInstance(int instance, std::vector<PolicyField>& out) const override;
+  /// Decisions so far: migrations started and requests that stayed at </think>.
+  void publishCluster(std::vector<PolicyField>& out) const override;
+  const DecisionCodeNames* decisionCodeNames() const override { return &DecisionLog::pascalNames(); }
+  /// summary.json "policy_report": boundary decisions moved vs stayed, and
+  /// every decision counted by its reason.
+  void report(std::vector<PolicyReportEntry>& out) const override;
   /// Live pace_low_watermark and headroom_tokens (next decision).
   bool setKnob(const std::string& name, double value) override;
   void attach(Simulator& sim) override;
