@@ -4,15 +4,18 @@
 # CMAKE_DISABLE_FIND_PACKAGE_<name>, which also hides it from the look-ups
 # that other Qt packages make for their dependencies — the same state as a
 # machine without it (checked by hand on Debian 12 without libqt6opengl6-dev).
-#   qt_missing_package.sh CASE SOURCE_DIR WORK_DIR
+#   qt_missing_package.sh CASE SOURCE_DIR WORK_DIR [GENERATOR CXX_COMPILER]
+# The probe is configured with the parent build's generator and compiler: a
+# fresh Debian 12 with the project's packages has ninja but no make.
 set -uo pipefail
-case_=$1 src=$2 work=$3
+case_=$1 src=$2 work=$3 generator=${4:-Ninja} cxx=${5:-}
 probe="$src/tests/setup/qt-probe"
 dir="$work/qt-probe-$case_"
 rm -rf "$dir"; mkdir -p "$work"
 
 configure() {  # extra cmake arguments
-  cmake -S "$probe" -B "$dir" -DSERVELAB_CMAKE_DIR="$src/cmake" "$@" >"$dir.log" 2>&1
+  cmake -S "$probe" -B "$dir" -G "$generator" ${cxx:+"-DCMAKE_CXX_COMPILER=$cxx"} \
+    -DSERVELAB_CMAKE_DIR="$src/cmake" "$@" >"$dir.log" 2>&1
 }
 fail() { echo "FAIL: $*"; echo "--- cmake output:"; cat "$dir.log"; exit 1; }
 expect_missing() {  # hidden package, Debian package the message must name
