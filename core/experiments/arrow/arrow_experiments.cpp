@@ -34,7 +34,7 @@ const std::vector<ArrowTrace>& arrowTraces() {
       // The paper's 1-hour BurstGPT clip is not among the shared traces; the
       // 400-row slice of the v1 release is what exists (docs/fidelity.md).
       {"burstgpt", "BurstGPT (400-row slice)", "burstgpt/burstgpt_slice.csv", "burstgpt", 0.25, 0.075, {}, {}, 6009,
-       256.0},
+       1024.0},
       {"mooncake", "Mooncake (first 10 min)", "mooncake/conversation_trace.jsonl", "mooncake", 30.0, 0.1, 600.0, {},
        1756},
   };
