@@ -285,14 +285,22 @@ TEST(ArrowHandoff, PrefillOnPThenDecodeOnTheLeastLoadedD) {
   EXPECT_EQ(rig.sim->handoffs(), 2);
   EXPECT_EQ(rig.global->prefillCount(PrefillRule::PoolP), 2);
   EXPECT_EQ(rig.global->decodeCount(DecodeRule::PoolD), 2);
-  // Both prefills ran on 0 (1 is equally idle, ties go low... 0 had the first
-  // prompt queued when the second came, so the second went to 1).
+  // Prompt 0 went to P instance 0 (ties go to the lowest index), prompt 1 to
+  // 1 (0 then had a queued prefill); both prefills end together, and the
+  // hand-off of 0 to D instance 2 counts in 2's decode load at once, so 1
+  // goes to 3. Prefill and decode instances as recorded:
+  std::map<std::int64_t, int> prefilledOn;
+  for (const test::Iter& it : rig.rec.iters)
+    for (const test::Entry& e : it.batch)
+      if (e.prefill) prefilledOn[e.id] = it.instance;
+  EXPECT_EQ(prefilledOn[0], 0);
+  EXPECT_EQ(prefilledOn[1], 1);
   std::map<std::int64_t, int> decodedOn;
   for (const test::Iter& it : rig.rec.iters)
     for (const test::Entry& e : it.batch)
       if (!e.prefill) decodedOn[e.id] = it.instance;
   EXPECT_EQ(decodedOn[0], 2);
-  EXPECT_EQ(decodedOn[1], 3);  // the hand-off of 0 was on its way to 2: its tokens count there
+  EXPECT_EQ(decodedOn[1], 3);
 }
 
 // ---------------------------------------------------------------- the monitor
