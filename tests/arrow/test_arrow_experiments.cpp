@@ -73,5 +73,33 @@ TEST(ArrowExperiments, Fig7QuickOnAzureCode) {
   EXPECT_EQ(again.charts[0].csv, r.charts[0].csv);
 }
 
+double rateCell(const std::string& v) { return std::stod(v.back() == '+' ? v.substr(0, v.size() - 1) : v); }
+
+TEST(ArrowExperiments, Fig8QuickSloAwareBeatsStaticDispatchOnAzureCode) {
+  if (!haveTraces()) GTEST_SKIP() << "no ../shared/traces";
+  ExperimentOptions o;
+  o.quick = true;
+  const ExperimentResult r = findExperiment("arrow-fig8-ablation")->run(o);
+  ASSERT_EQ(r.table.rows.size(), 6u);
+  EXPECT_EQ(r.table.rows[0][0], "azure-code");
+  EXPECT_EQ(r.table.rows[0][1], "arrow");
+  EXPECT_EQ(r.table.rows[1][1], "static-pd/minimal-load");
+  EXPECT_GT(rateCell(r.table.rows[0][2]), rateCell(r.table.rows[1][2]));
+  EXPECT_GT(rateCell(r.table.rows[0][2]), rateCell(r.table.rows[2][2]));
+}
+
+TEST(ArrowExperiments, Fig9QuickTwoGpusCannotFlipEightCan) {
+  if (!haveTraces()) GTEST_SKIP() << "no ../shared/traces";
+  ExperimentOptions o;
+  o.quick = true;
+  const ExperimentResult r = findExperiment("arrow-fig9-scaling")->run(o);
+  ASSERT_EQ(r.table.rows.size(), 4u);
+  // 2 GPUs: 1 P + 1 D, and Arrow keeps >= 1 of each, so it is the static split.
+  for (std::size_t c = 2; c < r.table.columns.size(); ++c) EXPECT_EQ(r.table.rows[0][c], r.table.rows[1][c]);
+  EXPECT_EQ(r.table.rows[2][0], "8");
+  EXPECT_GT(rateCell(r.table.rows[2][5]), rateCell(r.table.rows[3][5]));
+  EXPECT_GT(rateCell(r.table.rows[2][5]), rateCell(r.table.rows[0][5]));
+}
+
 }  // namespace
 }  // namespace sl::exp
