@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QImage>
 #include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -816,6 +817,21 @@ CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* err
   return w;
 }
 
+namespace {
+// Which run a PNG shows (its text chunks): chart and cluster-view exports.
+QMap<QString, QString> runPngText(const LiveFrame& f, const Scenario& s, const QString& name) {
+  QMap<QString, QString> meta;
+  meta["Software"] = QString("ServeLab %1").arg(kServeLabVersion);
+  meta["ServeLab scenario"] = name;
+  meta["ServeLab seed"] = QString::number(s.run.seed);
+  meta["ServeLab sim time (s)"] = QString::number(f.clockS, 'f', 3);
+  meta["ServeLab events"] = QString::number(f.snapshot.events);
+  meta["ServeLab fingerprint"] = QString::fromStdString(fingerprintHex(f.fingerprint));
+  meta["ServeLab live changes"] = QString::number(f.changes.size());
+  return meta;
+}
+}  // namespace
+
 int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
   QDir().mkpath(dir);
   pull(true);
@@ -827,13 +843,7 @@ int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
     const std::shared_ptr<const LiveFrame> f = ctl_->latest();
     const Scenario& s = ctl_->scenario();
     const QString name = currentPath_.isEmpty() ? tr("(unsaved scenario)") : QFileInfo(currentPath_).fileName();
-    meta["Software"] = QString("ServeLab %1").arg(kServeLabVersion);
-    meta["ServeLab scenario"] = name;
-    meta["ServeLab seed"] = QString::number(s.run.seed);
-    meta["ServeLab sim time (s)"] = QString::number(f->clockS, 'f', 3);
-    meta["ServeLab events"] = QString::number(f->snapshot.events);
-    meta["ServeLab fingerprint"] = QString::fromStdString(fingerprintHex(f->fingerprint));
-    meta["ServeLab live changes"] = QString::number(f->changes.size());
+    meta = runPngText(*f, s, name);
     run = {{"servelab", kServeLabVersion},
            {"scenario", name.toStdString()},
            {"policy", s.policy.id},
@@ -934,7 +944,13 @@ bool MainWindow::exportRunTrace(const QString& path, QString* error) {
 
 bool MainWindow::exportClusterPng(const QString& path, QString* error) {
   pull(true);
-  const QPixmap shot = cluster_->grab();
+  QImage shot = cluster_->grab().toImage();
+  // The seed and fingerprint travel with the picture, as with the charts.
+  if (ctl_->loaded()) {
+    const QString name = currentPath_.isEmpty() ? tr("(unsaved scenario)") : QFileInfo(currentPath_).fileName();
+    const QMap<QString, QString> meta = runPngText(*ctl_->latest(), ctl_->scenario(), name);
+    for (auto it = meta.begin(); it != meta.end(); ++it) shot.setText(it.key(), it.value());
+  }
   QSaveFile f(path);
   if (shot.isNull() || !f.open(QIODevice::WriteOnly) || !shot.save(&f, "PNG") || !f.commit()) {
     if (error) *error = tr("cannot write %1").arg(path);

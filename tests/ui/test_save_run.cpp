@@ -10,6 +10,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -237,6 +238,27 @@ private slots:
     std::ofstream(tmp.filePath("bad.json").toStdString(), std::ios::binary) << dumpSavedRun(s, lc);
     QVERIFY(!w.openScenario(tmp.filePath("bad.json"), &err));
     QVERIFY2(err.contains("bad.json: live_changes.changes[0].knob") && err.contains("answering_quantum"), qPrintable(err));
+  }
+
+  // "The fingerprint and seed appear in exports": the cluster view PNG carries
+  // them in its text chunks like the chart PNGs (gui_cli.export_charts).
+  void clusterPngCarriesSeedAndFingerprint() {
+    QTemporaryDir tmp;
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(sampleFile(tmp), &err), qPrintable(err));
+    QVERIFY(runTo(*w.controller(), 12));
+    QVERIFY2(w.exportClusterPng(tmp.filePath("cluster.png"), &err), qPrintable(err));
+    const auto f = w.controller()->latest();
+    const QImage img(tmp.filePath("cluster.png"));
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.text("ServeLab fingerprint"), QString::fromStdString(fingerprintHex(f->fingerprint)));
+    QCOMPARE(img.text("ServeLab seed"), QString::number(w.controller()->scenario().run.seed));
+    QCOMPARE(img.text("ServeLab events"), QString::number(f->snapshot.events));
+    QCOMPARE(img.text("ServeLab scenario"), QString("scenario.json"));
   }
 
   void fileMenuHasSaveRun() {
