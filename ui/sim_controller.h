@@ -16,7 +16,7 @@
 #include "engine/observer.h"
 #include "engine/snapshot.h"
 #include "inspector_store.h"
-#include "live_run.h"
+#include "run/live_run.h"
 
 class QThread;
 
