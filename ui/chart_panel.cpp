@@ -147,7 +147,7 @@ void ChartPanel::updatePolicyTexts() {
   }
   // LiveChart's y label is fixed at construction; the subtitle carries the unit.
   if (policyLines_.empty())
-    policy_->setSubtitle(probes_.empty() ? QString() : tr("the running policy publishes no cluster-level series"));
+    policy_->setSubtitle(probeCount_ == 0 ? QString() : tr("the running policy publishes no cluster-level series"));
   else
     policy_->setSubtitle(same && !unit.isEmpty() ? tr("in %1").arg(unit) : QString());
   policy_->setHelp(help.isEmpty() ? tr("The cluster-level values the running policy publishes, over time")
@@ -161,7 +161,7 @@ void ChartPanel::rebuildKvSeries(int instances) {
 }
 
 void ChartPanel::clear(int instances) {
-  probes_.clear();
+  probeCount_ = 0;
   policyLines_.clear();
   policy_->removeAllSeries();
   policyDirty_ = false;
@@ -188,10 +188,37 @@ void ChartPanel::clear(int instances) {
   probesDirty_ = scatterDirty_ = markersDirty_ = false;
 }
 
+// Each probe becomes one point of each time series, appended once: a pull
+// costs O(new probes), however long the run (rebuilding every series from
+// every probe cost O(probes × instances) per chart refresh).
 void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
   if (probes.empty()) return;
-  const bool first = probes_.empty();
-  probes_.insert(probes_.end(), probes.begin(), probes.end());
+  std::vector<QPointF> t50, t99, p50, p99, viol, slo, tok;
+  std::vector<std::vector<QPointF>> kv(static_cast<std::size_t>(kv_->seriesCount()));
+  for (const ProbeSample& s : probes) {
+    const double t = nsToSeconds(s.time);
+    if (s.ttftP50 >= 0) t50.emplace_back(t, s.ttftP50);
+    if (s.ttftP99 >= 0) t99.emplace_back(t, s.ttftP99);
+    if (s.tpotP50 >= 0) p50.emplace_back(t, s.tpotP50);
+    if (s.tpotP99 >= 0) p99.emplace_back(t, s.tpotP99);
+    if (s.qoeViolationRate >= 0) viol.emplace_back(t, s.qoeViolationRate);
+    if (s.sloAttainment >= 0) slo.emplace_back(t, s.sloAttainment);
+    tok.emplace_back(t, static_cast<double>(s.tokens) / std::max(1e-9, s.intervalS) / 1000.0);
+    for (std::size_t i = 0; i < s.instances.size() && i < kv.size(); ++i) {
+      const ProbeInstance& pi = s.instances[i];
+      kv[i].emplace_back(t, pi.gpuCapacity > 0 ? static_cast<double>(pi.gpuBlocks) / static_cast<double>(pi.gpuCapacity) : 0.0);
+    }
+  }
+  ttft_->appendSeriesData(0, t50);
+  ttft_->appendSeriesData(1, t99);
+  tpot_->appendSeriesData(0, p50);
+  tpot_->appendSeriesData(1, p99);
+  qoe_->appendSeriesData(0, viol);
+  qoe_->appendSeriesData(1, slo);
+  thru_->appendSeriesData(0, tok);
+  for (std::size_t i = 0; i < kv.size(); ++i) kv_->appendSeriesData(static_cast<int>(i), kv[i]);
+  const bool first = probeCount_ == 0;
+  probeCount_ += probes.size();
   probesDirty_ = true;
   if (first && policyLines_.empty()) {
     updatePolicyTexts();
@@ -255,31 +282,6 @@ void ChartPanel::prepare() {
     markPending(policy_);
   }
   if (probesDirty_ || markersDirty_) {
-    std::vector<QPointF> t50, t99, p50, p99, viol, slo, tok;
-    std::vector<std::vector<QPointF>> kv(static_cast<std::size_t>(instances_));
-    for (const ProbeSample& s : probes_) {
-      const double t = nsToSeconds(s.time);
-      if (s.ttftP50 >= 0) t50.emplace_back(t, s.ttftP50);
-      if (s.ttftP99 >= 0) t99.emplace_back(t, s.ttftP99);
-      if (s.tpotP50 >= 0) p50.emplace_back(t, s.tpotP50);
-      if (s.tpotP99 >= 0) p99.emplace_back(t, s.tpotP99);
-      if (s.qoeViolationRate >= 0) viol.emplace_back(t, s.qoeViolationRate);
-      if (s.sloAttainment >= 0) slo.emplace_back(t, s.sloAttainment);
-      tok.emplace_back(t, static_cast<double>(s.tokens) / std::max(1e-9, s.intervalS) / 1000.0);
-      for (std::size_t i = 0; i < s.instances.size() && i < kv.size(); ++i) {
-        const ProbeInstance& pi = s.instances[i];
-        kv[i].emplace_back(t, pi.gpuCapacity > 0 ? static_cast<double>(pi.gpuBlocks) / static_cast<double>(pi.gpuCapacity) : 0.0);
-      }
-    }
-    ttft_->setSeriesData(0, std::move(t50));
-    ttft_->setSeriesData(1, std::move(t99));
-    tpot_->setSeriesData(0, std::move(p50));
-    tpot_->setSeriesData(1, std::move(p99));
-    qoe_->setSeriesData(0, std::move(viol));
-    qoe_->setSeriesData(1, std::move(slo));
-    thru_->setSeriesData(0, std::move(tok));
-    for (std::size_t i = 0; i < kv.size() && static_cast<int>(i) < kv_->seriesCount(); ++i)
-      kv_->setSeriesData(static_cast<int>(i), std::move(kv[i]));
     for (LiveChart* c : {ttft_, tpot_, qoe_, thru_}) markPending(c);
     // One line per instance: with many instances this chart alone costs a
     // frame or two to redraw, so while animating it is redrawn once a second.

@@ -76,7 +76,7 @@ private:
   std::vector<LiveChart*> charts_;
   LiveChart *scatter_ = nullptr, *ttft_ = nullptr, *tpot_ = nullptr, *qoe_ = nullptr, *thru_ = nullptr,
             *kv_ = nullptr;
-  std::vector<ProbeSample> probes_;
+  std::size_t probeCount_ = 0;  // probe samples charted so far (each appended once)
   std::vector<QPointF> scatterPts_;
   std::vector<double> ttfts_, tpots_, e2es_;  // finished requests, for the CDFs
   bool anyReasoning_ = false;

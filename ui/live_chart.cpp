@@ -281,12 +281,20 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   d->chart->addSeries(s);
   s->attachAxis(d->ax);
   s->attachAxis(d->ay);
+  // The legend draws its labels as rich text: a name such as "migrated at
+  // </think>" must reach it escaped, or the tag is swallowed.
+  for (QLegendMarker* m : d->chart->legend()->markers(s)) m->setLabel(name.toHtmlEscaped());
   d->series.push_back({s, style, {}});
   return static_cast<int>(d->series.size()) - 1;
 }
 
 void LiveChart::setSeriesData(int i, std::vector<QPointF> points) {
   d->series.at(static_cast<std::size_t>(i)).data = std::move(points);
+}
+
+void LiveChart::appendSeriesData(int i, const std::vector<QPointF>& points) {
+  auto& data = d->series.at(static_cast<std::size_t>(i)).data;
+  data.insert(data.end(), points.begin(), points.end());
 }
 
 const std::vector<QPointF>& LiveChart::seriesData(int i) const { return d->series.at(static_cast<std::size_t>(i)).data; }

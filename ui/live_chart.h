@@ -62,6 +62,9 @@ public:
   int addSeries(const QString& name, const QColor& color, SeriesStyle style = SeriesStyle::Line);
   int seriesCount() const;
   void setSeriesData(int series, std::vector<QPointF> points);
+  /// Append points (x not before the series' last point) to a series: O(new
+  /// points), for live series that only grow.
+  void appendSeriesData(int series, const std::vector<QPointF>& points);
   const std::vector<QPointF>& seriesData(int series) const;
   void removeAllSeries();
   /// Vertical dashed lines (e.g. live rate changes) at these x values.
