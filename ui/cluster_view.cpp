@@ -596,6 +596,27 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       x += w;
     }
   }
+  y += bh + 3;
+  // The policy's fields in their tight form where the card has a line to
+  // spare (flags as dots only); the tooltip has them all.
+  if (!in.policyFields.empty() && y + sh <= c.bottom() + 1) {
+    int x = c.left();
+    for (const PolicyField& f : in.policyFields) {
+      if (!policyview::isFlag(f)) continue;
+      p.setPen(Qt::NoPen);
+      p.setBrush(f.value != 0 ? theme::kAnswering : theme::kAlert);
+      p.drawEllipse(QPointF(x + 3, y + sh / 2.0), 3, 3);
+      x += 9;
+    }
+    const QStringList forms = policyview::valueForms(in.policyFields);
+    if (!forms.isEmpty() && c.right() - x > 8) {
+      const QFontMetrics sfm(small);
+      const QString values = sfm.elidedText(forms.back(), Qt::ElideRight, c.right() - x + 1);
+      p.setPen(theme::kMuted);
+      p.drawText(QRect(x, y, c.right() - x + 1, sh), Qt::AlignLeft | Qt::AlignVCenter, values);
+      policyTexts_[static_cast<std::size_t>(index)] << values;
+    }
+  }
   const QString poolRole = policyview::poolAndRoleText(in);
   const QString published = policyview::fieldsTooltip(in.policyFields);
   hits_.push_back({r, tr("GPU %1%2\nbatch %3, %4 requests held (%5 prefill, %6 reasoning, %7 answering)\n"

@@ -123,7 +123,12 @@ private slots:
     small.setFrame(handMadeFrame(64));
     small.grab();
     QVERIFY(small.compact());
-    QCOMPARE(small.policyTexts(0), QStringList{QStringLiteral("S")});
+    const QStringList ct = small.policyTexts(0);
+    QVERIFY2(!ct.isEmpty() && ct.front() == "S", qPrintable(ct.join(" | ")));
+    // A line to spare: the values' tight form (elided if need be).
+    if (ct.size() > 1)
+      QVERIFY2(ct[1] == "b 2048 wait 0.25 s" || (ct[1].endsWith(QChar(0x2026)) && ct[1].startsWith("b")), qPrintable(ct[1]));
+    QCOMPARE(small.policyTexts(1), QStringList{});
     const QString ctip = small.toolTipAt(small.cardRect(0).center());
     QVERIFY2(ctip.contains("pool: stage 2 · 2k–8k tok") && ctip.contains("wait = 0.25 s"), qPrintable(ctip));
     QVERIFY(!small.toolTipAt(small.cardRect(1).center()).contains("Published by"));
@@ -311,6 +316,8 @@ private slots:
       QTest::qWait(20);
       w.pullNow();
       w.chartPanel()->refresh();
+      QTest::qWait(120);  // the chart lays itself out again once a resize settles (40 ms)
+      w.chartPanel()->policyChart()->refresh();
       QCoreApplication::processEvents();
       LiveChart* pc = w.chartPanel()->policyChart();
       QVERIFY(pc->isVisible());
