@@ -495,9 +495,17 @@ void InspectorPanel::fillPolicy(const Snapshot& s) {
   }
   QStringList decisions;
   for (auto it = s.recentDecisions.rbegin(); it != s.recentDecisions.rend() && decisions.size() < 5; ++it)
-    if (pv::decisionInvolves(*it, instance_))
-      decisions << QString("%1 s &nbsp;%2").arg(nsToSeconds(it->decision.time), 0, 'f', 2)
-                       .arg(pv::decisionText(*it).toHtmlEscaped());
+    if (pv::decisionInvolves(*it, instance_)) {
+      // "59.89 s  #457 GPU 2 → GPU 5", then the policy's reason on its own line.
+      DecisionSnapshot bare = *it;
+      bare.reason.clear();
+      QString line = QString("%1 s &nbsp;%2").arg(nsToSeconds(it->decision.time), 0, 'f', 2)
+                         .arg(pv::decisionText(bare).toHtmlEscaped());
+      if (!it->reason.empty())
+        line += "<br><span style='color:#6B7280'>&nbsp;&nbsp;&nbsp;" +
+                QString::fromStdString(it->reason).toHtmlEscaped() + "</span>";
+      decisions << line;
+    }
   if (!decisions.isEmpty())
     html += "<p style='margin-top:4px; margin-bottom:0'><span style='color:#6B7280'>" +
             tr("latest policy decisions here") + "</span><br>" + decisions.join("<br>") + "</p>";
