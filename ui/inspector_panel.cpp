@@ -424,13 +424,15 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
     SimTime time;
     int instance;
     QString text;
+    int rank = 2;  // at equal times: arrival, then the policy's decision, then the rest
   };
   std::vector<Row> rows;
   for (std::size_t i = 0; i < t.events.size(); ++i) {
     int nextDst = -1;
     for (std::size_t j = i + 1; j < t.events.size() && nextDst < 0; ++j)
       if (t.events[j].kind == RequestEvent::MigrationEnd) nextDst = t.events[j].instance;
-    rows.push_back({t.events[i].time, t.events[i].instance, eventLabel(t.events[i], t, nextDst)});
+    rows.push_back({t.events[i].time, t.events[i].instance, eventLabel(t.events[i], t, nextDst),
+                    t.events[i].kind == RequestEvent::Arrived ? 0 : 2});
   }
   if (t.firstToken >= 0) rows.push_back({t.firstToken, -1, tr("first output token")});
   if (t.reasoning > 0 && t.firstVisible >= 0)
@@ -443,9 +445,10 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
     else if (d.from == d.instance) text = tr("policy: stays on GPU %1").arg(d.instance);
     else text = tr("policy: GPU %1 → GPU %2").arg(d.from).arg(d.instance);
     if (!reason.isEmpty()) text += " · " + reason;
-    rows.push_back({d.time, d.instance, text});
+    rows.push_back({d.time, d.instance, text, 1});
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.time < b.time; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.time != b.time ? a.time < b.time : a.rank < b.rank; });
   if (t.droppedEvents > 0) rows.push_back({now, -1, tr("(%1 more events not kept)").arg(t.droppedEvents)});
   events_->setUpdatesEnabled(false);
   events_->clear();

@@ -222,6 +222,9 @@ private slots:
       found = found || (ins->eventText(r).startsWith("policy: ") &&
                         ins->eventText(r).contains(QString::fromStdString(last.reason)));
     QVERIFY2(found, "no decision row with the snapshot's reason");
+    // Arrival first, then the placement decided at that same instant.
+    QVERIFY2(ins->eventText(0).startsWith("arrived"), qPrintable(ins->eventText(0)));
+    QVERIFY2(ins->eventText(1).startsWith("policy: placed on GPU"), qPrintable(ins->eventText(1)));
     const auto t = w.controller()->timelines().request(id);
     QVERIFY(t && !t->decisions.empty());
     QCOMPARE(t->decisions.front().boundary, false);  // its placement comes first
