@@ -742,6 +742,7 @@ void MainWindow::pull(bool force) {
   }
   charts_->addProbes(ctl_->takeProbes());
   charts_->addFinished(ctl_->takeFinished());
+  charts_->addPolicySamples(ctl_->takePolicySamples());
   charts_->setChanges(f->changes);
   const bool express = f->running && f->mode == RunMode::Express;
   if (!express || force) cluster_->setFrame(f);

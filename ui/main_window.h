@@ -74,7 +74,7 @@ public:
   /// slower speed and callouts on engine events (ui/teaching_mode.cpp).
   void setLecture(bool on);
   bool lecture() const;
-  /// Guided tour `id` ("pascal") from step `step` (0-based): loads the step's
+  /// Guided tour `id` (tour_guide.cpp) from step `step` (0-based): loads the step's
   /// scenario, sets its speed and shows the "what to watch" panel; plays it
   /// when `play`. False + message for an unknown or unavailable tour.
   bool startTour(const QString& id, int step = 0, bool play = false, QString* error = nullptr);
