@@ -35,7 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_view.h"
-#include "live_run.h"
+#include "run/live_run.h"
 #include "main_window.h"
 #include "sim_controller.h"
 
@@ -151,7 +151,7 @@ ordered_json runMode(sl::ui::MainWindow& w, sl::ui::RunMode mode, double seconds
 }
 
 ordered_json snapshotPublish(const sl::Scenario& s, double simSeconds, int samples) {
-  auto live = sl::ui::prepareLiveRun(s, "bench");
+  auto live = sl::prepareLiveRun(s, "bench");
   live->sim().run(sl::secondsToNs(simSeconds));
   std::mutex m;
   std::shared_ptr<const sl::ui::LiveFrame> latest = std::make_shared<sl::ui::LiveFrame>();

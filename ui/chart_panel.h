@@ -17,7 +17,7 @@ class QTabWidget;
 
 #include "engine/observer.h"
 #include "live_chart.h"
-#include "live_run.h"
+#include "run/live_run.h"
 
 namespace sl::ui {
 

@@ -336,7 +336,8 @@ private slots:
 
   // The sweep window's default policies come from the registry.
   void sweepDefaultsComeFromTheRegistry() {
-    QCOMPARE(QString::fromStdString(defaultSweepPolicies("fcfs")), QString("fcfs,rr,pascal"));
+    // fcfs loaded: the next baseline and the first policy of each paper family, at most 4.
+    QCOMPARE(QString::fromStdString(defaultSweepPolicies("fcfs")), QString("fcfs,rr,pascal,arrow"));
     QCOMPARE(QString::fromStdString(defaultSweepPolicies("rr")), QString("fcfs,rr"));
     QCOMPARE(QString::fromStdString(defaultSweepPolicies("example-split")), QString("fcfs,example-split"));
   }
