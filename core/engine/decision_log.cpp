@@ -1,73 +1,37 @@
 #include "engine/decision_log.h"
 
 #include "engine/policy_api.h"
+#include "util/csv.h"
 
 #include <cstdio>
 
 namespace sl {
 
-const char* decisionSelectionName(DecisionSelection s) {
-  switch (s) {
-    case DecisionSelection::SloFiltered:
-      return "SLO-filtered";
-    case DecisionSelection::FallbackAll:
-      return "fallback all";
-    case DecisionSelection::FallbackRA:
-      return "fallback r+a";
+namespace {
+std::string codeName(const DecisionCodeNames* names, bool selection, std::uint8_t code) {
+  if (names) {
+    const std::vector<std::string>& table = selection ? names->selections : names->actions;
+    if (code < table.size()) return table[code];
   }
-  return "?";
+  return "code " + std::to_string(code);
+}
+}  // namespace
+
+std::string DecisionLog::selectionName(const Decision& d, const DecisionCodeNames* names) {
+  return codeName(names, true, d.selection);
 }
 
-const char* decisionActionName(DecisionAction a) {
-  switch (a) {
-    case DecisionAction::Placed:
-      return "placed";
-    case DecisionAction::Migrate:
-      return "migrate";
-    case DecisionAction::StayedAdaptive:
-      return "stayed: adaptive";
-    case DecisionAction::StayedSame:
-      return "stayed: same instance";
-    case DecisionAction::StayedNoMigration:
-      return "stayed: no migration";
-    case DecisionAction::StayedRefused:
-      return "stayed: migrate refused";
-  }
-  return "?";
+std::string DecisionLog::actionName(const Decision& d, const DecisionCodeNames* names) {
+  return codeName(names, false, d.action);
 }
 
-std::string DecisionLog::reason(const Decision& d) {
-  std::string s = decisionSelectionName(d.selection);
-  if (d.boundary) {
-    s += "; ";
-    s += decisionActionName(d.action);
-  }
+std::string DecisionLog::reason(const Decision& d, const DecisionCodeNames* names) {
+  std::string s = selectionName(d, names);
+  if (d.boundary) s += "; " + actionName(d, names);
   return s;
 }
 
-std::string DecisionLog::reason(const Decision& d, const DecisionCodeNames& names) {
-  const auto name = [](const std::vector<std::string>& table, std::uint8_t code) {
-    return code < table.size() ? table[code] : "code " + std::to_string(code);
-  };
-  std::string s = name(names.selections, static_cast<std::uint8_t>(d.selection));
-  if (d.boundary) s += "; " + name(names.actions, static_cast<std::uint8_t>(d.action));
-  return s;
-}
-
-const DecisionCodeNames& DecisionLog::pascalNames() {
-  static const DecisionCodeNames names = [] {
-    DecisionCodeNames n;
-    for (auto s : {DecisionSelection::SloFiltered, DecisionSelection::FallbackAll, DecisionSelection::FallbackRA})
-      n.selections.emplace_back(decisionSelectionName(s));
-    for (auto a : {DecisionAction::Placed, DecisionAction::Migrate, DecisionAction::StayedAdaptive,
-                   DecisionAction::StayedSame, DecisionAction::StayedNoMigration, DecisionAction::StayedRefused})
-      n.actions.emplace_back(decisionActionName(a));
-    return n;
-  }();
-  return names;
-}
-
-std::string DecisionLog::csv() const {
+std::string DecisionLog::csv(const DecisionCodeNames* names) const {
   std::string out = "time_s,request_id,kind,from,chosen,instance,candidates,selection,action\n";
   out.reserve(out.size() + entries_.size() * 64);
   char buf[96];
@@ -83,9 +47,9 @@ std::string DecisionLog::csv() const {
       first = false;
     }
     out += ',';
-    out += decisionSelectionName(d.selection);
+    out += csvQuote(selectionName(d, names));
     out += ',';
-    out += decisionActionName(d.action);
+    out += csvQuote(actionName(d, names));
     out += '\n';
   }
   return out;

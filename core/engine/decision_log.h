@@ -1,8 +1,10 @@
 #pragma once
-// A global policy's record of its placement decisions (PASCAL's Algorithm 1
-// at arrival, Algorithm 2 + adaptive migration at the </think> boundary).
-// Plain data, no engine types: the GUI and the outputs (decisions.csv) read it
-// through GlobalPolicy::decisionLog(). Recording it has no simulation effect.
+// A global policy's record of its decisions (e.g. PASCAL's Algorithm 1 at
+// arrival, Algorithm 2 + adaptive migration at the </think> boundary). The
+// selection and action are the policy's own one-byte codes, named by its
+// GlobalPolicy::decisionCodeNames() table. Plain data, no engine types: the
+// GUI and the outputs (decisions.csv, trace.json) read it through
+// GlobalPolicy::decisionLog(). Recording it has no simulation effect.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -14,25 +16,6 @@ namespace sl {
 
 struct DecisionCodeNames;  // engine/policy_api.h
 
-/// How the candidate set was formed.
-enum class DecisionSelection : std::uint8_t {
-  SloFiltered,  // candidates = instances whose answering requests all meet pace
-  FallbackAll,  // Algorithm 1: no instance met pace, all instances
-  FallbackRA,   // Algorithm 2: no instance met pace, all instances ranked by r_i + a_i
-};
-const char* decisionSelectionName(DecisionSelection s);
-
-/// What happened to the request.
-enum class DecisionAction : std::uint8_t {
-  Placed,             // arrival routed to `chosen`
-  Migrate,            // boundary: stop-and-copy to `chosen` started
-  StayedAdaptive,     // boundary: current instance has room, `chosen` has not
-  StayedSame,         // boundary: `chosen` is the current instance
-  StayedNoMigration,  // boundary: the variant never migrates
-  StayedRefused,      // boundary: Simulator::migrate refused (request cannot fit `chosen`)
-};
-const char* decisionActionName(DecisionAction a);
-
 struct Decision {
   SimTime time = 0;
   std::int64_t requestId = -1;
@@ -40,8 +23,8 @@ struct Decision {
   std::int32_t from = -1;      // current instance (-1 for a placement)
   std::int32_t chosen = -1;    // the algorithm's choice
   std::int32_t instance = -1;  // where the request is after the decision (target when migrating)
-  DecisionSelection selection = DecisionSelection::SloFiltered;
-  DecisionAction action = DecisionAction::Placed;
+  std::uint8_t selection = 0;  // how the candidates were formed (the policy's code)
+  std::uint8_t action = 0;     // what happened (the policy's code)
   std::uint32_t candBegin = 0, candCount = 0;  // slice of DecisionLog::candidates()
 };
 
@@ -67,15 +50,15 @@ class DecisionLog {
   std::int64_t dropped() const { return dropped_; }
   std::size_t size() const { return entries_.size(); }
 
-  /// "SLO-filtered; migrate" style label of a decision.
-  static std::string reason(const Decision& d);
-  /// The same label from a policy's own name table (GlobalPolicy::decisionCodeNames).
-  static std::string reason(const Decision& d, const DecisionCodeNames& names);
-  /// PASCAL's table: the names of DecisionSelection and DecisionAction.
-  static const DecisionCodeNames& pascalNames();
+  /// "SLO-filtered; migrate" style label of a decision, from the policy's
+  /// name table (GlobalPolicy::decisionCodeNames); a code without a name
+  /// (or no table) reads "code N".
+  static std::string reason(const Decision& d, const DecisionCodeNames* names);
+  static std::string selectionName(const Decision& d, const DecisionCodeNames* names);
+  static std::string actionName(const Decision& d, const DecisionCodeNames* names);
   /// decisions.csv: time_s,request_id,kind,from,chosen,instance,candidates,selection,action
-  /// (candidates space-separated).
-  std::string csv() const;
+  /// (candidates space-separated; selection and action by name).
+  std::string csv(const DecisionCodeNames* names) const;
 
  private:
   std::size_t max_;

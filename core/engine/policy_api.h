@@ -48,7 +48,6 @@ public:
   virtual void onIterationEnd() {}
 };
 
-struct MonitorSnapshot;
 struct PolicyField;
 
 /// One figure of a policy's own report (summary.json "policy_report"):
@@ -106,8 +105,6 @@ public:
   /// The policy's placement-decision log (engine/decision_log.h), or null
   /// when it keeps none. Read-only, for the GUI and decisions.csv.
   virtual const DecisionLog* decisionLog() const { return nullptr; }
-  /// The policy's instance monitor for `instance` (snapshots); false when it keeps none.
-  virtual bool monitor(int /*instance*/, MonitorSnapshot& /*out*/) const { return false; }
   /// Named per-instance values for snapshots (appended to `out`; cheap, no
   /// simulation effect). The GUI shows them on the instance card.
   virtual void publishInstance(int /*instance*/, std::vector<PolicyField>& /*out*/) const {}

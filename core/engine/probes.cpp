@@ -107,7 +107,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     const std::size_t from = e.size() > Snapshot::kRecentDecisions ? e.size() - Snapshot::kRecentDecisions : 0;
     const DecisionCodeNames* names = global_->decisionCodeNames();
     for (std::size_t k = from; k < e.size(); ++k)
-      s.recentDecisions.push_back({e[k], names ? DecisionLog::reason(e[k], *names) : DecisionLog::reason(e[k])});
+      s.recentDecisions.push_back({e[k], DecisionLog::reason(e[k], names)});
   }
 }
 

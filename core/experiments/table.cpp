@@ -3,22 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/csv.h"
 #include "util/strings.h"
 
 namespace sl::exp {
-namespace {
-
-std::string csvCell(const std::string& c) {
-  if (c.find_first_of(",\"\n") == std::string::npos) return c;
-  std::string out = "\"";
-  for (char ch : c) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 int Table::column(const std::string& name) const {
   for (std::size_t i = 0; i < columns.size(); ++i)
@@ -31,7 +19,7 @@ std::string Table::csv() const {
   auto line = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (i) out += ',';
-      out += csvCell(cells[i]);
+      out += csvQuote(cells[i]);
     }
     out += '\n';
   };

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/decision_log.h"
+#include "engine/policy_api.h"
 #include "engine/instance.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
@@ -12,6 +15,11 @@ namespace sl {
 namespace {
 // Trace timestamps are microseconds; 3 decimals keep nanosecond precision.
 void appendUs(SimTime ns, std::string& o) { appendFixed(static_cast<double>(ns) / 1000.0, 3, o); }
+// A policy-defined name inside a JSON string (nlohmann escapes; quotes dropped).
+void appendEscaped(const std::string& text, std::string& o) {
+  const std::string quoted = nlohmann::json(text).dump();
+  o.append(quoted, 1, quoted.size() - 2);
+}
 }  // namespace
 
 TraceRecorder::TraceRecorder(int instances, std::int64_t requestLimit, std::int64_t iterationLimit)
@@ -147,7 +155,7 @@ std::int64_t TraceRecorder::decisionsTid() const {
   return std::min<std::int64_t>(std::max<std::int64_t>(requestLimit_, 0), 2'000'000'000) + 1;
 }
 
-void TraceRecorder::appendDecisions(const DecisionLog& log) {
+void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNames* names) {
   const std::int64_t tid = decisionsTid();
   std::vector<bool> named(static_cast<std::size_t>(instances_), false);
   std::string& o = events_;
@@ -165,7 +173,7 @@ void TraceRecorder::appendDecisions(const DecisionLog& log) {
            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"sort_index\":-1}},\n";
     }
     o += "{\"name\":\"";
-    o += decisionActionName(d.action);
+    appendEscaped(DecisionLog::actionName(d, names), o);
     o += "\",\"cat\":\"decision\",\"ph\":\"i\",\"s\":\"t\",\"ts\":";
     appendUs(d.time, o);
     o += ",\"pid\":";
@@ -190,13 +198,13 @@ void TraceRecorder::appendDecisions(const DecisionLog& log) {
     o += ",\"instance\":";
     appendInt(d.instance, o);
     o += ",\"reason\":\"";
-    o += DecisionLog::reason(d);  // fixed labels: no characters to escape
+    appendEscaped(DecisionLog::reason(d, names), o);  // the policy's names
     o += "\"}},\n";
   }
 }
 
-std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions) {
-  if (decisions) appendDecisions(*decisions);
+std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names) {
+  if (decisions) appendDecisions(*decisions, names);
   std::vector<std::int64_t> ids;
   for (const auto& [id, _] : open_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());  // deterministic order

@@ -16,6 +16,7 @@
 namespace sl {
 
 class DecisionLog;
+struct DecisionCodeNames;
 
 class TraceRecorder : public SimObserver {
 public:
@@ -28,13 +29,13 @@ public:
   /// "decisions" track of the instance it was taken on (a placement: the
   /// chosen instance; a boundary: the instance the request was on), with
   /// args request, kind, from, candidates, chosen, instance, reason.
-  std::string finish(SimTime end, const DecisionLog* decisions = nullptr);
+  std::string finish(SimTime end, const DecisionLog* decisions = nullptr, const DecisionCodeNames* names = nullptr);
   /// The thread id of the instances' "decisions" tracks (above every
   /// request's track).
   std::int64_t decisionsTid() const;
 
 private:
-  void appendDecisions(const DecisionLog& log);
+  void appendDecisions(const DecisionLog& log, const DecisionCodeNames* names);
   struct Open {
     const char* name;
     SimTime start;

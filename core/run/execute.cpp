@@ -180,15 +180,15 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     files.emplace_back(opt.outDir + "/requests.csv", std::move(csv));
     files.emplace_back(opt.outDir + "/timeseries.csv", series.csv());
   }
-  if (!tracePath.empty()) files.emplace_back(tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog()));
+  if (!tracePath.empty()) files.emplace_back(tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog(), sim.globalPolicy().decisionCodeNames()));
   if (writing) {
     // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
     const auto bins = binnedTailTtft(records);
     if (!bins.empty()) files.emplace_back(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
-    // PASCAL decision log (policies that keep one, e.g. pascal*): one row
-    // per placement / </think> boundary decision.
+    // The policy's decision log (policies that keep one, e.g. pascal*): one
+    // row per decision, codes named by the policy's table.
     if (const DecisionLog* dl = sim.globalPolicy().decisionLog())
-      files.emplace_back(opt.outDir + "/decisions.csv", dl->csv());
+      files.emplace_back(opt.outDir + "/decisions.csv", dl->csv(sim.globalPolicy().decisionCodeNames()));
     ensureDirectory(opt.outDir);
   }
   for (const auto& [path, text] : files) {

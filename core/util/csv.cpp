@@ -4,6 +4,16 @@
 
 namespace sl {
 
+std::string csvQuote(const std::string& c) {
+  if (c.find_first_of(",\"\n") == std::string::npos) return c;
+  std::string out = "\"";
+  for (char ch : c) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
 namespace {
 
 // Does `line` end inside an open quoted field? A quote opens a field only

@@ -14,6 +14,9 @@ namespace sl {
 
 /// Split one complete CSV record (no line end) into `fields`. Returns false
 /// and sets `error` when a quote is unterminated or followed by junk.
+/// One CSV cell: quoted (RFC 4180, `"` doubled) when it holds `,`, `"` or a newline.
+std::string csvQuote(const std::string& cell);
+
 bool splitCsvLine(std::string_view line, std::vector<std::string>& fields, std::string* error = nullptr);
 
 /// Streaming reader over an istream. Errors (malformed quoting) throw

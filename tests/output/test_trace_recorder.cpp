@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "../common/temp_dir.h"
+#include "engine/policy_api.h"
+#include "policy/pascal/pascal_decisions.h"
 #include "engine/decision_log.h"
 #include "output/trace_recorder.h"
 #include "run/execute.h"
@@ -39,6 +41,37 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+// A policy's own decision names reach trace.json (escaped) and
+// decisions.csv; a code without a name reads "code N".
+TEST(TraceDecisions, PolicyNamesAreEscapedAndUnnamedCodesSaySo) {
+  TraceRecorder rec(2, /*requestLimit=*/10);
+  DecisionLog log;
+  Decision d;
+  d.time = 1'000'000;
+  d.requestId = 1;
+  d.boundary = true;
+  d.from = 0;
+  d.chosen = d.instance = 1;
+  d.selection = 0;
+  d.action = 1;
+  log.add(d, std::vector<std::int32_t>{0, 1});
+  Decision unnamed = d;
+  unnamed.action = 7;
+  log.add(unnamed, std::vector<std::int32_t>{1});
+  const DecisionCodeNames names{{"pool \"P\""}, {"keep", "flip P->D"}};
+  const json doc = json::parse(rec.finish(2'000'000'000, &log, &names));
+  const std::vector<json> ev = decisionEvents(doc);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0]["name"], "flip P->D");
+  EXPECT_EQ(ev[0]["args"]["reason"], "pool \"P\"; flip P->D");
+  EXPECT_EQ(ev[1]["name"], "code 7");
+  EXPECT_EQ(log.csv(&names),
+            "time_s,request_id,kind,from,chosen,instance,candidates,selection,action\n"
+            "0.001000000,1,boundary,0,1,1,0 1,\"pool \"\"P\"\"\",flip P->D\n"
+            "0.001000000,1,boundary,0,1,1,1,\"pool \"\"P\"\"\",code 7\n");
+  EXPECT_EQ(DecisionLog::reason(d, nullptr), "code 0; code 1");
+}
+
 TEST(TraceDecisions, InstantEventsOnTheInstanceTrack) {
   TraceRecorder rec(3, /*requestLimit=*/10);
   DecisionLog log;
@@ -47,8 +80,8 @@ TEST(TraceDecisions, InstantEventsOnTheInstanceTrack) {
   place.requestId = 4;
   place.chosen = 1;
   place.instance = 1;
-  place.selection = DecisionSelection::SloFiltered;
-  place.action = DecisionAction::Placed;
+  place.selection = PascalSelection::SloFiltered;
+  place.action = PascalAction::Placed;
   const std::vector<std::int32_t> c1 = {0, 1, 2};
   log.add(place, c1);
   Decision boundary;
@@ -58,15 +91,15 @@ TEST(TraceDecisions, InstantEventsOnTheInstanceTrack) {
   boundary.from = 1;
   boundary.chosen = 2;
   boundary.instance = 2;
-  boundary.selection = DecisionSelection::FallbackRA;
-  boundary.action = DecisionAction::Migrate;
+  boundary.selection = PascalSelection::FallbackRA;
+  boundary.action = PascalAction::Migrate;
   const std::vector<std::int32_t> c2 = {0, 2};
   log.add(boundary, c2);
   Decision beyond = place;  // request 10 is past the trace's request limit
   beyond.requestId = 10;
   log.add(beyond, c1);
 
-  const json doc = json::parse(rec.finish(3'000'000'000, &log));
+  const json doc = json::parse(rec.finish(3'000'000'000, &log, &pascalDecisionNames()));
   const std::vector<json> ev = decisionEvents(doc);
   ASSERT_EQ(ev.size(), 2u);
   const std::int64_t tid = rec.decisionsTid();

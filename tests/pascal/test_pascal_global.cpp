@@ -53,7 +53,7 @@ TEST(Algorithm1, SkipsAnInstanceOffPace) {
   EXPECT_EQ(snap5.recentDecisions[1].decision.requestId, 1);
   EXPECT_EQ(snapEnd.decisions, static_cast<std::int64_t>(rig.global->decisionLog()->size()));
   EXPECT_EQ(snapEnd.recentDecisions.back().reason,
-            DecisionLog::reason(rig.global->decisionLog()->entries().back()));
+            DecisionLog::reason(rig.global->decisionLog()->entries().back(), &pascalDecisionNames()));
   EXPECT_EQ(placedOn(rig, 0), 0);
   EXPECT_EQ(placedOn(rig, 1), 1);  // instance 0 holds A's prompt block
   ASSERT_EQ(at5.size(), 2u);
@@ -66,12 +66,12 @@ TEST(Algorithm1, SkipsAnInstanceOffPace) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].chosen, 1);
   EXPECT_EQ(d[0].instance, 1);
-  EXPECT_EQ(d[0].selection, DecisionSelection::SloFiltered);
-  EXPECT_EQ(d[0].action, DecisionAction::Placed);
+  EXPECT_EQ(d[0].selection, PascalSelection::SloFiltered);
+  EXPECT_EQ(d[0].action, PascalAction::Placed);
   EXPECT_EQ(d[0].time, ms(5));
   EXPECT_EQ(rig.candidates(d[0]), (Ids{1}));
   EXPECT_EQ(placedOn(rig, 2), 1);
-  EXPECT_EQ(DecisionLog::reason(d[0]), "SLO-filtered");
+  EXPECT_EQ(DecisionLog::reason(d[0], &pascalDecisionNames()), "SLO-filtered");
 }
 
 // Both instances off pace: every instance is a candidate and the smallest
@@ -85,10 +85,10 @@ TEST(Algorithm1, FallsBackToAllInstances) {
   EXPECT_EQ(placedOn(rig, 1), 1);
   const auto d = rig.decisions(2, false);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].selection, DecisionSelection::FallbackAll);
+  EXPECT_EQ(d[0].selection, PascalSelection::FallbackAll);
   EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1}));
   EXPECT_EQ(d[0].chosen, 0);  // 40-token prompt on instance 1: larger footprint
-  EXPECT_EQ(DecisionLog::reason(d[0]), "fallback all");
+  EXPECT_EQ(DecisionLog::reason(d[0], &pascalDecisionNames()), "fallback all");
 }
 
 TEST(Algorithm1, TiesGoToTheLowestIndex) {
@@ -116,12 +116,12 @@ TEST(Algorithm2, PicksFewestReasoningAmongInstancesOnPace) {
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].from, 0);
-  EXPECT_EQ(d[0].selection, DecisionSelection::SloFiltered);
+  EXPECT_EQ(d[0].selection, PascalSelection::SloFiltered);
   EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1, 3}));
   EXPECT_EQ(d[0].chosen, 3);
-  EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+  EXPECT_EQ(d[0].action, PascalAction::Migrate);
   EXPECT_EQ(d[0].instance, 3);
-  EXPECT_EQ(DecisionLog::reason(d[0]), "SLO-filtered; migrate");
+  EXPECT_EQ(DecisionLog::reason(d[0], &pascalDecisionNames()), "SLO-filtered; migrate");
   ASSERT_EQ(rig.sim->finishedCount() >= 1, true);
   EXPECT_EQ(rig.record(0).instance, 3);
   EXPECT_EQ(rig.record(0).migrations, 1);
@@ -144,11 +144,11 @@ TEST(Algorithm2, FallsBackToReasoningPlusFreshAnswering) {
   rig.sim->run(ms(20));
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].selection, DecisionSelection::FallbackRA);
+  EXPECT_EQ(d[0].selection, PascalSelection::FallbackRA);
   EXPECT_EQ(rig.candidates(d[0]), (Ids{0, 1, 2}));
   EXPECT_EQ(d[0].chosen, 2);
-  EXPECT_EQ(d[0].action, DecisionAction::Migrate);
-  EXPECT_EQ(DecisionLog::reason(d[0]), "fallback r+a; migrate");
+  EXPECT_EQ(d[0].action, PascalAction::Migrate);
+  EXPECT_EQ(DecisionLog::reason(d[0], &pascalDecisionNames()), "fallback r+a; migrate");
 }
 
 // Ties in Algorithm 2 keep the request where it is (no transfer for nothing).
@@ -160,8 +160,8 @@ TEST(Algorithm2, TieKeepsTheCurrentInstance) {
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].chosen, 1);
-  EXPECT_EQ(d[0].action, DecisionAction::StayedSame);
-  EXPECT_EQ(DecisionLog::reason(d[0]), "SLO-filtered; stayed: same instance");
+  EXPECT_EQ(d[0].action, PascalAction::StayedSame);
+  EXPECT_EQ(DecisionLog::reason(d[0], &pascalDecisionNames()), "SLO-filtered; stayed: same instance");
   EXPECT_EQ(rig.sim->migrations(), 0);
 }
 
@@ -173,7 +173,7 @@ TEST(Algorithm2, TieKeepsTheCurrentInstance) {
 // tokens + 256 headroom (21 blocks), while instance 0 has 30 free.
 struct AdaptiveCase {
   PascalMigration mode;
-  DecisionAction action;
+  std::uint8_t action;
   int finalInstance;
 };
 class AdaptiveMigration : public ::testing::TestWithParam<AdaptiveCase> {};
@@ -220,9 +220,9 @@ TEST_P(AdaptiveMigration, CurrentHasRoomChosenHasNot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pascal, AdaptiveMigration,
-                         ::testing::Values(AdaptiveCase{PascalMigration::Adaptive, DecisionAction::StayedAdaptive, 0},
-                                           AdaptiveCase{PascalMigration::Always, DecisionAction::Migrate, 1},
-                                           AdaptiveCase{PascalMigration::Never, DecisionAction::StayedNoMigration, 0}),
+                         ::testing::Values(AdaptiveCase{PascalMigration::Adaptive, PascalAction::StayedAdaptive, 0},
+                                           AdaptiveCase{PascalMigration::Always, PascalAction::Migrate, 1},
+                                           AdaptiveCase{PascalMigration::Never, PascalAction::StayedNoMigration, 0}),
                          [](const auto& info) {
                            switch (info.param.mode) {
                              case PascalMigration::Adaptive:
@@ -243,7 +243,7 @@ TEST(AdaptiveMigration, MigratesWhenTheChosenInstanceHasRoom) {
   rig.run();
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+  EXPECT_EQ(d[0].action, PascalAction::Migrate);
   EXPECT_EQ(rig.record(0).instance, 1);
 }
 
@@ -261,7 +261,7 @@ TEST(AdaptiveMigration, NoMigrationVariantNeverMigrates) {
   for (const Decision& d : rig.global->log().entries()) {
     if (!d.boundary) continue;
     ++boundaries;
-    EXPECT_EQ(d.action, DecisionAction::StayedNoMigration);
+    EXPECT_EQ(d.action, PascalAction::StayedNoMigration);
     EXPECT_EQ(d.instance, d.from);
   }
   EXPECT_EQ(boundaries, 40);
@@ -290,7 +290,7 @@ TEST(PascalTransfer, TimeIsLatencyPlusBytesOverBandwidthAndSharedNicDoublesIt) {
       const auto d = rig->decisions(i, true);
       EXPECT_EQ(d.size(), 1u);
       if (!d.empty()) {
-        EXPECT_EQ(d[0].action, DecisionAction::Migrate);
+        EXPECT_EQ(d[0].action, PascalAction::Migrate);
       }
       EXPECT_EQ(rig->record(i).instance, 1);
     }
@@ -379,7 +379,7 @@ TEST(DecisionLog, EveryPlacementAndBoundaryIsRecordedAndWrittenAsCsv) {
   }
   EXPECT_EQ(placements, 12);
   EXPECT_EQ(boundaries, 9);  // R = 0 requests have no </think>
-  const std::string csv = log->csv();
+  const std::string csv = log->csv(&pascalDecisionNames());
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "time_s,request_id,kind,from,chosen,instance,candidates,selection,action");
   EXPECT_NE(csv.find("\n0.000000000,0,placement,-1,0,0,0 1 2,SLO-filtered,placed\n"), std::string::npos) << csv;
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 22);

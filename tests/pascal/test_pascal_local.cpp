@@ -97,7 +97,7 @@ TEST(PascalLocal, ReasoningQueueFirstAndTheThinkBoundaryMovesToAnswering) {
   // One instance: Algorithm 2 can only keep it where it is.
   const auto b = rig.decisions(1, true);
   ASSERT_EQ(b.size(), 1u);
-  EXPECT_EQ(b[0].action, DecisionAction::StayedSame);
+  EXPECT_EQ(b[0].action, PascalAction::StayedSame);
   EXPECT_EQ(rig.sim->migrations(), 0);
 }
 

@@ -9,6 +9,14 @@
 
 namespace sl {
 
+const DecisionCodeNames& pascalDecisionNames() {
+  static const DecisionCodeNames names{
+      {"SLO-filtered", "fallback all", "fallback r+a"},
+      {"placed", "migrate", "stayed: adaptive", "stayed: same instance", "stayed: no migration",
+       "stayed: migrate refused"}};
+  return names;
+}
+
 const char* PascalGlobal::name() const {
   switch (cfg_.migration) {
     case PascalMigration::Adaptive:
@@ -90,7 +98,7 @@ BoundaryCounts boundaryCounts(const DecisionLog& log) {
   BoundaryCounts c;
   for (const Decision& d : log.entries()) {
     if (!d.boundary) continue;
-    if (d.action == DecisionAction::Migrate) ++c.moved;
+    if (d.action == PascalAction::Migrate) ++c.moved;
     else ++c.stayed;
   }
   return c;
@@ -112,7 +120,7 @@ void PascalGlobal::report(std::vector<PolicyReportEntry>& out) const {
   out.push_back({"decisions_dropped", static_cast<double>(log_.dropped())});
   std::vector<std::pair<std::string, std::int64_t>> byReason;  // first-seen order, then sorted
   for (const Decision& d : log_.entries()) {
-    const std::string r = DecisionLog::reason(d, DecisionLog::pascalNames());
+    const std::string r = DecisionLog::reason(d, &pascalDecisionNames());
     auto it = std::find_if(byReason.begin(), byReason.end(), [&](const auto& p) { return p.first == r; });
     if (it == byReason.end()) byReason.emplace_back(r, 1);
     else ++it->second;
@@ -141,9 +149,9 @@ int PascalGlobal::route(const Request& r) {
     st[static_cast<std::size_t>(i)] = status(i);
     if (st[static_cast<std::size_t>(i)].onPace) cands.push_back(i);
   }
-  DecisionSelection sel = DecisionSelection::SloFiltered;
+  std::uint8_t sel = PascalSelection::SloFiltered;
   if (cands.empty()) {  // Algorithm 1, lines 4-5
-    sel = DecisionSelection::FallbackAll;
+    sel = PascalSelection::FallbackAll;
     for (int i = 0; i < n; ++i) cands.push_back(i);
   }
   int best = -1;
@@ -155,7 +163,7 @@ int PascalGlobal::route(const Request& r) {
   d.boundary = false;
   d.chosen = d.instance = best;
   d.selection = sel;
-  d.action = DecisionAction::Placed;
+  d.action = PascalAction::Placed;
   log_.add(d, cands);
   return best;
 }
@@ -175,14 +183,14 @@ void PascalGlobal::onReasoningEnd(Request& r) {
     st[static_cast<std::size_t>(i)] = status(i, &r);
     if (st[static_cast<std::size_t>(i)].onPace) cands.push_back(i);
   }
-  DecisionSelection sel = DecisionSelection::SloFiltered;
+  std::uint8_t sel = PascalSelection::SloFiltered;
   if (cands.empty()) {  // Algorithm 2, lines 4-9: all instances, r_i + a_i
-    sel = DecisionSelection::FallbackRA;
+    sel = PascalSelection::FallbackRA;
     for (int i = 0; i < n; ++i) cands.push_back(i);
   }
   auto key = [&](int i) {
     const PascalInstanceStatus& s = st[static_cast<std::size_t>(i)];
-    return sel == DecisionSelection::FallbackRA ? s.reasoning + s.freshAnswering : s.reasoning;
+    return sel == PascalSelection::FallbackRA ? s.reasoning + s.freshAnswering : s.reasoning;
   };
   // Line 10: argmin; ties go to the current instance (no move for nothing),
   // else to the lowest index.
@@ -200,9 +208,9 @@ void PascalGlobal::onReasoningEnd(Request& r) {
   d.instance = cur;
   d.selection = sel;
   if (cfg_.migration == PascalMigration::Never) {
-    d.action = DecisionAction::StayedNoMigration;
+    d.action = PascalAction::StayedNoMigration;
   } else if (chosen == cur) {
-    d.action = DecisionAction::StayedSame;
+    d.action = PascalAction::StayedSame;
   } else {
     bool stay = false;
     if (cfg_.migration == PascalMigration::Adaptive) {
@@ -214,15 +222,15 @@ void PascalGlobal::onReasoningEnd(Request& r) {
       stay = hereFits && !thereFits;
     }
     if (stay) {
-      d.action = DecisionAction::StayedAdaptive;
+      d.action = PascalAction::StayedAdaptive;
     } else if (sim_->migrate(r, chosen)) {
-      d.action = DecisionAction::Migrate;
+      d.action = PascalAction::Migrate;
       d.instance = chosen;
       auto& in = inbound_[static_cast<std::size_t>(chosen)];
       std::erase_if(in, [this](const Inbound& b) { return !inboundValid(b); });
       in.push_back(Inbound{&r, r.id});
     } else {
-      d.action = DecisionAction::StayedRefused;
+      d.action = PascalAction::StayedRefused;
     }
   }
   log_.add(d, cands);

@@ -19,6 +19,7 @@
 
 #include "engine/decision_log.h"
 #include "engine/policy_api.h"
+#include "policy/pascal/pascal_decisions.h"
 #include "policy/pascal/pascal_local.h"
 
 namespace sl {
@@ -51,7 +52,7 @@ class PascalGlobal : public GlobalPolicy {
   void publishInstance(int instance, std::vector<PolicyField>& out) const override;
   /// Decisions so far: migrations started and requests that stayed at </think>.
   void publishCluster(std::vector<PolicyField>& out) const override;
-  const DecisionCodeNames* decisionCodeNames() const override { return &DecisionLog::pascalNames(); }
+  const DecisionCodeNames* decisionCodeNames() const override { return &pascalDecisionNames(); }
   /// summary.json "policy_report": boundary decisions moved vs stayed, and
   /// every decision counted by its reason.
   void report(std::vector<PolicyReportEntry>& out) const override;
