@@ -112,7 +112,12 @@ bool IterationBuilder::resume(Request& r) {
   if (r.state != ReqState::Swapped || r.batchIndex >= 0) return false;
   if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
   const std::int64_t need = blocksToRun(r);
-  if (need > inst_.freeGpuBlocks()) return false;
+  // As vLLM 0.6.1's can_swap_in, a swap-in leaves the watermark free
+  // (docs/engine.md) -- except on an instance that holds nothing else, where
+  // no other sequence can need the headroom (without it a request that grew
+  // to nearly the whole cache could never come back).
+  const bool alone = inst_.gpuUsed_ == 0 && inst_.gpuReserved_ == 0;
+  if (need + (alone ? 0 : inst_.cfg_.watermarkBlocks) > inst_.freeGpuBlocks()) return false;
   inst_.swapBytes_ += r.blocksCpu * inst_.cfg_.kvBytesPerBlock;
   inst_.cpuUsed_ -= r.blocksCpu;
   r.blocksCpu = 0;
@@ -174,9 +179,10 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   for (const Request* r : order)
     if (r->state == ReqState::Running) heldByOrder += r->blocksGpu;
   const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
-  // Admissions happen while every other prefix member holds its blocks, so
-  // once the prefix contains a new admission the whole prefix must leave the
-  // watermark free (not just the blocks counted before it).
+  // Admissions (and swap-ins, as vLLM's can_swap_in) happen while every
+  // other prefix member holds its blocks, so once the prefix contains one
+  // the whole prefix must leave the watermark free (not just the blocks
+  // counted before it).
   std::int64_t cum = 0;
   bool admits = false;
   std::size_t n = 0;
@@ -184,7 +190,10 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
     const Request& r = *order[n];
     if (static_cast<std::int32_t>(n) >= inst_.cfg_.maxNumSeqs) break;
     const std::int64_t need = std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
-    const bool admitsNow = admits || r.state == ReqState::Waiting;
+    // A swap-in into an otherwise empty instance needs no headroom (as in resume()).
+    const bool aloneSwapIn = r.state == ReqState::Swapped && n == 0 && avail == inst_.cfg_.gpuBlocks;
+    const bool admitsNow =
+        admits || r.state == ReqState::Waiting || (r.state == ReqState::Swapped && !aloneSwapIn);
     if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
     cum += need;
     admits = admitsNow;
