@@ -196,8 +196,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (seconds <= 0 || instances < 1 || instances > 64) {
-    std::fprintf(stderr, "servelab-bench-gui: --seconds must be > 0 and --instances 1..64\n");
+  if (seconds <= 0 || instances < 1 || instances > 128) {
+    std::fprintf(stderr, "servelab-bench-gui: --seconds must be > 0 and --instances 1..128\n");
     return 2;
   }
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");

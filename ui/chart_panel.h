@@ -1,144 +1,28 @@
 #pragma once
-// Charts behind a small interface of our own: Qt Charts is deprecated from
-// Qt 6.10 on, so only chart_panel.cpp includes it. Series keep their full data
-// (for CSV) and are drawn decimated (min/max per pixel column for lines, one
-// point per 2-pixel cell for scatters) with QXYSeries::replace, never append.
-#include <QByteArray>
-#include <QColor>
+// The chart set of a live run (ChartPanel): the "Live" grid (TTFT vs
+// reasoning with its binned tail, rolling TTFT and TPOT, QoE/SLO,
+// throughput, KV per instance), the end-of-run CDFs, and the "Policy" page
+// charting whatever cluster-level series the running policy publishes. Each
+// chart is a LiveChart (live_chart.h).
 #include <QElapsedTimer>
-#include <QImage>
 #include <QMap>
-#include <QPointF>
 #include <QString>
 #include <QWidget>
 
 class QTabWidget;
 
-#include <memory>
-#include <optional>
-#include <utility>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "engine/observer.h"
+#include "live_chart.h"
 #include "live_run.h"
 
 namespace sl::ui {
 
 struct FinishedPoint;
-
-enum class SeriesStyle { Line, Scatter };
-
-/// Use OpenGL for scatter series (only when a real GL context exists; never
-/// on the offscreen platform). Set before charts are created.
-void setChartsUseOpenGL(bool on);
-
-class LiveChart : public QWidget {
-  Q_OBJECT
-public:
-  LiveChart(const QString& id, const QString& title, const QString& xLabel, const QString& yLabel,
-            QWidget* parent = nullptr);
-  ~LiveChart() override;
-
-  QString id() const;
-  QString title() const;
-  QString xLabel() const;
-  QString yLabel() const;
-  /// A shorter title for when the chart is too narrow for the full one.
-  void setShortTitle(const QString& text);
-  /// A second, smaller title line (e.g. how a binned tail is computed).
-  void setSubtitle(const QString& text);
-  QString subtitle() const;
-  QString seriesName(int series) const;
-  /// Whether a series draws through OpenGL (all of a chart's series do or
-  /// none, so they stack in the order they were added).
-  bool seriesUsesOpenGL(int series) const;
-  /// The font of axis labels and legend (follows the widget's font, e.g.
-  /// lecture mode's 1.3×).
-  QFont labelFont() const;
-  /// Texts drawn in the chart right now (title, axis labels, ticks, legend)
-  /// as painted: an elided one ends in "…". For layout tests.
-  QStringList paintedTexts() const;
-  /// What the chart shows, first in its tooltip (before the zoom/pan help).
-  void setHelp(const QString& text);
-  /// The "Reset zoom" button (shown while zoomed).
-  QWidget* resetButton() const;
-  /// The title's rectangle in this widget's coordinates.
-  QRect titleRect() const;
-  int addSeries(const QString& name, const QColor& color, SeriesStyle style = SeriesStyle::Line);
-  int seriesCount() const;
-  void setSeriesData(int series, std::vector<QPointF> points);
-  const std::vector<QPointF>& seriesData(int series) const;
-  void removeAllSeries();
-  /// Vertical dashed lines (e.g. live rate changes) at these x values.
-  void setMarkers(const std::vector<double>& xs);
-  /// Fixed y range (e.g. 0..1 for fractions); default: from the data.
-  void setFixedYRange(double lo, double hi);
-  void setLegendVisible(bool on);
-  /// Draw a marker at every point of the line series (charts with few points).
-  void setPointsVisible(bool on);
-  /// Decimate and push the data to the drawn series.
-  void refresh();
-  /// Number of points currently drawn (after decimation), for tests.
-  int drawnPoints() const;
-
-  // ---- zoom, pan, hover (wheel zooms the x axis around the cursor, drag
-  // pans, double-click or the reset button returns to the automatic range).
-  // While zoomed, refresh() keeps the view; y follows the visible data.
-  /// Show x in [lo, hi] (a user view: kept while data keeps arriving).
-  void setViewX(double lo, double hi);
-  /// Back to the automatic range.
-  void resetView();
-  bool zoomed() const;
-  /// The drawn axis ranges.
-  std::pair<double, double> xRange() const;
-  std::pair<double, double> yRange() const;
-  /// Where a data value lies in the chart view's coordinates.
-  QPoint viewPosOf(QPointF value) const;
-  /// Tooltip text for the data point nearest to `viewPos` (within 24 px), or
-  /// "" when none is near.
-  QString hoverText(QPoint viewPos) const;
-  /// The widget that receives the mouse (the chart view's viewport).
-  QWidget* plotWidget() const;
-
-  /// Render at exactly `size` logical pixels (times `scale` in the image),
-  /// laid out for that size (ticks, legend), always in software (OpenGL
-  /// series are drawn too). The one rendering path of every chart image:
-  /// File ▸ Export, `servelab --export-charts`, `servelab-cli plot` and
-  /// `reproduce`.
-  QImage renderImage(QSize size, qreal scale = 1.0);
-  /// renderImage as PNG bytes; `meta` goes into the PNG's text chunks
-  /// (e.g. the run's seed and fingerprint).
-  QByteArray renderPng(QSize size, qreal scale = 1.0, const QMap<QString, QString>& meta = {});
-  /// SVG document of the chart at `size`.
-  QByteArray renderSvg(QSize size);
-
-  /// Write the chart at `size` (× `scale` pixels) atomically.
-  bool exportPng(const QString& path, QSize size = kDefaultExportSize, qreal scale = 2.0,
-                 const QMap<QString, QString>& meta = {});
-  bool exportSvg(const QString& path, QSize size = kDefaultExportSize);
-  bool exportCsv(const QString& path) const;
-  static constexpr QSize kDefaultExportSize{960, 600};
-
-signals:
-  /// The user zoomed or panned (zoomed = true) or reset the view (false).
-  void viewChanged(double lo, double hi, bool zoomed);
-
-protected:
-  void contextMenuEvent(QContextMenuEvent* e) override;
-  bool eventFilter(QObject* o, QEvent* e) override;
-  void changeEvent(QEvent* e) override;
-  void resizeEvent(QResizeEvent* e) override;
-
-private:
-  void applyFonts();
-  void updateTitle();
-  /// Ticks and legend for the chart's current size.
-  void fitToSize();
-  void keepTextsWhole();
-  template <class Draw> void renderAt(QSize size, Draw&& draw);
-  struct Impl;
-  std::unique_ptr<Impl> d;
-};
+struct PolicySample;
 
 /// (x = value, y = fraction of values <= x) of `values`, sorted: a CDF.
 std::vector<QPointF> cdfPoints(std::vector<double> values);
@@ -153,6 +37,9 @@ public:
   void clear(int instances);
   void addProbes(const std::vector<ProbeSample>& probes);
   void addFinished(const std::vector<FinishedPoint>& points);
+  /// The running policy's cluster-level series (one sample per probe), for
+  /// the "Policy" page; a label seen for the first time becomes a series.
+  void addPolicySamples(const std::vector<PolicySample>& samples);
   void setChanges(const ChangeLog& changes);
   /// Redraw charts whose data changed (call at most a few times per second).
   void refresh();
@@ -165,11 +52,16 @@ public:
   /// Redraw the next chart prepareAnimated() left pending; false when none is.
   bool refreshOne();
 
+  /// The live and distribution charts (always exported).
   const std::vector<LiveChart*>& charts() const { return charts_; }
-  /// The tabs: 0 live charts, 1 distributions (CDFs).
+  /// The "Policy" page's chart: one line per series the policy publishes
+  /// (exported only when there is one).
+  LiveChart* policyChart() const { return policy_; }
+  /// The tabs: 0 live charts, 1 distributions (CDFs), 2 the policy's series.
   QTabWidget* tabs() const { return tabs_; }
   LiveChart* chart(const QString& id) const;
-  /// Export every chart as <dir>/<id>.{png,svg,csv}, images at `size`
+  /// Export every chart (the policy chart when the policy publishes
+  /// series) as <dir>/<id>.{png,svg,csv}, images at `size`
   /// (PNG × `scale`). Returns files written.
   int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0,
                 const QMap<QString, QString>& meta = {}) const;
@@ -177,14 +69,14 @@ public:
   void setLinkedTimeAxes(bool on) { linked_ = on; }
   bool linkedTimeAxes() const { return linked_; }
   /// The charts whose x axis is simulated time.
-  std::vector<LiveChart*> timeCharts() const { return {ttft_, tpot_, qoe_, thru_, kv_}; }
+  std::vector<LiveChart*> timeCharts() const { return {ttft_, tpot_, qoe_, thru_, kv_, policy_}; }
 
 private:
   void rebuildKvSeries(int instances);
   std::vector<LiveChart*> charts_;
   LiveChart *scatter_ = nullptr, *ttft_ = nullptr, *tpot_ = nullptr, *qoe_ = nullptr, *thru_ = nullptr,
             *kv_ = nullptr;
-  std::vector<ProbeSample> probes_;
+  std::size_t probeCount_ = 0;  // probe samples charted so far (each appended once)
   std::vector<QPointF> scatterPts_;
   std::vector<double> ttfts_, tpots_, e2es_;  // finished requests, for the CDFs
   bool anyReasoning_ = false;
@@ -192,6 +84,15 @@ private:
   QElapsedTimer cdfSince_;
   QTabWidget* tabs_ = nullptr;
   LiveChart *cdfTtft_ = nullptr, *cdfTpot_ = nullptr, *cdfE2e_ = nullptr;
+  // The policy page: series in the order their labels were first published.
+  LiveChart* policy_ = nullptr;
+  struct PolicyLine {
+    std::string label, unit, tooltip;
+    std::vector<QPointF> points;
+  };
+  std::vector<PolicyLine> policyLines_;
+  bool policyDirty_ = false;
+  void updatePolicyTexts();
   ChangeLog changes_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;

@@ -284,7 +284,7 @@ std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& n
   QString yLabel = ys.size() == 1 ? columnLabel(t.columns[ys[0]])
                  : std::all_of(ys.begin(), ys.end(), seconds) ? QObject::tr("seconds")
                                                               : QObject::tr("value");
-  // A binned tail (PASCAL Fig. 10): say which statistic each bin uses.
+  // A binned tail (tail_ttft.csv, a "rule" column): say which statistic each bin uses.
   const bool tailBins = std::find(t.columns.begin(), t.columns.end(), "rule") != t.columns.end();
   if (tailBins) yLabel = QObject::tr("tail TTFT (s)");
   auto chart = std::make_unique<LiveChart>("csv", title.isEmpty() ? prettyName(name) : title,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "policy_view.h"
 #include "sim_controller.h"
 #include "theme.h"
 
@@ -43,13 +44,6 @@ const char* phaseLabel(int p) {
 const char* stateLabel(int s) {
   static const char* n[] = {"waiting", "running", "swapped to CPU", "migrating", "hand-off wait", "finished"};
   return s >= 0 && s < 6 ? n[s] : "?";
-}
-const char* roleLabel(int r) {
-  switch (r) {
-    case 1: return "prefill";
-    case 2: return "decode";
-    default: return "";
-  }
 }
 QString pct(double v) { return QString::number(v * 100.0, 'f', v < 0.1 && v > 0 ? 1 : 0) + "%"; }
 
@@ -320,6 +314,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), theme::kBackground);
   hits_.clear();
   cards_.clear();
+  policyTexts_.clear();
   queueRects_.clear();
   calloutRects_.clear();
   if (!frame_ || frame_->snapshot.instances.empty()) {
@@ -335,6 +330,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
   compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
   cards_ = cards;
+  policyTexts_.assign(cards.size(), {});
   for (std::size_t i = 0; i < cards.size(); ++i) {
     if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
     else paintCard(p, cards[i], static_cast<int>(i));
@@ -374,23 +370,34 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   const QRect head(c.left(), c.top(), c.width(), lh);
   p.drawText(head, Qt::AlignLeft | Qt::AlignVCenter, tr("GPU %1").arg(in.id));
   p.setFont(small);
-  const QString role = roleLabel(in.role);
+  // The badge: the policy's pool label (a length range is part of it) or,
+  // without one, the engine role; elided to the room the header leaves.
+  const QString badge = policyview::badgeText(in);
+  const QString poolRole = policyview::poolAndRoleText(in);
   QString right = tr("batch %1").arg(in.batchSize);
   p.setPen(theme::kMuted);
   p.drawText(head.adjusted(0, 0, -14, 0), Qt::AlignRight | Qt::AlignVCenter, right);
   p.setPen(Qt::NoPen);
   p.setBrush(in.busy ? theme::kAnswering : theme::kTrack);
   p.drawEllipse(QPointF(head.right() - 4, head.center().y() + 1), 4, 4);
-  if (!role.isEmpty()) {
+  if (!badge.isEmpty()) {
+    const QFontMetrics sfm(small);
     const int nameW = QFontMetrics(bold).horizontalAdvance(tr("GPU %1").arg(in.id));
-    const QRect badge(head.left() + nameW + 8, head.top() + 2, QFontMetrics(small).horizontalAdvance(role) + 10, lh - 4);
-    p.setBrush(role == "prefill" ? theme::kPrefill.lighter(175) : theme::kAnswering.lighter(175));
-    p.drawRoundedRect(badge, 4, 4);
-    p.setPen(theme::kText);
-    p.drawText(badge, Qt::AlignCenter, role);
+    const int room = head.width() - nameW - 8 - sfm.horizontalAdvance(right) - 14 - 8 - 10;
+    const QString shown = sfm.elidedText(badge, Qt::ElideRight, room);
+    if (room > sfm.horizontalAdvance(QStringLiteral("…")) + 2 && shown != QStringLiteral("…")) {
+      const QRect badgeRect(head.left() + nameW + 8, head.top() + 2, sfm.horizontalAdvance(shown) + 10, lh - 4);
+      p.setBrush(in.role == 1   ? theme::kPrefill.lighter(175)
+                 : in.role == 2 ? theme::kAnswering.lighter(175)
+                                : theme::kTrack);
+      p.drawRoundedRect(badgeRect, 4, 4);
+      p.setPen(theme::kText);
+      p.drawText(badgeRect, Qt::AlignCenter, shown);
+      policyTexts_[static_cast<std::size_t>(index)] << shown;
+    }
   }
   hits_.push_back({head, tr("GPU %1%2\nbatch: %3 sequences\n%4 tokens produced")
-                             .arg(in.id).arg(role.isEmpty() ? QString() : " (" + role + ")")
+                             .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
                              .arg(in.batchSize).arg(in.tokensProduced)});
 
   // Memory bars.
@@ -417,38 +424,43 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   bar(tr("CPU"), cpu, 0, theme::kCpuBar,
       tr("CPU swap space: %1 of %2 blocks used (%3)").arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(cpu)));
 
-  // The global policy's instance monitor (PASCAL's t_i, r_i, a_i, m_i): what
-  // Algorithms 1 and 2 read when they place a request or pick a </think> target.
-  if (in.monitor.present) {
-    const MonitorSnapshot& m = in.monitor;
+  // What the running policy publishes for this instance (its named fields):
+  // flags as dots with their label, values as "label value" on one line.
+  // Nothing here knows the policy; hover shows each field's own tooltip.
+  if (!in.policyFields.empty()) {
     p.setFont(small);
     const QRect row(c.left(), y + 1, c.width(), sh);
-    const QColor dot = m.onPace ? theme::kAnswering : QColor(0xC6, 0x3B, 0x3B);
-    p.setPen(Qt::NoPen);
-    p.setBrush(dot);
-    p.drawEllipse(QPointF(row.left() + 4, row.center().y() + 1), 3.5, 3.5);
-    // "on pace" and "r · a · m" side by side; where both do not fit, the
-    // dot alone says on/off pace (hover explains), then a shorter r·a·m.
     const QFontMetrics sfm(small);
-    const QString pace = m.onPace ? tr("on pace") : tr("off pace");
-    const QString ram = firstThatFits({tr("r %1 · a %2 · m %3").arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks),
-                                       tr("r%1 a%2 m%3").arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks)},
-                                      sfm, row.width() - 14);
-    if (12 + sfm.horizontalAdvance(pace) + 10 + sfm.horizontalAdvance(ram) <= row.width()) {
-      p.setPen(m.onPace ? theme::kMuted : dot);
-      p.drawText(row.adjusted(12, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, pace);
+    const QStringList forms = policyview::valueForms(in.policyFields);
+    const int valuesW = forms.isEmpty() ? 0 : sfm.horizontalAdvance(forms.back());
+    // Flags first: a dot each; their text where it fits beside the values.
+    int x = row.left();
+    QString flagsText;
+    for (const PolicyField& f : in.policyFields) {
+      if (!policyview::isFlag(f)) continue;
+      const QColor dot = f.value != 0 ? theme::kAnswering : theme::kAlert;
+      p.setPen(Qt::NoPen);
+      p.setBrush(dot);
+      p.drawEllipse(QPointF(x + 4, row.center().y() + 1), 3.5, 3.5);
+      x += 12;
+      const QString t = policyview::flagText(f);
+      const int tw = sfm.horizontalAdvance(t);
+      if (x + tw + 10 + valuesW <= row.right()) {
+        p.setPen(f.value != 0 ? theme::kMuted : dot);
+        p.drawText(QRect(x, row.top(), tw + 2, sh), Qt::AlignLeft | Qt::AlignVCenter, t);
+        policyTexts_[static_cast<std::size_t>(index)] << t;
+        x += tw + 8;
+      }
     }
-    p.setPen(theme::kMuted);
-    p.drawText(row, Qt::AlignRight | Qt::AlignVCenter, ram);
-    hits_.push_back({row, tr("Instance monitor (what PASCAL's placement reads)\n"
-                             "t = %1: %2\n"
-                             "r = %3 requests in the reasoning queue (Algorithm 2 picks the fewest)\n"
-                             "a = %4 answering requests in their first quantum (fallback ranks r + a)\n"
-                             "m = %5 KV blocks on GPU + CPU (Algorithm 1 picks the smallest)")
-                              .arg(m.onPace ? tr("on pace") : tr("off pace"))
-                              .arg(m.onPace ? tr("every answering request has tokens buffered")
-                                            : tr("an answering request's pacer buffer is empty: new requests avoid it"))
-                              .arg(m.reasoning).arg(m.freshAnswering).arg(m.footprintBlocks)});
+    if (!forms.isEmpty()) {
+      const QRect valuesRect(x, row.top(), row.right() - x + 1, sh);
+      p.setPen(theme::kMuted);
+      const QString values =
+          sfm.elidedText(firstThatFits(forms, sfm, valuesRect.width()), Qt::ElideRight, valuesRect.width());
+      p.drawText(valuesRect, (x > row.left() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, values);
+      policyTexts_[static_cast<std::size_t>(index)] << values;
+    }
+    hits_.push_back({row, policyview::fieldsTooltip(in.policyFields)});
     y += sh + 2;
   }
 
@@ -547,14 +559,17 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       ++phases[std::min<int>(ch.phase, 2)];
     }
   p.setPen(theme::kText);
-  const QString role = roleLabel(in.role);
+  // "3 P": the badge's first letter (pool label or role); hover says it all.
+  const QString badge = policyview::badgeText(in);
+  const QString tag = badge.isEmpty() ? QString() : " " + badge.left(1).toUpper();
   p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignLeft | Qt::AlignVCenter,
-             QString("%1%2").arg(in.id).arg(role.isEmpty() ? QString() : " " + role.left(1).toUpper()));
+             QString("%1%2").arg(in.id).arg(tag));
+  if (!tag.isEmpty()) policyTexts_[static_cast<std::size_t>(index)] << tag.trimmed();
   p.setPen(theme::kMuted);
   {
     // "batch 16 · 40 held" where it fits, shorter on a tiny card (hover: the card's tooltip).
     const QFontMetrics sfm(small);
-    const int nameW = sfm.horizontalAdvance(QString("%1%2 ").arg(in.id).arg(role.isEmpty() ? QString() : " X"));
+    const int nameW = sfm.horizontalAdvance(QString("%1%2 ").arg(in.id).arg(tag));
     p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignRight | Qt::AlignVCenter,
                firstThatFits({tr("batch %1 · %2 held").arg(in.batchSize).arg(queued),
                               tr("batch %1 · %2").arg(in.batchSize).arg(queued),
@@ -581,12 +596,36 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       x += w;
     }
   }
+  y += bh + 3;
+  // The policy's fields in their tight form where the card has a line to
+  // spare (flags as dots only); the tooltip has them all.
+  if (!in.policyFields.empty() && y + sh <= c.bottom() + 1) {
+    int x = c.left();
+    for (const PolicyField& f : in.policyFields) {
+      if (!policyview::isFlag(f)) continue;
+      p.setPen(Qt::NoPen);
+      p.setBrush(f.value != 0 ? theme::kAnswering : theme::kAlert);
+      p.drawEllipse(QPointF(x + 3, y + sh / 2.0), 3, 3);
+      x += 9;
+    }
+    const QStringList forms = policyview::valueForms(in.policyFields);
+    if (!forms.isEmpty() && c.right() - x > 8) {
+      const QFontMetrics sfm(small);
+      const QString values = sfm.elidedText(forms.back(), Qt::ElideRight, c.right() - x + 1);
+      p.setPen(theme::kMuted);
+      p.drawText(QRect(x, y, c.right() - x + 1, sh), Qt::AlignLeft | Qt::AlignVCenter, values);
+      policyTexts_[static_cast<std::size_t>(index)] << values;
+    }
+  }
+  const QString poolRole = policyview::poolAndRoleText(in);
+  const QString published = policyview::fieldsTooltip(in.policyFields);
   hits_.push_back({r, tr("GPU %1%2\nbatch %3, %4 requests held (%5 prefill, %6 reasoning, %7 answering)\n"
-                         "GPU KV %8 of %9 blocks (%10)\nCPU swap %11 of %12 blocks (%13)")
-                          .arg(in.id).arg(role.isEmpty() ? QString() : " (" + role + ")")
+                         "GPU KV %8 of %9 blocks (%10)\nCPU swap %11 of %12 blocks (%13)%14")
+                          .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
                           .arg(in.batchSize).arg(queued).arg(phases[0]).arg(phases[1]).arg(phases[2])
                           .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(g))
-                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(cpu))});
+                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(cpu))
+                          .arg(published.isEmpty() ? QString() : "\n" + published)});
 }
 
 namespace {
@@ -783,6 +822,17 @@ void ClusterView::paintLegend(QPainter& p, const QRect& r) {
   item(tr("migrating"), [&](const QRectF& s) { drawChip(p, s, RequestChip{0, 1, 3, 0, false}); });
   item(tr("GPU KV"), [&](const QRectF& s) { drawBar(p, s.toAlignedRect(), 1, 0, theme::kGpuBar); });
   item(tr("CPU swap"), [&](const QRectF& s) { drawBar(p, s.toAlignedRect(), 1, 0, theme::kCpuBar); });
+}
+
+QString ClusterView::toolTipAt(QPoint pos) const {
+  for (auto it = hits_.rbegin(); it != hits_.rend(); ++it)
+    if (it->rect.contains(pos)) return it->tip;
+  return {};
+}
+
+QStringList ClusterView::policyTexts(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= policyTexts_.size()) return {};
+  return policyTexts_[static_cast<std::size_t>(instance)];
 }
 
 bool ClusterView::event(QEvent* e) {

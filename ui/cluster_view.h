@@ -3,7 +3,9 @@
 // readable from 1 to 64 instances (compact cards when space is short). Queues
 // are rows of request chips coloured by phase; outlines mark preempted
 // (swapped to CPU) and migrating requests. Each card has a GPU KV bar and a
-// CPU swap bar (numbers on hover), the running batch size and the role.
+// CPU swap bar (numbers on hover), the running batch size, and what the
+// running policy publishes for the instance (ui/policy_view.h): its pool
+// label (or the engine role) as a badge, its named fields on one line.
 //
 // In-flight KV transfers are curved arrows from the source card to the
 // destination card. In Run mode a head with a trail of particles moves along
@@ -16,6 +18,7 @@
 // instanceClicked(index). In lecture mode, callouts from engine events are
 // drawn on the card where they happened and fade out in animation time.
 #include <QElapsedTimer>
+#include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
@@ -61,6 +64,11 @@ public:
   /// Where request `id`'s chip was last drawn (empty if it was not).
   QRect chipRect(std::int64_t id) const;
   QRect cardRect(int instance) const;
+  /// The tooltip the view shows at `pos` ("" where none).
+  QString toolTipAt(QPoint pos) const;
+  /// What card `instance` drew of the running policy at the last paint: its
+  /// badge (pool label or role), flag texts and the published values line.
+  QStringList policyTexts(int instance) const;
   /// Ids of the chips drawn at the last paint, in drawing order.
   std::vector<std::int64_t> drawnRequests() const;
 
@@ -126,6 +134,7 @@ private:
   std::vector<QRect> queueRects_, calloutRects_;  // as last painted
   static constexpr int kLaneRows = 2;
   std::vector<QRect> cards_;
+  std::vector<QStringList> policyTexts_;  // per card, as last painted
   bool compact_ = false;
   std::int64_t selectedRequest_ = -1;
   int selectedInstance_ = -1;

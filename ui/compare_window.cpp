@@ -597,6 +597,7 @@ void CompareWindow::reset() {
   for (auto& r : runs_) {
     (void)r->ctl->takeProbes();
     (void)r->ctl->takeFinished();
+    (void)r->ctl->takePolicySamples();
     r->stats.clear();
     r->ttft99.clear();
     r->violation.clear();
@@ -643,6 +644,7 @@ void CompareWindow::pull(bool force) {
       chartsDirty_ = true;
     }
     const std::vector<FinishedPoint> fin = r->ctl->takeFinished();
+    (void)r->ctl->takePolicySamples();  // the compare charts show no policy series
     r->stats.addFinished(fin);
     for (const ProbeSample& s : r->ctl->takeProbes()) {
       const double t = nsToSeconds(s.time);

@@ -4,12 +4,14 @@
 // requests.csv, timeseries.csv, tail_ttft.csv, decisions.csv) and its
 // Chrome/Perfetto trace (trace.json). The GUI's worker is never touched: the
 // run is replayed headless from (scenario, seed, change log) up to the event
-// count the GUI shows, with the run module's recorders attached. Qt-free.
+// count the GUI shows by the run module itself (core/run executeRun with the
+// change log), so the files are those `servelab-cli run` writes for the same
+// scenario, or for the run saved with File ▸ Save run as…. Qt-free.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "live_run.h"
+#include "run/live_run.h"
 
 namespace sl::ui {
 

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "engine/request.h"
+#include "policy_view.h"
 #include "sim_controller.h"
 #include "theme.h"
 
@@ -299,8 +300,12 @@ InspectorPanel::InspectorPanel(SimController* ctl, QWidget* parent) : QWidget(pa
   plot_ = new HistoryPlot;
   counters_ = new QLabel;
   counters_->setTextFormat(Qt::RichText);
+  policy_ = new QLabel;
+  policy_->setTextFormat(Qt::RichText);
+  policy_->setWordWrap(true);
   il->addWidget(instTitle_);
   il->addWidget(counters_);
+  il->addWidget(policy_);
   il->addWidget(plot_, 1);
   pages_->addWidget(inst);
   QEvent fontChange(QEvent::FontChange);
@@ -361,6 +366,7 @@ void InspectorPanel::refresh() {
     h.id = instance_;
     if (auto got = ctl_->timelines().instance(instance_)) h = *got;
     fillInstance(h);
+    fillPolicy(ctl_->latest()->snapshot);
   }
 }
 
@@ -418,18 +424,31 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
     SimTime time;
     int instance;
     QString text;
+    int rank = 2;  // at equal times: arrival, then the policy's decision, then the rest
   };
   std::vector<Row> rows;
   for (std::size_t i = 0; i < t.events.size(); ++i) {
     int nextDst = -1;
     for (std::size_t j = i + 1; j < t.events.size() && nextDst < 0; ++j)
       if (t.events[j].kind == RequestEvent::MigrationEnd) nextDst = t.events[j].instance;
-    rows.push_back({t.events[i].time, t.events[i].instance, eventLabel(t.events[i], t, nextDst)});
+    rows.push_back({t.events[i].time, t.events[i].instance, eventLabel(t.events[i], t, nextDst),
+                    t.events[i].kind == RequestEvent::Arrived ? 0 : 2});
   }
   if (t.firstToken >= 0) rows.push_back({t.firstToken, -1, tr("first output token")});
   if (t.reasoning > 0 && t.firstVisible >= 0)
     rows.push_back({t.firstVisible, -1, tr("first answer token (TTFT)")});
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.time < b.time; });
+  // The policy's decisions about it, in the policy's own words.
+  for (const TimelineDecision& d : t.decisions) {
+    const QString reason = QString::fromStdString(d.reason);
+    QString text;
+    if (!d.boundary || d.from < 0) text = tr("policy: placed on GPU %1").arg(d.instance);
+    else if (d.from == d.instance) text = tr("policy: stays on GPU %1").arg(d.instance);
+    else text = tr("policy: GPU %1 → GPU %2").arg(d.from).arg(d.instance);
+    if (!reason.isEmpty()) text += " · " + reason;
+    rows.push_back({d.time, d.instance, text, 1});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.time != b.time ? a.time < b.time : a.rank < b.rank; });
   if (t.droppedEvents > 0) rows.push_back({now, -1, tr("(%1 more events not kept)").arg(t.droppedEvents)});
   events_->setUpdatesEnabled(false);
   events_->clear();
@@ -457,6 +476,46 @@ void InspectorPanel::fillInstance(const InstanceHistory& h) {
   plot_->setHistory(h);
 }
 
+void InspectorPanel::fillPolicy(const Snapshot& s) {
+  // What the running policy publishes for this instance: its pool, its
+  // named fields (hover: what each means), its latest decisions here.
+  namespace pv = policyview;
+  if (instance_ < 0 || static_cast<std::size_t>(instance_) >= s.instances.size()) {
+    policy_->clear();
+    policy_->setToolTip({});
+    return;
+  }
+  const InstanceSnapshot& in = s.instances[static_cast<std::size_t>(instance_)];
+  QString html;
+  const QString poolRole = pv::poolAndRoleText(in);
+  if (!poolRole.isEmpty()) html += "<p style='margin:0'>" + poolRole.toHtmlEscaped() + "</p>";
+  if (!in.policyFields.empty()) {
+    html += "<table>";
+    for (const PolicyField& f : in.policyFields)
+      html += QString("<tr><td style='color:#6B7280; padding-right:6px'>%1</td><td><b>%2</b></td></tr>")
+                  .arg(QString::fromStdString(f.label).toHtmlEscaped(), pv::valueWithUnit(f).toHtmlEscaped());
+    html += "</table>";
+  }
+  QStringList decisions;
+  for (auto it = s.recentDecisions.rbegin(); it != s.recentDecisions.rend() && decisions.size() < 5; ++it)
+    if (pv::decisionInvolves(*it, instance_)) {
+      // "59.89 s  #457 GPU 2 → GPU 5", then the policy's reason on its own line.
+      DecisionSnapshot bare = *it;
+      bare.reason.clear();
+      QString line = QString("%1 s &nbsp;%2").arg(nsToSeconds(it->decision.time), 0, 'f', 2)
+                         .arg(pv::decisionText(bare).toHtmlEscaped());
+      if (!it->reason.empty())
+        line += "<br><span style='color:#6B7280'>&nbsp;&nbsp;&nbsp;" +
+                QString::fromStdString(it->reason).toHtmlEscaped() + "</span>";
+      decisions << line;
+    }
+  if (!decisions.isEmpty())
+    html += "<p style='margin-top:4px; margin-bottom:0'><span style='color:#6B7280'>" +
+            tr("latest policy decisions here") + "</span><br>" + decisions.join("<br>") + "</p>";
+  policy_->setText(html);
+  policy_->setToolTip(pv::fieldsTooltip(in.policyFields));
+}
+
 QString InspectorPanel::title() const {
   switch (mode_) {
     case Mode::Request: return reqTitle_->text();
@@ -472,5 +531,7 @@ QString InspectorPanel::eventText(int row) const {
 }
 QString InspectorPanel::metricsText() const { return metrics_->text(); }
 QString InspectorPanel::countersText() const { return counters_->text(); }
+QString InspectorPanel::policyText() const { return policy_->text(); }
+QString InspectorPanel::policyToolTip() const { return policy_->toolTip(); }
 
 }  // namespace sl::ui

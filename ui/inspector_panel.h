@@ -4,14 +4,18 @@
 // </think> → first answer token, answering, with preempted and migrating
 // intervals over them), its events with times and its metrics; clicking an
 // instance card shows the instance's history (KV usage, queue length and
-// batch size from the probe samples) and its counters. Data come from the
-// controller's TimelineStore, re-read by refresh().
+// batch size from the probe samples), its counters and what the running
+// policy publishes for it (pool, named fields, latest decisions there); a
+// request's events include the policy's decisions about it, named by the
+// policy. Data come from the controller's TimelineStore and latest frame,
+// re-read by refresh().
 #include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
 #include <optional>
 
+#include "engine/snapshot.h"
 #include "inspector_store.h"
 
 class QLabel;
@@ -83,6 +87,10 @@ public:
   const HistoryPlot* historyPlot() const { return plot_; }
   QString metricsText() const;
   QString countersText() const;
+  /// The instance page's policy block (pool, published fields, latest
+  /// decisions there) and its tooltip (each field's meaning).
+  QString policyText() const;
+  QString policyToolTip() const;
 
 protected:
   void changeEvent(QEvent* e) override;  // titles follow the window font (lecture mode)
@@ -90,6 +98,7 @@ protected:
 private:
   void fillRequest(const RequestTimeline& t, SimTime now);
   void fillInstance(const InstanceHistory& h);
+  void fillPolicy(const Snapshot& s);
 
   SimController* ctl_;
   Mode mode_ = Mode::Empty;
@@ -104,6 +113,7 @@ private:
   QLabel* instTitle_ = nullptr;
   HistoryPlot* plot_ = nullptr;
   QLabel* counters_ = nullptr;
+  QLabel* policy_ = nullptr;
 };
 
 }  // namespace sl::ui

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/policy_api.h"
 #include "engine/request.h"
 
 namespace sl::ui {
@@ -110,6 +111,19 @@ void TimelineStore::onFinished(const RequestRecord& rec) {
   it->second.lastToken = rec.last_token;
 }
 
+void TimelineStore::onDecisions(std::span<const Decision> decisions, const DecisionCodeNames* names) {
+  if (decisions.empty()) return;
+  std::lock_guard<std::mutex> lock(m_);
+  for (const Decision& d : decisions) {
+    RequestTimeline* t = nullptr;
+    if (auto it = live_.find(d.requestId); it != live_.end()) t = &it->second;
+    else if (auto jt = done_.find(d.requestId); jt != done_.end()) t = &jt->second;
+    if (!t || t->decisions.size() >= kMaxEvents) continue;
+    t->decisions.push_back({d.time, d.from, d.instance, d.boundary,
+                            names ? DecisionLog::reason(d, *names) : DecisionLog::reason(d)});
+  }
+}
+
 void TimelineStore::onProbe(const ProbeSample& s) {
   std::lock_guard<std::mutex> lock(m_);
   for (std::size_t i = 0; i < s.instances.size(); ++i) {
@@ -187,7 +201,10 @@ std::size_t TimelineStore::approxBytes() const {
   std::size_t b = 0;
   auto add = [&](const std::map<std::int64_t, RequestTimeline>& m) {
     for (const auto& [id, t] : m)
+    {
       b += kNode + sizeof(id) + sizeof(t) + t.events.capacity() * sizeof(TimelineEvent);
+      for (const TimelineDecision& d : t.decisions) b += sizeof(d) + d.reason.capacity();
+    }
   };
   add(live_);
   add(done_);

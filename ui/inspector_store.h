@@ -16,8 +16,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
+#include "engine/decision_log.h"
 #include "engine/observer.h"
 #include "metrics/request_record.h"
 
@@ -31,6 +34,16 @@ struct TimelineEvent {
   std::uint8_t state = 0;      // ReqState right after it (Swapped vs Waiting tells swap from recompute)
 };
 
+/// A decision the running policy logged about a request (DecisionLog), with
+/// the reason in the policy's own words (GlobalPolicy::decisionCodeNames).
+struct TimelineDecision {
+  SimTime time = 0;
+  std::int32_t from = -1;      // where the request was (-1: a placement)
+  std::int32_t instance = -1;  // where it is after the decision
+  bool boundary = false;
+  std::string reason;
+};
+
 struct RequestTimeline {
   std::int64_t id = -1;
   SimTime arrival = 0;
@@ -41,6 +54,7 @@ struct RequestTimeline {
   SimTime firstScheduled = -1, firstToken = -1, reasoningEnd = -1, firstVisible = -1, lastToken = -1;
   std::vector<TimelineEvent> events;
   std::int32_t droppedEvents = 0;  // beyond kMaxEvents
+  std::vector<TimelineDecision> decisions;  // at most kMaxEvents
   bool finished = false;
   std::optional<RequestRecord> record;  // once finished
 
@@ -80,6 +94,10 @@ public:
   void onEvent(RequestEvent e, const Request& r, int instance, SimTime t);
   void onFinished(const RequestRecord& rec);
   void onProbe(const ProbeSample& s);
+  /// New entries of the policy's decision log: each is added to its request's
+  /// timeline (when the store keeps one), named with `names` (null: the
+  /// log's built-in names).
+  void onDecisions(std::span<const Decision> decisions, const DecisionCodeNames* names);
   /// Refresh the token times of an in-flight request between its events (the
   /// worker does it at each publish for the watched request only).
   void refresh(const Request& r);

@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QImage>
 #include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -37,6 +38,7 @@
 #include "sweep_window.h"
 #include "export_run.h"
 #include "run/execute.h"
+#include "run/saved_run.h"
 #include "scenario/scenario_io.h"
 #include "scenario_panel.h"
 #include "sim_controller.h"
@@ -158,6 +160,23 @@ void MainWindow::buildActions() {
   };
   connect(save_, &QAction::triggered, this, [saveTo] { saveTo(false); });
   connect(saveAs_, &QAction::triggered, this, [saveTo] { saveTo(true); });
+  // The running scenario with its live change log: `servelab-cli run FILE`
+  // reproduces the run (docs/scenario-format.md "Saved runs").
+  saveRun_ = new QAction(tr("Save &run as…"), this);
+  saveRun_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S));
+  saveRun_->setToolTip(tr("Save the running scenario, its seed and its live changes; servelab-cli run replays it"));
+  connect(saveRun_, &QAction::triggered, this, [this] {
+    if (!ctl_->loaded()) return;
+    const QString base = currentPath_.isEmpty() ? QStringLiteral("run") : QFileInfo(currentPath_).completeBaseName();
+    const QString start = (currentPath_.isEmpty() || (!samplesDir().isEmpty() && currentPath_.startsWith(samplesDir()))
+                               ? QDir::homePath()
+                               : QFileInfo(currentPath_).absolutePath()) +
+                          "/" + base + "-run.json";
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save run"), start, tr("Saved run (*.json)"));
+    if (path.isEmpty()) return;
+    QString err;
+    if (!saveRun(path, &err)) QMessageBox::warning(this, tr("Save run"), err);
+  });
 
   play_ = new QAction(st->standardIcon(QStyle::SP_MediaPlay), tr("Play"), this);
   play_->setShortcuts({QKeySequence(Qt::Key_Space)});
@@ -272,7 +291,7 @@ void MainWindow::buildActions() {
       discardConfirmed_ = false;
     }
   });
-  for (QAction* a : {open_, save_, saveAs_, play_, step_, reset_, runMode_, fastMode_, expressMode_, stop_,
+  for (QAction* a : {open_, save_, saveAs_, saveRun_, play_, step_, reset_, runMode_, fastMode_, expressMode_, stop_,
                      exportCharts_, compare_, quit_})
     a->setShortcutContext(Qt::WindowShortcut);
 }
@@ -378,6 +397,7 @@ void MainWindow::buildMenus() {
   presetsMenu_ = file->addMenu(tr("&Presets"));
   file->addAction(save_);
   file->addAction(saveAs_);
+  file->addAction(saveRun_);
   file->addSeparator();
   buildExportMenu(file);
   file->addSeparator();
@@ -485,7 +505,13 @@ void MainWindow::restoreSettings() {
 bool MainWindow::confirmDiscard(const QString& action) {
   QStringList what;
   if (panel_->dirty()) what << tr("the scenario panel's edits that were not applied");
-  const std::size_t changes = ctl_->loaded() ? ctl_->latest()->changes.size() : 0;
+  std::size_t changes = 0;
+  if (ctl_->loaded()) {
+    const std::shared_ptr<const LiveFrame> f = ctl_->latest();
+    // Live changes already kept by File ▸ Save run as… are not lost.
+    const bool saved = f->generation == savedRunGeneration_ && f->changes.size() == savedRunChanges_;
+    changes = saved ? 0 : f->changes.size();
+  }
   if (changes > 0)
     what << (changes == 1 ? tr("this run's live change") : tr("this run's %1 live changes").arg(changes));
   if (what.isEmpty()) return true;
@@ -493,7 +519,8 @@ bool MainWindow::confirmDiscard(const QString& action) {
                   QMessageBox::Discard | QMessageBox::Cancel, this);
   box.setObjectName("DiscardBox");
   if (changes > 0)
-    box.setInformativeText(tr("File ▸ Export ▸ Charts… keeps the change log (run.json) with the charts."));
+    box.setInformativeText(tr("File ▸ Save run as… keeps the scenario with its live changes (servelab-cli run "
+                              "replays it); File ▸ Export ▸ Charts… keeps the change log (run.json) with the charts."));
   box.setDefaultButton(QMessageBox::Cancel);
   return box.exec() == QMessageBox::Discard;
 }
@@ -515,8 +542,13 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 
 bool MainWindow::openScenario(const QString& path, QString* error) {
   Scenario s;
+  std::size_t savedChanges = 0;
   try {
-    s = loadScenarioFile(path.toStdString());
+    // A saved run opens as its scenario (its live changes are checked but
+    // not replayed here; servelab-cli run replays them).
+    ScenarioFile file = loadScenarioOrSavedRun(path.toStdString());
+    s = std::move(file.scenario);
+    if (file.live) savedChanges = file.live->changes.size();
   } catch (const std::exception& e) {
     const QString msg = QString::fromStdString(e.what());
     panel_->setError(msg);
@@ -532,6 +564,53 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
   }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
+  if (savedChanges > 0)
+    statusBar()->showMessage(tr("%1 is a saved run: opened its scenario without its %2 live change(s); "
+                                "servelab-cli run %1 replays them")
+                                 .arg(QFileInfo(path).fileName())
+                                 .arg(savedChanges),
+                             10000);
+  return true;
+}
+
+bool MainWindow::saveRun(const QString& path, QString* error) {
+  if (!ctl_->loaded()) {
+    if (error) *error = tr("No scenario is loaded");
+    return false;
+  }
+  const std::shared_ptr<const LiveFrame> f = ctl_->latest();
+  Scenario s = ctl_->scenario();
+  // Relative trace, profile and length-file paths keep naming the same files
+  // from the saved run's folder.
+  rebaseScenarioPaths(s, QFileInfo(path).absolutePath().toStdString());
+  LiveChanges lc;
+  lc.changes = f->changes;
+  lc.savedAt = SavedAt{kServeLabVersion, f->snapshot.events, nsToSeconds(f->snapshot.now), f->fingerprint};
+  std::string text;
+  try {
+    validateScenario(s, QFileInfo(path).fileName().toStdString());
+    validateLiveChanges(s, lc, QFileInfo(path).fileName().toStdString());
+    text = dumpSavedRun(s, lc);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  QSaveFile out(path);
+  if (!out.open(QIODevice::WriteOnly) || out.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
+      !out.commit()) {
+    if (error) *error = tr("cannot write %1").arg(path);
+    return false;
+  }
+  savedRunGeneration_ = f->generation;
+  savedRunChanges_ = f->changes.size();
+  statusBar()->showMessage(tr("Run saved to %1: seed %2, %3 live change(s), fingerprint %4 at t = %5 s; "
+                              "servelab-cli run reproduces it")
+                               .arg(path)
+                               .arg(s.run.seed)
+                               .arg(f->changes.size())
+                               .arg(QString::fromStdString(fingerprintHex(f->fingerprint)))
+                               .arg(nsToSeconds(f->snapshot.now), 0, 'f', 1),
+                           8000);
   return true;
 }
 
@@ -663,6 +742,7 @@ void MainWindow::pull(bool force) {
   }
   charts_->addProbes(ctl_->takeProbes());
   charts_->addFinished(ctl_->takeFinished());
+  charts_->addPolicySamples(ctl_->takePolicySamples());
   charts_->setChanges(f->changes);
   const bool express = f->running && f->mode == RunMode::Express;
   if (!express || force) cluster_->setFrame(f);
@@ -738,6 +818,21 @@ CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* err
   return w;
 }
 
+namespace {
+// Which run a PNG shows (its text chunks): chart and cluster-view exports.
+QMap<QString, QString> runPngText(const LiveFrame& f, const Scenario& s, const QString& name) {
+  QMap<QString, QString> meta;
+  meta["Software"] = QString("ServeLab %1").arg(kServeLabVersion);
+  meta["ServeLab scenario"] = name;
+  meta["ServeLab seed"] = QString::number(s.run.seed);
+  meta["ServeLab sim time (s)"] = QString::number(f.clockS, 'f', 3);
+  meta["ServeLab events"] = QString::number(f.snapshot.events);
+  meta["ServeLab fingerprint"] = QString::fromStdString(fingerprintHex(f.fingerprint));
+  meta["ServeLab live changes"] = QString::number(f.changes.size());
+  return meta;
+}
+}  // namespace
+
 int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
   QDir().mkpath(dir);
   pull(true);
@@ -749,13 +844,7 @@ int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
     const std::shared_ptr<const LiveFrame> f = ctl_->latest();
     const Scenario& s = ctl_->scenario();
     const QString name = currentPath_.isEmpty() ? tr("(unsaved scenario)") : QFileInfo(currentPath_).fileName();
-    meta["Software"] = QString("ServeLab %1").arg(kServeLabVersion);
-    meta["ServeLab scenario"] = name;
-    meta["ServeLab seed"] = QString::number(s.run.seed);
-    meta["ServeLab sim time (s)"] = QString::number(f->clockS, 'f', 3);
-    meta["ServeLab events"] = QString::number(f->snapshot.events);
-    meta["ServeLab fingerprint"] = QString::fromStdString(fingerprintHex(f->fingerprint));
-    meta["ServeLab live changes"] = QString::number(f->changes.size());
+    meta = runPngText(*f, s, name);
     run = {{"servelab", kServeLabVersion},
            {"scenario", name.toStdString()},
            {"policy", s.policy.id},
@@ -856,7 +945,13 @@ bool MainWindow::exportRunTrace(const QString& path, QString* error) {
 
 bool MainWindow::exportClusterPng(const QString& path, QString* error) {
   pull(true);
-  const QPixmap shot = cluster_->grab();
+  QImage shot = cluster_->grab().toImage();
+  // The seed and fingerprint travel with the picture, as with the charts.
+  if (ctl_->loaded()) {
+    const QString name = currentPath_.isEmpty() ? tr("(unsaved scenario)") : QFileInfo(currentPath_).fileName();
+    const QMap<QString, QString> meta = runPngText(*ctl_->latest(), ctl_->scenario(), name);
+    for (auto it = meta.begin(); it != meta.end(); ++it) shot.setText(it.key(), it.value());
+  }
   QSaveFile f(path);
   if (shot.isNull() || !f.open(QIODevice::WriteOnly) || !shot.save(&f, "PNG") || !f.commit()) {
     if (error) *error = tr("cannot write %1").arg(path);

@@ -42,6 +42,11 @@ public:
   bool openScenario(const QString& path, QString* error = nullptr);
   bool loadScenario(const Scenario& s, const QString& name, QString* error = nullptr);
   bool saveScenario(const QString& path, QString* error = nullptr);
+  /// File ▸ Save run as…: the running scenario (seed included) with the
+  /// run's live change log and where the run stands (events, fingerprint),
+  /// as a saved run (core/run/saved_run.h) that `servelab-cli run` replays.
+  /// False + message when nothing is loaded or the file cannot be written.
+  bool saveRun(const QString& path, QString* error = nullptr);
   /// Pull the latest frame and samples now and repaint (tests, screenshots).
   void pullNow();
   /// Export every chart to <dir>/<id>.{png,svg,csv} laid out at `size`
@@ -69,7 +74,7 @@ public:
   /// slower speed and callouts on engine events (ui/teaching_mode.cpp).
   void setLecture(bool on);
   bool lecture() const;
-  /// Guided tour `id` ("pascal") from step `step` (0-based): loads the step's
+  /// Guided tour `id` (tour_guide.cpp) from step `step` (0-based): loads the step's
   /// scenario, sets its speed and shows the "what to watch" panel; plays it
   /// when `play`. False + message for an unknown or unavailable tour.
   bool startTour(const QString& id, int step = 0, bool play = false, QString* error = nullptr);
@@ -137,6 +142,9 @@ private:
           *exportCharts_ = nullptr, *quit_ = nullptr, *runUntil_ = nullptr;
   QAction* compare_ = nullptr;
   QAction* lecture_ = nullptr;
+  QAction* saveRun_ = nullptr;
+  int savedRunGeneration_ = -1;       // the run whose changes Save run as… kept …
+  std::size_t savedRunChanges_ = 0;   // … and how many (confirmDiscard does not ask for them)
   InspectorPanel* inspector_ = nullptr;
   QDockWidget* inspectorDock_ = nullptr;
   TourPanel* tour_ = nullptr;

@@ -12,6 +12,8 @@
 #include <map>
 #include <mutex>
 
+#include "engine/decision_log.h"
+#include "engine/policy_api.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
 #include "util/error.h"
@@ -37,6 +39,7 @@ struct SimShared {
   std::shared_ptr<const LiveFrame> latest = std::make_shared<LiveFrame>();
   std::vector<ProbeSample> probes;
   std::vector<FinishedPoint> finished;
+  std::vector<PolicySample> policySamples;
   std::vector<AnimationNote> notes;
   bool pending = false;
 };
@@ -57,7 +60,7 @@ template <class T> void keepNewest(std::vector<T>& v, std::size_t cap) {
 // engine runs (worker thread only).
 class Collector final : public SimObserver {
 public:
-  explicit Collector(TimelineStore& store) : store_(store) {}
+  Collector(TimelineStore& store, const GlobalPolicy* policy) : store_(store), policy_(policy) {}
   void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
     store_.onEvent(e, r, instance, t);
     AnimationNote n;
@@ -91,6 +94,14 @@ public:
   void onProbe(const ProbeSample& s) override {
     store_.onProbe(s);
     probes.push_back(s);
+    // What the policy publishes for the whole cluster, sampled with the
+    // probes (publishing is const and cheap: docs/policy-api.md).
+    if (policy_) {
+      PolicySample ps;
+      ps.timeS = nsToSeconds(s.time);
+      policy_->publishCluster(ps.fields);
+      if (!ps.fields.empty()) policySamples.push_back(std::move(ps));
+    }
   }
   void onFinished(const RequestRecord& r) override {
     store_.onFinished(r);
@@ -105,10 +116,12 @@ public:
   }
   std::vector<ProbeSample> probes;
   std::vector<FinishedPoint> finished;
+  std::vector<PolicySample> policySamples;
   std::vector<AnimationNote> notes;
 
 private:
   TimelineStore& store_;
+  const GlobalPolicy* policy_;
   std::map<std::int64_t, int> migrationSource_;  // requests with a copy in flight
 };
 
@@ -141,11 +154,13 @@ public:
       std::lock_guard<std::mutex> lock(shared_->m);  // nothing of the old run reaches the GUI
       shared_->probes.clear();
       shared_->finished.clear();
+      shared_->policySamples.clear();
       shared_->notes.clear();
     }
     run_.reset();  // the simulator holds a pointer to the collector: drop it first
     store_->clear();
-    collector_ = std::make_unique<Collector>(*store_);
+    decisionsSeen_ = 0;
+    collector_ = std::make_unique<Collector>(*store_, &run->sim().globalPolicy());
     run_ = std::move(run);
     run_->sim().addObserver(collector_.get());
     generation_ = generation;
@@ -324,11 +339,20 @@ private:
     if (!run_) return;
     std::vector<ProbeSample> probes;
     std::vector<FinishedPoint> finished;
+    std::vector<PolicySample> policySamples;
     std::vector<AnimationNote> notes;
     if (collector_) {
       probes.swap(collector_->probes);
       finished.swap(collector_->finished);
+      policySamples.swap(collector_->policySamples);
       notes.swap(collector_->notes);
+    }
+    // The policy's new decisions join their requests' timelines, named by the policy.
+    const GlobalPolicy& policy = run_->sim().globalPolicy();
+    if (const DecisionLog* log = policy.decisionLog(); log && log->size() > decisionsSeen_) {
+      const std::span<const Decision> all(log->entries());
+      store_->onDecisions(all.subspan(decisionsSeen_), policy.decisionCodeNames());
+      decisionsSeen_ = all.size();
     }
     // The inspected request's token times move between its events.
     if (const std::int64_t id = store_->watched(); id >= 0)
@@ -344,6 +368,7 @@ private:
       };
       move(probes, shared_->probes);
       move(finished, shared_->finished);
+      move(policySamples, shared_->policySamples);
       move(notes, shared_->notes);
       keepNewest(shared_->notes, SimController::kMaxPendingNotes);
       wantFrame = wantFrame || !shared_->pending;
@@ -411,6 +436,7 @@ private:
   QTimer* timer_ = nullptr;
   std::shared_ptr<LiveRun> run_;
   std::unique_ptr<Collector> collector_;
+  std::size_t decisionsSeen_ = 0;  // decision-log entries handed to the store
   int generation_ = 0;
   std::uint64_t lastSeq_ = 0;
   bool running_ = false;
@@ -540,6 +566,7 @@ bool SimController::load(const Scenario& s, QString* error) {
     std::lock_guard<std::mutex> lock(shared_->m);
     shared_->probes.clear();
     shared_->finished.clear();
+    shared_->policySamples.clear();
     shared_->notes.clear();
   }
   timelines_->clear();
@@ -603,6 +630,13 @@ std::vector<FinishedPoint> SimController::takeFinished() {
   std::vector<FinishedPoint> out;
   std::lock_guard<std::mutex> lock(shared_->m);
   out.swap(shared_->finished);
+  return out;
+}
+
+std::vector<PolicySample> SimController::takePolicySamples() {
+  std::vector<PolicySample> out;
+  std::lock_guard<std::mutex> lock(shared_->m);
+  out.swap(shared_->policySamples);
   return out;
 }
 

@@ -16,7 +16,7 @@
 #include "engine/observer.h"
 #include "engine/snapshot.h"
 #include "inspector_store.h"
-#include "live_run.h"
+#include "run/live_run.h"
 
 class QThread;
 
@@ -35,6 +35,13 @@ struct FinishedPoint {
   double tpotS = -1;
   double e2eS = -1;
   double qoe = -1;
+};
+
+/// The running policy's cluster-level values at one probe
+/// (GlobalPolicy::publishCluster), for the "policy" chart.
+struct PolicySample {
+  double timeS = 0;
+  std::vector<PolicyField> fields;
 };
 
 /// A notable engine event for animation and lecture callouts (preemptions,
@@ -113,6 +120,9 @@ public:
   std::shared_ptr<const LiveFrame> takeFrame();
   std::vector<ProbeSample> takeProbes();
   std::vector<FinishedPoint> takeFinished();
+  /// The policy's published series since the last call, one sample per probe
+  /// (none when the policy publishes nothing).
+  std::vector<PolicySample> takePolicySamples();
   /// Notable events since the last call (at most kMaxPendingNotes are kept).
   std::vector<AnimationNote> takeNotes();
   static constexpr std::size_t kMaxPendingNotes = 4096;

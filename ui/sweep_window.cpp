@@ -31,6 +31,7 @@
 #include <sstream>
 
 #include "chart_panel.h"
+#include "policy/registry.h"
 #include "scenario/scenario_io.h"
 #include "sweep/parallel.h"
 #include "sweep/sweep_run.h"
@@ -78,11 +79,42 @@ QColor seriesColor(int i) {
 
 }  // namespace
 
+std::string defaultSweepPolicies(const std::string& loaded) {
+  // From the registry, in catalog order: the baselines' first policy, and
+  // either the loaded policy or, when that first baseline is loaded, the
+  // next baseline and the first policy of each paper's family (at most 4).
+  const auto& catalog = policyCatalog();
+  std::vector<std::string> baselines, papers;
+  std::vector<std::string> familiesSeen;
+  for (const PolicyInfo& p : catalog) {
+    if (p.family == "Baselines") baselines.push_back(p.id);
+    else if (p.family != "Examples" &&
+             std::find(familiesSeen.begin(), familiesSeen.end(), p.family) == familiesSeen.end()) {
+      familiesSeen.push_back(p.family);
+      papers.push_back(p.id);
+    }
+  }
+  std::vector<std::string> ids;
+  auto add = [&](const std::string& id) {
+    if (ids.size() < 4 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  if (!baselines.empty()) add(baselines.front());
+  if (!baselines.empty() && loaded == baselines.front()) {
+    if (baselines.size() > 1) add(baselines[1]);
+    for (const std::string& id : papers) add(id);
+  } else {
+    add(loaded);
+  }
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+  return out;
+}
+
 SweepWindow::SweepWindow(const Scenario& base, QWidget* parent) : QDialog(parent), base_(base) {
   setWindowTitle(tr("Sweep"));
   resize(980, 720);
   auto* form = new QFormLayout;
-  policies_ = new QLineEdit(QString::fromStdString(base.policy.id == "fcfs" ? "fcfs,rr,pascal" : "fcfs," + base.policy.id));
+  policies_ = new QLineEdit(QString::fromStdString(defaultSweepPolicies(base.policy.id)));
   policies_->setToolTip(tr("Comma-separated policy ids (servelab-cli presets policies)"));
   form->addRow(tr("Policies"), policies_);
   const double r = base.workload.arrival.rate;

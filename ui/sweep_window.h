@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,12 @@ namespace sl::ui {
 
 class LiveChart;
 class SweepHeatmap;
+
+/// The form's default policy list for a scenario whose policy is `loaded`,
+/// from the policy registry (catalog order): with the first baseline loaded
+/// ("fcfs"), the first two baselines and the first policy of each paper's
+/// family; otherwise the first baseline and the loaded policy. At most 4.
+std::string defaultSweepPolicies(const std::string& loaded);
 
 class SweepWindow : public QDialog {
   Q_OBJECT

@@ -118,7 +118,7 @@ int runCapacityCmd(const CapacityArgs& a) {
   for (const std::string& path : a.paths) {
     ScenarioArgs sa = a.scenario;
     sa.path = path;
-    const Scenario base = loadWithOverrides(sa);
+    const Scenario base = loadWithOverrides(sa, nullptr, "capacity");
     std::vector<std::string> policies = a.policies;
     if (policies.empty()) policies.push_back(base.policy.id);
     for (const std::string& p : policies) {

@@ -13,6 +13,7 @@
 #include "policy/routers.h"
 #include "run/execute.h"
 #include "run/run.h"
+#include "run/saved_run.h"
 #include "scenario/scenario_io.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -21,12 +22,23 @@
 
 namespace sl::cli {
 
-Scenario loadWithOverrides(const ScenarioArgs& a) {
+Scenario loadWithOverrides(const ScenarioArgs& a, std::optional<LiveChanges>* live, const char* ignoredBy) {
   nlohmann::json doc = loadJsonFile(a.path);
   for (const std::string& s : a.sets) applySetOverride(doc, s);
+  // A saved run (docs/scenario-format.md "Saved runs"): its live_changes
+  // section is checked however it is used.
+  std::optional<LiveChanges> lc = takeLiveChanges(doc, a.path);
   Scenario s = parseScenario(doc, a.path);
   s.base_dir = scenarioBaseDir(a.path);
   if (a.seed) s.run.seed = *a.seed;
+  if (lc) validateLiveChanges(s, *lc, a.path);
+  if (live) {
+    *live = std::move(lc);
+  } else if (lc && !lc->changes.empty()) {
+    std::fprintf(stderr, "servelab-cli: warning: %s is a saved run: %s runs its scenario without its %zu live "
+                         "change(s) (servelab-cli run replays them)\n",
+                 a.path.c_str(), ignoredBy ? ignoredBy : "this command", lc->changes.size());
+  }
   return s;
 }
 
@@ -56,16 +68,24 @@ void applyLenient(const RunArgs& a, Scenario& s) {
 }
 
 /// `traceLine`: print the trace reader's counts (stdout, or stderr when
-/// stdout carries JSON).
+/// stdout carries JSON). `live`: a saved run's live changes, replayed at
+/// their event counts; `checkAt`: the event count whose fingerprint to record
+/// (-1: none).
 RunResult runOne(const Scenario& s, const std::string& source, const std::string& out, bool quiet,
-                 bool recordWallTime, bool traceLine = false, bool jsonOut = false) {
-  auto prepared = prepareRun(s, source);
+                 bool recordWallTime, bool traceLine = false, bool jsonOut = false,
+                 const LiveChanges* live = nullptr, std::int64_t checkAt = -1) {
+  std::unique_ptr<LiveRun> liveRun;
+  std::unique_ptr<PreparedRun> plain;
+  if (live) liveRun = prepareLiveRun(s, source);
+  else plain = prepareRun(s, source);
+  PreparedRun* prepared = live ? liveRun->prepared.get() : plain.get();
   ProgressBar bar(!quiet);
   RunOptions opt;
   opt.outDir = out;
   opt.recordWallTime = recordWallTime;
   opt.progress = [&bar](double f, double simS) { bar.update(f, simS); };
-  RunResult r = executeRun(*prepared, opt);
+  opt.checkAtEvents = checkAt;
+  RunResult r = live ? executeRun(*liveRun, live->changes, opt) : executeRun(*prepared, opt);
   bar.done();
   if (r.stalled)
     std::fprintf(stderr, "servelab-cli: warning: %s (policy %s) stalled with %lld requests in flight: nothing could "
@@ -101,16 +121,54 @@ std::string writtenFiles(const std::string& dir) {
 }  // namespace
 
 int cmdRun(const RunArgs& a) {
-  Scenario s = loadWithOverrides(a.scenario);
+  std::optional<LiveChanges> live;
+  Scenario s = loadWithOverrides(a.scenario, &live);
   applyLenient(a, s);
-  const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime, true, a.json);
+  // A saved run is checked against the fingerprint the GUI saved, unless an
+  // option changed the scenario (then it is another run on purpose).
+  const bool changed = !a.scenario.sets.empty() || a.scenario.seed || a.lenient;
+  const std::int64_t checkAt = live && live->savedAt && !changed ? live->savedAt->events : -1;
+  const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime, true, a.json,
+                             live ? &*live : nullptr, checkAt);
+  std::string liveLine;
+  if (live) {
+    const std::string& path = a.scenario.path;
+    if (r.changesApplied < live->changes.size()) {
+      const KnobChange& c = live->changes[r.changesApplied];
+      std::fprintf(stderr, "servelab-cli: warning: %s: live_changes.changes[%zu] and later were never applied: the "
+                           "run ended after %lld events, before event %lld\n",
+                   path.c_str(), r.changesApplied, static_cast<long long>(r.events), static_cast<long long>(c.events));
+    }
+    liveLine = "live changes: " + std::to_string(r.changesApplied) + " of " + std::to_string(live->changes.size()) +
+               " applied at their event counts (saved run)\n";
+    if (checkAt >= 0) {
+      const SavedAt& at = *live->savedAt;
+      const std::string saved = fingerprintHex(at.fingerprint);
+      const std::string by = at.servelab.empty() ? std::string() : " (saved by ServeLab " + at.servelab + ")";
+      if (!r.fingerprintAtCheck) {
+        std::fprintf(stderr, "servelab-cli: warning: %s: this run does not reproduce the saved one: it ended after "
+                             "%lld events, before saved_at.events %lld%s\n",
+                     path.c_str(), static_cast<long long>(r.events), static_cast<long long>(at.events), by.c_str());
+      } else if (*r.fingerprintAtCheck != at.fingerprint) {
+        std::fprintf(stderr, "servelab-cli: warning: %s: this run does not reproduce the saved one: at event %lld its "
+                             "fingerprint is %s, the saved run's is %s%s\n",
+                     path.c_str(), static_cast<long long>(at.events), fingerprintHex(*r.fingerprintAtCheck).c_str(),
+                     saved.c_str(), by.c_str());
+      } else {
+        liveLine += "reproduces the saved run: fingerprint " + saved + " at event " + std::to_string(at.events) +
+                    " (t = " + fmt(at.simS, 1) + " s)\n";
+      }
+    } else if (live->savedAt) {
+      liveLine += "not checked against the saved run: --set, --seed or --lenient changed the scenario\n";
+    }
+  }
   if (a.json) {
     std::cout << r.summaryJson.dump(2) << "\n";
   } else if (!a.quiet) {
     std::cout << "ServeLab " << kServeLabVersion << " — " << a.scenario.path << "  (policy " << s.policy.id
               << ", seed " << s.run.seed << ")\n"
               << formatSummaryTable(r.summary) << "fingerprint " << fingerprintHex(r.fingerprint) << ", "
-              << r.events << " events, wall " << fmt(r.wallSeconds, 2) << " s\n";
+              << r.events << " events, wall " << fmt(r.wallSeconds, 2) << " s\n" << liveLine;
     if (!a.out.empty()) std::cout << "wrote " << a.out << "/{" << writtenFiles(a.out) << "}\n";
   }
   return 0;
@@ -118,7 +176,7 @@ int cmdRun(const RunArgs& a) {
 
 int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
   if (policies.empty()) throw InputError("--policies: give at least one policy id, e.g. fcfs,rr");
-  Scenario base = loadWithOverrides(a.scenario);
+  Scenario base = loadWithOverrides(a.scenario, nullptr, "compare");
   applyLenient(a, base);
   for (std::size_t i = 0; i < policies.size(); ++i) {
     (void)policyInfo(policies[i]);  // fail before running anything
@@ -181,14 +239,17 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
 }
 
 int cmdValidate(const ScenarioArgs& a, bool printCanonical) {
-  const Scenario s = loadWithOverrides(a);
+  std::optional<LiveChanges> live;
+  const Scenario s = loadWithOverrides(a, &live);
   auto prepared = prepareRun(s, a.path);  // checks presets, knobs, capacity, workload files
   if (printCanonical) {
-    std::cout << dumpScenario(s);
+    std::cout << (live ? dumpSavedRun(s, *live) : dumpScenario(s));
   } else {
     std::cout << a.path << ": OK — " << s.cluster.instances << " × " << s.cluster.gpu << " (tp " << s.cluster.tp
               << "), " << prepared->model.name << ", policy " << s.policy.id << ", KV capacity "
-              << prepared->sim.instance.gpuBlocks * s.cluster.block_size << " tokens per instance\n";
+              << prepared->sim.instance.gpuBlocks * s.cluster.block_size << " tokens per instance";
+    if (live) std::cout << "; a saved run with " << live->changes.size() << " live change(s)";
+    std::cout << "\n";
   }
   return 0;
 }

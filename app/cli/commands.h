@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "run/saved_run.h"
 #include "scenario/spec.h"
 
 namespace sl::cli {
@@ -26,7 +27,11 @@ struct RunArgs {
 };
 
 /// The scenario file with --set overrides and --seed applied (validated).
-Scenario loadWithOverrides(const ScenarioArgs& a);
+/// A saved run's "live_changes" section (run/saved_run.h) is parsed and
+/// checked against the scenario; it goes to `*live` when given, otherwise a
+/// warning says that `ignoredBy` (the command) runs without it.
+Scenario loadWithOverrides(const ScenarioArgs& a, std::optional<LiveChanges>* live = nullptr,
+                           const char* ignoredBy = nullptr);
 
 int cmdRun(const RunArgs& a);
 int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies);

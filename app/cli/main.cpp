@@ -15,7 +15,10 @@
 namespace {
 
 void addScenarioOptions(CLI::App* c, sl::cli::ScenarioArgs& s) {
-  c->add_option("scenario", s.path, "Scenario JSON file")->required();
+  c->add_option("scenario", s.path,
+                "Scenario JSON file, or a run saved by the GUI (File > Save run as...: the scenario plus its "
+                "live changes, which `run` replays at their simulated moments)")
+      ->required();
   c->add_option("--set", s.sets, "Override a field by JSON path, e.g. --set workload.arrival.rate=12");
   c->add_option("--seed", s.seed, "Override run.seed");
 }

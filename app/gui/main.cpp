@@ -31,6 +31,7 @@
 #include "chart_panel.h"
 #include "compare_window.h"
 #include "main_window.h"
+#include "run/saved_run.h"
 #include "scenario/scenario_io.h"
 #include "sim_controller.h"
 #include "ui_info.h"
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
     }
     sl::Scenario s;
     try {
-      s = sl::loadScenarioFile(scenario.toStdString());
+      s = sl::loadScenarioOrSavedRun(scenario.toStdString()).scenario;  // a saved run's changes: not in compare
     } catch (const std::exception& e) {
       std::fprintf(stderr, "servelab: %s\n", e.what());
       return 2;

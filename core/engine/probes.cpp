@@ -73,8 +73,6 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.tokensProduced = in.tokensProduced_;
     views.clear();
     in.policy_->describe(views);
-    is.monitor = MonitorSnapshot{};
-    if (global_) is.monitor.present = global_->monitor(static_cast<int>(i), is.monitor);
     is.poolLabel = poolLabels_[i];
     is.policyFields.clear();
     if (global_) global_->publishInstance(static_cast<int>(i), is.policyFields);

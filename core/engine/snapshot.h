@@ -25,16 +25,6 @@ struct QueueSnapshot {
   std::vector<RequestChip> requests;
 };
 
-/// What the global policy's instance monitor reads (PASCAL: t_i, r_i, a_i,
-/// m_i of Algorithms 1 and 2), so the GUI can show why a decision was made.
-struct MonitorSnapshot {
-  bool present = false;              // the policy keeps such a monitor
-  bool onPace = true;                // t_i: every answering request has tokens buffered
-  std::int64_t reasoning = 0;        // r_i: requests in the reasoning (high) queue
-  std::int64_t freshAnswering = 0;   // a_i: answering requests in their first quantum
-  std::int64_t footprintBlocks = 0;  // m_i: KV blocks on GPU + CPU
-};
-
 /// A named value a policy publishes (GlobalPolicy::publishInstance for an
 /// instance card, publishCluster for a cluster-level series the GUI charts).
 /// Generic: the GUI renders whatever the running policy publishes.
@@ -60,7 +50,6 @@ struct InstanceSnapshot {
   bool busy = false;
   std::int64_t tokensProduced = 0;
   std::vector<QueueSnapshot> queues;
-  MonitorSnapshot monitor;            // PASCAL's t/r/a/m (kept for the GUI; see policyFields)
   std::string poolLabel;              // the policy's pool for this instance ("" = none)
   std::vector<PolicyField> policyFields;  // what the policy publishes for this instance
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "experiments/arrow/arrow_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
 #include "run/execute.h"
 #include "run/run.h"
@@ -13,6 +14,7 @@ const std::vector<Experiment>& experimentRegistry() {
   static const std::vector<Experiment> all = [] {
     std::vector<Experiment> v;
     addPascalExperiments(v);
+    addArrowExperiments(v);
     return v;
   }();
   return all;

@@ -5,6 +5,7 @@ namespace sl {
 void registerAllPolicyFamilies(PolicyRegistry& reg) {
   registerBaselinePolicies(reg);
   registerPascalPolicies(reg);
+  registerArrowPolicies(reg);
   registerExamplePolicies(reg);
 }
 

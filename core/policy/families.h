@@ -10,6 +10,7 @@ namespace sl {
 void registerBaselinePolicies(PolicyRegistry& reg);  // policy/baselines/
 void registerPascalPolicies(PolicyRegistry& reg);    // policy/pascal/
 void registerExamplePolicies(PolicyRegistry& reg);   // policy/example/
+void registerArrowPolicies(PolicyRegistry& reg);     // policy/arrow/
 
 /// Knobs shared between families: RR's queue order (1 = by quanta used, 0 =
 /// circular), used by `rr` and PASCAL's local part (policy/baselines/register.cpp).

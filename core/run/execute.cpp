@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/decision_log.h"
+#include "metrics/request_record.h"
 #include "metrics/binned_tail.h"
 #include "output/timeseries_recorder.h"
 #include "output/trace_recorder.h"
@@ -56,21 +57,48 @@ nlohmann::ordered_json policyReportJson(const std::vector<PolicyReportEntry>& en
   return out;
 }
 
-RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
+namespace {
+
+// A live run's changes, applied at their event boundaries, and the
+// fingerprint check of a saved run.
+struct LiveReplay {
+  LiveRun& live;
+  const ChangeLog& log;
+  std::int64_t checkAt = -1;
+  std::size_t next = 0;
+  std::optional<std::uint64_t> atCheck;
+  // Idempotent: the changes at the current event count, then the check.
+  void boundary() {
+    Simulator& sim = live.sim();
+    while (next < log.size() && sim.eventsProcessed() == log[next].events) live.apply(log[next++]);
+    if (checkAt >= 0 && !atCheck && sim.eventsProcessed() == checkAt) atCheck = sim.fingerprint();
+  }
+};
+
+// The run loop and the outputs, shared by the plain and the live run.
+// `step` advances one event (false once the run has ended); the plain run's
+// loop stays a bare sim.step().
+template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& opt, Step&& step,
+                                            LiveReplay* live) {
   Simulator& sim = *run.simulator;
   const Scenario& s = run.scenario;
   const bool writing = !opt.outDir.empty();
+  const std::string tracePath = opt.tracePath ? *opt.tracePath : writing ? opt.outDir + "/trace.json" : std::string();
   TimeSeriesRecorder series(s.cluster.instances);
   TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
-  if (writing) {
-    sim.addObserver(&series);
-    sim.addObserver(&trace);
-  }
+  if (writing) sim.addObserver(&series);
+  if (!tracePath.empty()) sim.addObserver(&trace);
 
   const auto t0 = std::chrono::steady_clock::now();
   const double total = run.expectedRequests > 0 ? static_cast<double>(run.expectedRequests) : 0.0;
   std::int64_t n = 0;
-  while (sim.step()) {
+  bool ended = false;
+  for (;;) {
+    if (opt.stopAfterEvents >= 0 && sim.eventsProcessed() >= opt.stopAfterEvents) break;
+    if (!step()) {
+      ended = true;
+      break;
+    }
     if (opt.progress && (++n & 0xFFFF) == 0) {
       double frac = 0;
       if (s.run.duration_s) frac = nsToSeconds(sim.now()) / *s.run.duration_s;
@@ -78,14 +106,22 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
       opt.progress(std::clamp(frac, 0.0, 1.0), nsToSeconds(sim.now()));
     }
   }
+  // The changes at the boundary where the loop stopped (the end, or
+  // stopAfterEvents) belong to the run too.
+  if (live) live->boundary();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (opt.progress) opt.progress(1.0, nsToSeconds(sim.now()));
 
   RunResult res;
+  if (live) {
+    res.changesApplied = live->next;
+    res.fingerprintAtCheck = live->atCheck;
+  }
   res.wallSeconds = wall;
   res.fingerprint = sim.fingerprint();
   res.events = sim.eventsProcessed();
   res.stalled = sim.stalled();
+  res.complete = ended || sim.done();
 
   // Finished + in-flight records by id. The finished ones are sorted in
   // place (no copy of what can be 10^6+ records); a run that ended with
@@ -138,32 +174,56 @@ RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   sim.globalPolicy().report(report);
   if (!report.empty()) j["policy_report"] = policyReportJson(report);
   j["scenario"] = scenarioToJson(s);
+  // A run with live changes (a GUI run, a saved run): the changes applied,
+  // so summary.json alone says how to reproduce it. Absent otherwise.
+  if (live && !live->log.empty()) j["live_changes"] = changeLogToJson(live->live.changes);
   res.summaryJson = j;
 
+  // Build everything first, then write: nothing half-written on error.
+  std::vector<std::pair<std::string, std::string>> files;
   if (writing) {
-    ensureDirectory(opt.outDir);
     std::vector<std::string> domains;
     for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
     std::string csv = requestsCsvHeader();
     csv.reserve(records.size() * 160);
     for (const RequestRecord& r : records) appendRequestCsvRow(r, csv, domains);
-    // Build everything first, then write: nothing half-written on error.
-    const std::string traceDoc = trace.finish(sim.now(), sim.globalPolicy().decisionLog());
-    writeFileAtomic(opt.outDir + "/summary.json", j.dump(2) + "\n");
-    writeFileAtomic(opt.outDir + "/requests.csv", csv);
-    writeFileAtomic(opt.outDir + "/timeseries.csv", series.csv());
-    writeFileAtomic(opt.outDir + "/trace.json", traceDoc);
+    files.emplace_back(opt.outDir + "/summary.json", j.dump(2) + "\n");
+    files.emplace_back(opt.outDir + "/requests.csv", std::move(csv));
+    files.emplace_back(opt.outDir + "/timeseries.csv", series.csv());
+  }
+  if (!tracePath.empty()) files.emplace_back(tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog()));
+  if (writing) {
     // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
     const auto bins = binnedTailTtft(records);
-    if (!bins.empty()) writeFileAtomic(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
-
-    // ---- PASCAL decision log (policies that keep one, e.g. pascal*): one row
-    // per placement / </think> boundary decision. Added by the PASCAL work.
-    if (const DecisionLog* log = sim.globalPolicy().decisionLog())
-      writeFileAtomic(opt.outDir + "/decisions.csv", log->csv());
+    if (!bins.empty()) files.emplace_back(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
+    // PASCAL decision log (policies that keep one, e.g. pascal*): one row
+    // per placement / </think> boundary decision.
+    if (const DecisionLog* dl = sim.globalPolicy().decisionLog())
+      files.emplace_back(opt.outDir + "/decisions.csv", dl->csv());
+    ensureDirectory(opt.outDir);
+  }
+  for (const auto& [path, text] : files) {
+    writeFileAtomic(path, text);
+    res.files.push_back(path);
   }
   if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;
   return res;
+}
+
+}  // namespace
+
+RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
+  Simulator& sim = *run.simulator;
+  return runAndWrite(run, opt, [&sim] { return sim.step(); }, nullptr);
+}
+
+RunResult executeRun(LiveRun& live, const ChangeLog& log, const RunOptions& opt) {
+  Simulator& sim = live.sim();
+  LiveReplay rep{live, log, opt.checkAtEvents, 0, std::nullopt};
+  return runAndWrite(*live.prepared, opt, [&] {
+    rep.boundary();
+    return sim.step();
+  }, &rep);
 }
 
 }  // namespace sl

@@ -4,11 +4,14 @@
 // trace.json, each written atomically.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "metrics/summary.h"
+#include "run/live_run.h"
 #include "run/run.h"
 
 namespace sl {
@@ -20,6 +23,18 @@ struct RunOptions {
   bool recordWallTime = false;    // wall_s in summary.json (breaks byte-identical reruns)
   /// Called now and then with (fraction done in [0,1], simulated seconds).
   std::function<void(double, double)> progress;
+  /// Where trace.json goes: unset = outDir/trace.json (when outDir is set);
+  /// "" = nowhere (the GUI exports results and trace separately).
+  std::optional<std::string> tracePath;
+  /// Stop once this many events have been processed (-1: the end of the
+  /// run): the GUI's export of a run in progress. Unfinished requests are
+  /// written as in-flight rows.
+  std::int64_t stopAfterEvents = -1;
+  /// Live runs: record the fingerprint when the run has processed exactly
+  /// this many events (after the changes at that boundary) in
+  /// RunResult::fingerprintAtCheck (-1: no check). `servelab-cli run` checks
+  /// a saved run against the fingerprint the GUI saved (run/saved_run.h).
+  std::int64_t checkAtEvents = -1;
 };
 
 struct RunResult {
@@ -29,9 +44,27 @@ struct RunResult {
   double wallSeconds = 0;
   std::int64_t events = 0;
   bool stalled = false;  // ended because nothing could progress (see Simulator::stalled)
+  bool complete = false; // the run reached its end (not stopped by stopAfterEvents)
+  std::vector<std::string> files;  // written, in order
+  /// Live runs: the live changes applied (fewer than the log's when the run
+  /// ended before a change's event count) and the fingerprint at
+  /// RunOptions::checkAtEvents (unset when the run never got there).
+  std::size_t changesApplied = 0;
+  std::optional<std::uint64_t> fingerprintAtCheck;
 };
 
+/// Run to the end (or opt.stopAfterEvents) and write the outputs into
+/// opt.outDir: summary.json, requests.csv, timeseries.csv, trace.json,
+/// tail_ttft.csv (reasoning workloads), decisions.csv (policies that keep
+/// one). Everything is built before the first file is written (atomically).
 RunResult executeRun(PreparedRun& run, const RunOptions& opt);
+
+/// The same for a run with live changes: each change of `log` is applied at
+/// its event boundary (LiveRun::apply), so scenario + seed + log reproduce
+/// the GUI run it was recorded from. summary.json gains a "live_changes"
+/// array after "scenario" when `log` is not empty (an empty log gives
+/// exactly executeRun's files). InputError when a change is refused.
+RunResult executeRun(LiveRun& live, const ChangeLog& log, const RunOptions& opt);
 
 /// Fingerprint as 16 hex digits.
 std::string fingerprintHex(std::uint64_t f);

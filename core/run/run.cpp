@@ -78,6 +78,8 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     c.gpusPerNode = s.cluster.fabric.gpus_per_node;
     c.nicBytesPerSec = s.cluster.fabric.nic_gbps * 1e9 / 8.0;
     c.linkLatency = secondsToNs(s.cluster.fabric.link_latency_us * 1e-6);
+    c.liveMaxConcurrent = s.cluster.live_migration.max_concurrent;
+    c.liveMaxRounds = s.cluster.live_migration.max_rounds;
     c.probeInterval = secondsToNs(s.run.probe_interval_s);
     c.rollingWindowS = s.run.rolling_window_s;
     if (s.run.duration_s) c.stopAt = secondsToNs(*s.run.duration_s);

@@ -111,6 +111,10 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   fab["nic_gbps"] = c.fabric.nic_gbps;
   fab["link_latency_us"] = c.fabric.link_latency_us;
   cl["fabric"] = std::move(fab);
+  ordered_json live = ordered_json::object();
+  live["max_concurrent"] = c.live_migration.max_concurrent;
+  live["max_rounds"] = c.live_migration.max_rounds;
+  cl["live_migration"] = std::move(live);
   cl["profile"] = optStr(c.profile);
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   j["cluster"] = std::move(cl);

@@ -31,8 +31,9 @@ const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                            "block_size",     "watermark",     "swap_gib",
                            "preemption",     "chunked_prefill", "max_num_seqs",
                            "max_num_batched_tokens",          "fabric",
-                           "profile",        "cost"};
+                           "live_migration", "profile",       "cost"};
 const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
+const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
 const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoning_tokens",
                             "answer_tokens", "trace",   "requests"};
 const Keys kArrivalKeys = {"process", "rate", "cv", "schedule"};
@@ -54,7 +55,8 @@ struct Section {
 };
 const Section kSections[] = {
     {"", &kTopKeys},           {"cluster", &kClusterKeys},
-    {"cluster.fabric", &kFabricKeys}, {"workload", &kWorkloadKeys},
+    {"cluster.fabric", &kFabricKeys}, {"cluster.live_migration", &kLiveMigrationKeys},
+    {"workload", &kWorkloadKeys},
     {"workload.arrival", &kArrivalKeys}, {"workload.trace", &kTraceKeys},
     {"workload.trace.window", &kWindowKeys}, {"policy", &kPolicyKeys},
     {"slo", &kSloKeys},        {"run", &kRunKeys},
@@ -354,6 +356,15 @@ private:
       if (auto* y = find(*x, "link_latency_us")) {
         c.fabric.link_latency_us = nonNegative(*y, child(q, "link_latency_us"));
       }
+    }
+    if (auto* x = find(v, "live_migration")) {
+      const std::string q = child(p, "live_migration");
+      object(*x, q);
+      checkKeys(*x, q, kLiveMigrationKeys);
+      if (auto* y = find(*x, "max_concurrent")) {
+        c.live_migration.max_concurrent = intField(*y, child(q, "max_concurrent"), 1);
+      }
+      if (auto* y = find(*x, "max_rounds")) c.live_migration.max_rounds = intField(*y, child(q, "max_rounds"), 1);
     }
     if (auto* x = find(v, "profile")) c.profile = optNonEmptyString(*x, child(p, "profile"));
     if (auto* x = find(v, "cost")) c.cost = freeObject(*x, child(p, "cost"));

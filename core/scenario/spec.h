@@ -67,6 +67,12 @@ struct FabricSpec {
   double link_latency_us = 5;   // per transfer start-up latency
 };
 
+/// Live migration limits of the engine (docs/engine.md "Transfers").
+struct LiveMigrationSpec {
+  int max_concurrent = 3;  // live migrations per instance, as source or destination
+  int max_rounds = 8;      // pre-copy rounds before the final stop-and-copy
+};
+
 struct ClusterSpec {
   int instances = 4;
   std::string gpu = "h100-sxm-80g";
@@ -81,6 +87,7 @@ struct ClusterSpec {
   int max_num_seqs = 256;
   int max_num_batched_tokens = 8192;
   FabricSpec fabric;
+  LiveMigrationSpec live_migration;
   std::optional<std::string> profile;  // calibrated cost profile JSON path
   nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
 };

@@ -203,6 +203,117 @@ PY
   expect_code 0 "$cli" run "$src/samples/default.json" --set workload.requests=20 --quiet --json
   python3 -c "import json; d=json.load(open('$tmp/out')); assert 'trace' not in d" || fail "synthetic run has a trace object"
   ;;
+saved_run)
+  # A saved run (docs/scenario-format.md "Saved runs"): the scenario plus a
+  # "live_changes" section. Built here from a sample's canonical form.
+  expect_code 0 "$cli" validate "$src/samples/pascal-baseline-rr.json" --canonical --set workload.requests=300
+  cp "$tmp/out" "$tmp/scenario.json"
+  mk() {  # mk OUT CHANGES_JSON [SAVED_AT_JSON]
+    python3 - "$tmp/scenario.json" "$1" "$2" "${3:-null}" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+sec = {"version": 1, "changes": json.loads(sys.argv[3])}
+at = json.loads(sys.argv[4])
+if at is not None:
+    sec["saved_at"] = at
+s["live_changes"] = sec
+json.dump(s, open(sys.argv[2], "w"), indent=2)
+PY
+  }
+  # No changes: exactly the plain scenario's run.
+  mk "$tmp/none.json" '[]'
+  expect_code 0 "$cli" run "$tmp/scenario.json" --out "$tmp/plain" --quiet
+  expect_code 0 "$cli" run "$tmp/none.json" --out "$tmp/none"
+  grep -q "live changes: 0 of 0 applied" "$tmp/out" || fail "no live-changes line: $(cat "$tmp/out")"
+  for f in $outputs tail_ttft.csv; do cmp -s "$tmp/plain/$f" "$tmp/none/$f" || fail "$f: saved run without changes differs from the scenario's run"; done
+  # Two changes at event counts: deterministic, and they change the run.
+  changes='[{"events": 2000, "time_ns": 0, "knob": "arrival_rate", "value": 12},
+            {"events": 5000, "time_ns": 0, "knob": "policy.quantum", "value": 40}]'
+  mk "$tmp/two.json" "$changes"
+  expect_code 0 "$cli" run "$tmp/two.json" --out "$tmp/a" --quiet
+  expect_code 0 "$cli" run "$tmp/two.json" --out "$tmp/b" --quiet
+  for f in $outputs; do cmp -s "$tmp/a/$f" "$tmp/b/$f" || fail "$f differs between two replays of a saved run"; done
+  cmp -s "$tmp/a/requests.csv" "$tmp/plain/requests.csv" && fail "the live changes did not change the run"
+  python3 - "$tmp/a/summary.json" <<'PY' || fail "summary.json does not list the changes applied"
+import json, sys
+s = json.load(open(sys.argv[1]))
+c = s["live_changes"]
+assert [x["events"] for x in c] == [2000, 5000], c
+assert [x["knob"] for x in c] == ["arrival_rate", "policy.quantum"], c
+assert all(x["time_ns"] > 0 for x in c), c   # raised to the simulated clock at that event
+PY
+  # saved_at: the fingerprint at an event count is checked.
+  fp=$(python3 -c "import json; print(json.load(open('$tmp/a/summary.json'))['fingerprint'])")
+  ev=$(python3 -c "import json; print(json.load(open('$tmp/a/summary.json'))['events'])")
+  mk "$tmp/at.json" "$changes" "{\"servelab\": \"0.1.0\", \"events\": $ev, \"sim_s\": 1.0, \"fingerprint\": \"$fp\"}"
+  expect_code 0 "$cli" run "$tmp/at.json"
+  grep -q "reproduces the saved run: fingerprint $fp at event $ev" "$tmp/out" || fail "no check line: $(cat "$tmp/out")"
+  [ -s "$tmp/err" ] && fail "warnings for a matching saved run: $(cat "$tmp/err")"
+  mk "$tmp/wrong.json" "$changes" "{\"events\": $ev, \"fingerprint\": \"0000000000000001\"}"
+  expect_code 0 "$cli" run "$tmp/wrong.json" --quiet
+  grep -q "does not reproduce the saved one: at event $ev its fingerprint is $fp, the saved run's is 0000000000000001" "$tmp/err" \
+    || fail "no mismatch warning: $(cat "$tmp/err")"
+  mk "$tmp/late.json" "$changes" "{\"events\": $((ev + 10)), \"fingerprint\": \"$fp\"}"
+  expect_code 0 "$cli" run "$tmp/late.json" --quiet
+  grep -q "ended after $ev events, before saved_at.events $((ev + 10))" "$tmp/err" || fail "no early-end warning: $(cat "$tmp/err")"
+  mk "$tmp/never.json" "[{\"events\": $((ev + 5)), \"time_ns\": 0, \"knob\": \"arrival_rate\", \"value\": 3}]"
+  expect_code 0 "$cli" run "$tmp/never.json" --quiet
+  grep -q "live_changes.changes\[0\] and later were never applied" "$tmp/err" || fail "no never-applied warning: $(cat "$tmp/err")"
+  # --set/--seed: another run on purpose, not checked.
+  expect_code 0 "$cli" run "$tmp/at.json" --seed 5
+  grep -q "not checked against the saved run" "$tmp/out" || fail "--seed: no 'not checked' line"
+  # validate knows saved runs; --canonical keeps the section.
+  expect_code 0 "$cli" validate "$tmp/two.json"
+  grep -qF "a saved run with 2 live change(s)" "$tmp/out" || fail "validate: $(cat "$tmp/out")"
+  expect_code 0 "$cli" validate "$tmp/two.json" --canonical
+  cp "$tmp/out" "$tmp/canon.json"
+  grep -q '"live_changes"' "$tmp/canon.json" || fail "--canonical dropped live_changes"
+  expect_code 0 "$cli" run "$tmp/canon.json" --out "$tmp/c" --quiet
+  cmp -s "$tmp/a/requests.csv" "$tmp/c/requests.csv" || fail "the canonical saved run replays differently"
+  # compare runs the scenario without the changes, and says so.
+  expect_code 0 "$cli" compare "$tmp/two.json" --policies rr,fcfs --quiet
+  grep -qF "compare runs its scenario without its 2 live change(s)" "$tmp/err" || fail "compare: no warning"
+  ;;
+saved_run_bad)
+  expect_code 0 "$cli" validate "$src/samples/pascal-baseline-rr.json" --canonical --set workload.requests=50
+  cp "$tmp/out" "$tmp/scenario.json"
+  bad() {  # bad NAME SECTION_JSON EXPECTED_PLACE
+    python3 -c "
+import json, sys
+s = json.load(open('$tmp/scenario.json'))
+s['live_changes'] = json.loads(sys.argv[1])
+json.dump(s, open('$tmp/$1.json', 'w'), indent=2)" "$2"
+    expect_code 2 "$cli" run "$tmp/$1.json" --out "$tmp/out-$1"
+    grep -qF "$1.json: $3" "$tmp/err" || fail "$1: message does not name '$1.json: $3': $(cat "$tmp/err")"
+    [ -e "$tmp/out-$1" ] && fail "$1: output written for a malformed change log"
+    expect_code 2 "$cli" validate "$tmp/$1.json"
+  }
+  ok='"events": 10, "time_ns": 0'
+  bad notobj '[1]' "live_changes: expected an object"
+  bad version '{"version": 3, "changes": []}' "live_changes.version: unsupported version 3"
+  bad nochanges '{"version": 1}' "live_changes: missing required field 'changes'"
+  bad typo '{"version": 1, "chagnes": []}' "live_changes: unknown field 'chagnes' (did you mean 'changes'?)"
+  bad arr '{"version": 1, "changes": {}}' "live_changes.changes: expected an array"
+  bad noval "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"arrival_rate\"}]}" "live_changes.changes[0]: missing required field 'value'"
+  bad strval "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"arrival_rate\", \"value\": \"fast\"}]}" "live_changes.changes[0].value: expected a number"
+  bad knob "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"policy.quantm\", \"value\": 5}]}" "live_changes.changes[0].knob: policy 'rr' has no knob 'quantm' (did you mean 'policy.quantum'?)"
+  bad notlive "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"policy.priority_by_quanta\", \"value\": 1}]}" "live_changes.changes[0].knob: policy knob 'priority_by_quanta' cannot change while a run is going"
+  bad range "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"policy.quantum\", \"value\": 0}]}" "live_changes.changes[0].value: quantum must be in [1, 1000000]"
+  bad rate "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"arrival_rate\", \"value\": -2}]}" "live_changes.changes[0].value: an arrival rate must be > 0"
+  bad order "{\"version\": 1, \"changes\": [{$ok, \"knob\": \"arrival_rate\", \"value\": 2}, {\"events\": 3, \"time_ns\": 0, \"knob\": \"arrival_rate\", \"value\": 3}]}" "live_changes.changes[1].events: 3 is before the previous change's 10"
+  bad negative '{"version": 1, "changes": [{"events": -4, "time_ns": 0, "knob": "arrival_rate", "value": 2}]}' "live_changes.changes[0].events: must be >= 0"
+  bad fp '{"version": 1, "changes": [], "saved_at": {"events": 3, "fingerprint": 12}}' "live_changes.saved_at.fingerprint: expected a string of 16 hex digits"
+  # A rate change needs a live rate: a rate schedule has none.
+  python3 -c "
+import json
+s = json.load(open('$src/samples/rate-schedule-tp2-70b.json'))
+s['live_changes'] = {'version': 1, 'changes': [{'events': 5, 'time_ns': 0, 'knob': 'arrival_rate', 'value': 3}]}
+json.dump(s, open('$tmp/sched.json', 'w'))"
+  expect_code 2 "$cli" run "$tmp/sched.json" --out "$tmp/out-sched"
+  grep -qF "sched.json: live_changes.changes[0].knob: 'arrival_rate' changes need Poisson or Gamma arrivals" "$tmp/err" \
+    || fail "schedule: $(cat "$tmp/err")"
+  [ -e "$tmp/out-sched" ] && fail "schedule: output written"
+  ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$case_name]"

@@ -215,6 +215,20 @@ TEST(Determinism, DifferentSeedChangesTheFingerprint) {
   EXPECT_NE(a.fp, b.fp);
 }
 
+// The scenario's live-migration limits reach the engine (issue 10).
+TEST(Scenario, LiveMigrationLimitsReachTheSimulator) {
+  Scenario s;
+  s.workload.requests = 5;
+  auto defaults = prepareRun(s);
+  EXPECT_EQ(defaults->simulator->config().liveMaxConcurrent, 3);
+  EXPECT_EQ(defaults->simulator->config().liveMaxRounds, 8);
+  s.cluster.live_migration.max_concurrent = 1;
+  s.cluster.live_migration.max_rounds = 2;
+  auto set = prepareRun(s);
+  EXPECT_EQ(set->simulator->config().liveMaxConcurrent, 1);
+  EXPECT_EQ(set->simulator->config().liveMaxRounds, 2);
+}
+
 TEST(Determinism, PreparedScenarioRunsIdenticallyTwice) {
   auto once = [](std::uint64_t seed) {
     Scenario s;

@@ -232,5 +232,28 @@ TEST(Handoff, CancelledHandoffWaitsOnItsPrefillInstanceUntilHandedAgain) {
   EXPECT_EQ(s.h.sim->handoffs(), 1);
 }
 
+// Arrow's P->D pool: a prefill-role instance may keep a request and decode
+// it where it prefilled (hand-off to itself): no copy, no hand-off counted,
+// every token produced on instance 0.
+TEST(Handoff, HandoffToItselfKeepsTheRequestWithoutACopy) {
+  HandoffSetup s(llama8b());
+  int asked = 0;
+  s.h.global->onPrefill = [&](Simulator& sim, Request& r) {
+    ++asked;
+    EXPECT_EQ(r.instance, 0);
+    sim.handoff(r, r.instance);
+    EXPECT_EQ(r.state, ReqState::Running);
+  };
+  s.h.run();
+  EXPECT_EQ(asked, 1);
+  const RequestRecord& r = s.h.record(0);
+  EXPECT_EQ(r.instance, 0);
+  EXPECT_EQ(r.generated, 3);
+  EXPECT_EQ(r.migrating, 0);
+  EXPECT_EQ(s.h.sim->handoffs(), 0);
+  EXPECT_EQ(s.h.sim->migrations(), 0);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(s.h.sim->instance(i).gpuBlocksReserved(), 0) << i;
+}
+
 }  // namespace
 }  // namespace sl::enginetest

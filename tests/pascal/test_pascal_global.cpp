@@ -39,12 +39,14 @@ TEST(Algorithm1, SkipsAnInstanceOffPace) {
   // The snapshot shows the monitor the algorithms read, and the decisions.
   ASSERT_EQ(snap5.instances.size(), 2u);
   for (int i = 0; i < 2; ++i) {
-    const MonitorSnapshot& m = snap5.instances[static_cast<std::size_t>(i)].monitor;
-    EXPECT_TRUE(m.present);
-    EXPECT_EQ(m.onPace, at5[static_cast<std::size_t>(i)].onPace);
-    EXPECT_EQ(m.reasoning, at5[static_cast<std::size_t>(i)].reasoning);
-    EXPECT_EQ(m.freshAnswering, at5[static_cast<std::size_t>(i)].freshAnswering);
-    EXPECT_EQ(m.footprintBlocks, at5[static_cast<std::size_t>(i)].footprint);
+    // t_i, r_i, a_i, m_i reach the snapshot as PASCAL's published fields.
+    const auto& f = snap5.instances[static_cast<std::size_t>(i)].policyFields;
+    const PascalInstanceStatus& st = at5[static_cast<std::size_t>(i)];
+    ASSERT_EQ(f.size(), 4u);
+    EXPECT_EQ(f[0].value, st.onPace ? 1.0 : 0.0);
+    EXPECT_EQ(f[1].value, static_cast<double>(st.reasoning));
+    EXPECT_EQ(f[2].value, static_cast<double>(st.freshAnswering));
+    EXPECT_EQ(f[3].value, static_cast<double>(st.footprint));
   }
   EXPECT_EQ(snap5.decisions, 2);  // A and B placed; C not yet arrived
   ASSERT_EQ(snap5.recentDecisions.size(), 2u);

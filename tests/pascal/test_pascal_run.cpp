@@ -214,13 +214,15 @@ TEST(PascalPublish, FieldsMirrorTheMonitorAndTheReportCountsDecisions) {
   sim.run(secondsToNs(60));
   Snapshot snap;
   sim.fillSnapshot(snap);
+  const auto& pascal = dynamic_cast<const PascalGlobal&>(sim.globalPolicy());
   for (const InstanceSnapshot& is : snap.instances) {
+    const PascalInstanceStatus st = pascal.status(is.id);
     ASSERT_EQ(is.policyFields.size(), 4u);
     EXPECT_EQ(is.policyFields[0].label, "on pace");
-    EXPECT_EQ(is.policyFields[0].value, is.monitor.onPace ? 1.0 : 0.0);
-    EXPECT_EQ(is.policyFields[1].value, static_cast<double>(is.monitor.reasoning));
-    EXPECT_EQ(is.policyFields[2].value, static_cast<double>(is.monitor.freshAnswering));
-    EXPECT_EQ(is.policyFields[3].value, static_cast<double>(is.monitor.footprintBlocks));
+    EXPECT_EQ(is.policyFields[0].value, st.onPace ? 1.0 : 0.0);
+    EXPECT_EQ(is.policyFields[1].value, static_cast<double>(st.reasoning));
+    EXPECT_EQ(is.policyFields[2].value, static_cast<double>(st.freshAnswering));
+    EXPECT_EQ(is.policyFields[3].value, static_cast<double>(st.footprint));
     for (const PolicyField& f : is.policyFields) EXPECT_FALSE(f.tooltip.empty()) << f.label;
   }
   ASSERT_EQ(snap.policySeries.size(), 2u);

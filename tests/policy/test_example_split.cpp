@@ -83,7 +83,7 @@ TEST(ExampleSplit, PublishesPoolsFieldsAndAReport) {
   for (const InstanceSnapshot& is : snap.instances) {
     ASSERT_EQ(is.policyFields.size(), 1u);
     EXPECT_EQ(is.policyFields[0].value, static_cast<double>(is.gpuBlocksUsed + is.cpuBlocksUsed));
-    EXPECT_FALSE(is.monitor.present);  // PASCAL's monitor stays PASCAL's
+    EXPECT_EQ(is.policyFields[0].label, "KV");  // its own fields, nothing of PASCAL's
   }
   const auto& policy = dynamic_cast<const ExampleSplit&>(sim.globalPolicy());
   ASSERT_EQ(snap.policySeries.size(), 1u);

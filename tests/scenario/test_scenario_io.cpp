@@ -106,6 +106,8 @@ TEST(ScenarioParse, ReadsTheSpecExample) {
   EXPECT_FALSE(s.cluster.chunked_prefill);
   EXPECT_EQ(s.cluster.fabric.gpus_per_node, 4);
   EXPECT_DOUBLE_EQ(s.cluster.fabric.link_latency_us, 5);  // default kept
+  EXPECT_EQ(s.cluster.live_migration.max_concurrent, 3);  // defaults kept
+  EXPECT_EQ(s.cluster.live_migration.max_rounds, 8);
   EXPECT_EQ(s.cluster.profile, "prof.json");
   EXPECT_EQ(s.workload.arrival.process, ArrivalSpec::Process::Gamma);
   EXPECT_DOUBLE_EQ(s.workload.arrival.cv, 3);
@@ -181,6 +183,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"cluster": {"max_num_batched_tokens": -5}})", "cluster.max_num_batched_tokens: must be >= 1"},
         ErrorCase{R"({"cluster": {"fabric": {"nic_gbs": 1}}})",
                   "unknown field 'cluster.fabric.nic_gbs' (did you mean 'cluster.fabric.nic_gbps'?)"},
+        ErrorCase{R"({"cluster": {"live_migration": {"max_concurrent": 0}}})",
+                  "cluster.live_migration.max_concurrent: must be >= 1 (got 0)"},
+        ErrorCase{R"({"cluster": {"live_migration": {"max_round": 2}}})",
+                  "unknown field 'cluster.live_migration.max_round' (did you mean 'cluster.live_migration.max_rounds'?)"},
         ErrorCase{R"({"cluster": {"profile": 3}})", "cluster.profile: expected a string or null, got number"},
         ErrorCase{R"({"cluster": {"cost": 3}})", "cluster.cost: expected an object, got number"},
         ErrorCase{R"({"workload": {"requests": 0}})", "workload.requests: must be >= 1 (got 0)"},

@@ -445,7 +445,7 @@ private slots:
     }
     p.addFinished(pts);
     p.refresh();
-    QCOMPARE(p.tabs()->count(), 2);
+    QCOMPARE(p.tabs()->count(), 3);  // live, distributions, policy
     for (const char* id : {"ttft_cdf", "tpot_cdf", "e2e_cdf"}) {
       const auto& d = p.chart(id)->seriesData(0);
       QCOMPARE(d.size(), std::size_t{100});

@@ -11,7 +11,7 @@
 #include "engine/request.h"
 #include "inspector_panel.h"
 #include "inspector_store.h"
-#include "live_run.h"
+#include "run/live_run.h"
 #include "main_window.h"
 #include "metrics/request_record.h"
 #include "scenario/scenario_io.h"

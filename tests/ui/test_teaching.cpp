@@ -229,10 +229,10 @@ private slots:
     QCOMPARE(tours.front().id, QString("pascal"));
     for (const Tour& t : tours) QVERIFY(tourAvailable(t, dir));
     Tour fake = tours.front();
-    fake.policies << "arrow";  // not in the policy registry
+    fake.policies << "no-such-policy";  // not in the policy registry
     QString why;
     QVERIFY(!tourAvailable(fake, dir, &why));
-    QVERIFY(why.contains("arrow"));
+    QVERIFY(why.contains("no-such-policy"));
     Tour missing = tours.front();
     missing.steps[0].scenario = "no-such-sample.json";
     QVERIFY(!tourAvailable(missing, dir, &why));

@@ -69,26 +69,16 @@ PascalInstanceStatus PascalGlobal::status(int i, const Request* except) const {
   return st;
 }
 
-bool PascalGlobal::monitor(int instance, MonitorSnapshot& out) const {
-  if (!sim_ || instance < 0 || instance >= static_cast<int>(locals_.size())) return false;
-  const PascalInstanceStatus st = status(instance);
-  out.onPace = st.onPace;
-  out.reasoning = st.reasoning;
-  out.freshAnswering = st.freshAnswering;
-  out.footprintBlocks = st.footprint;
-  return true;
-}
-
 void PascalGlobal::publishInstance(int instance, std::vector<PolicyField>& out) const {
-  MonitorSnapshot m;
-  if (!monitor(instance, m)) return;
-  out.push_back({"on pace", m.onPace ? 1.0 : 0.0, "bool",
+  if (!sim_ || instance < 0 || instance >= static_cast<int>(locals_.size())) return;
+  const PascalInstanceStatus st = status(instance);
+  out.push_back({"on pace", st.onPace ? 1.0 : 0.0, "bool",
                  "t_i: every answering request on the instance has tokens buffered (Alg. 1 and 2 prefer these)"});
-  out.push_back({"r", static_cast<double>(m.reasoning), "requests",
+  out.push_back({"r", static_cast<double>(st.reasoning), "requests",
                  "r_i: requests in the reasoning (high-priority) queue; Alg. 2 sends </think> to the fewest"});
-  out.push_back({"a", static_cast<double>(m.freshAnswering), "requests",
+  out.push_back({"a", static_cast<double>(st.freshAnswering), "requests",
                  "a_i: answering requests still in their first quantum, plus copies in flight to it"});
-  out.push_back({"m", static_cast<double>(m.footprintBlocks), "blocks",
+  out.push_back({"m", static_cast<double>(st.footprint), "blocks",
                  "m_i: KV blocks on GPU + CPU; Alg. 1 places new requests on the smallest"});
 }
 

@@ -47,7 +47,6 @@ class PascalGlobal : public GlobalPolicy {
  public:
   explicit PascalGlobal(const PascalGlobalConfig& cfg) : cfg_(cfg) {}
   const char* name() const override;
-  bool monitor(int instance, MonitorSnapshot& out) const override;
   /// t_i, r_i, a_i, m_i as named fields (the generic path of the monitor).
   void publishInstance(int instance, std::vector<PolicyField>& out) const override;
   /// Decisions so far: migrations started and requests that stayed at </think>.

@@ -1,0 +1,33 @@
+#pragma once
+// Axis ranges, round ticks and decimation for LiveChart (the generic chart
+// widget): pure functions of the data and the chart's size.
+#include <QList>
+#include <QPointF>
+#include <QRectF>
+#include <QSize>
+
+#include <vector>
+
+class QValueAxis;
+
+namespace sl::ui::chartaxes {
+
+/// A round step (1, 2, 2.5 or 5 times a power of ten) of about span /
+/// intervals (4 when there is room).
+double niceStep(double span, int intervals = 4);
+/// Ticks at multiples of `step` whatever the range's ends (a zoomed view).
+/// Qt 6.4 drops dynamic ticks with very small intervals: fixed ticks then.
+void roundTicks(QValueAxis* a, double step);
+/// Ticks from the range's start, `count` of them (ranges that are whole steps).
+void fixedTicks(QValueAxis* a, int count);
+/// Axis from 0 (or lo) to a round number just above hi, with round ticks,
+/// at most `maxIntervals` of them (fewer in a narrow chart, so tick labels
+/// keep their room instead of being elided).
+void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
+/// Min/max per pixel column, in x order: the drawn line looks the same as
+/// the full one at this width.
+void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out);
+/// One point per 2x2-pixel cell.
+void decimateScatter(const std::vector<QPointF>& in, const QRectF& range, QSize px, QList<QPointF>& out);
+
+}  // namespace sl::ui::chartaxes
