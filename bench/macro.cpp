@@ -7,6 +7,15 @@
 //   B2  64 × h100-sxm-80g, Llama-3.1-8B, 10^6 Poisson requests (default
 //       chat lengths), least-loaded + fcfs, at a busy but stable rate.
 //   B3  B2's setting at 10^3, 10^4, 10^5, 10^6 requests.
+//   V3  the Vidur comparison workload: 10^5 requests on 8 instances,
+//       Azure conversation lengths, Poisson 72 req/s, fcfs + round-robin.
+//   B5  scale: 10^7 requests on 512 instances (B2's setting, 8x the rate);
+//       long, so it runs only when named (--only B5) or with --quick.
+//   H   hand-off heavy (issue 10): example-split, 2 prefill + 6 decode
+//       instances, every request handed off, at 10^3, 10^4, 10^5 requests.
+//   G   the instruction-count guard's fixed scenario (B2's setting, 4 000
+//       requests); only when named, run under callgrind by CTest
+//       (bench/check_instructions.cmake).
 //
 // Each scenario runs in a forked child, so its peak RSS (wait4's ru_maxrss)
 // is its own. Wall time covers prepareRun + executeRun without output files
@@ -34,6 +43,7 @@
 #include "run/execute.h"
 #include "run/run.h"
 #include "scenario/spec.h"
+#include "workload/length_dist.h"
 
 namespace {
 
@@ -47,6 +57,8 @@ struct Options {
   std::string b1Router = "least-kv";
   std::optional<double> b1Rate, b2Rate;
   std::optional<std::int64_t> b2Requests;
+  std::optional<std::int64_t> b5Requests;
+  std::string v3Trace;  // empty: the embedded fit of the Azure conversation lengths
   int repeat = 1;
   bool fork = true;
 };
@@ -57,8 +69,17 @@ struct Options {
 //      slowly) for the whole hour, under fcfs and pascal alike.
 //  B2: the cluster's capacity is about 700 req/s (queues build at 750);
 //      600 req/s keeps it busy (≈ 85 %) but stable (queueing p99 0.2 s).
+//  V3: Vidur's comparison setting (72 req/s on 8 replicas); on 8 H100s with
+//      Llama-3.1-8B it is busy but stable (docs/performance.md).
+//  B5: B2's per-instance load (600 req/s on 64 instances) on 512 instances.
+//  H:  2 prefill instances hand every request to 6 decode instances; 24 req/s
+//      keeps both pools busy but stable (docs/performance.md).
 constexpr double kB1Rate = 6.0;
 constexpr double kB2Rate = 600.0;
+constexpr double kV3Rate = 72.0;
+constexpr double kB5Rate = 600.0 * 8;
+constexpr double kHRate = 24.0;
+constexpr std::int64_t kGuardRequests = 4'000;
 
 sl::Scenario scenarioB1(const Options& o, double durationS) {
   sl::Scenario s;
@@ -96,6 +117,60 @@ sl::Scenario scenarioB2(const Options& o, std::int64_t requests) {
   return s;
 }
 
+// Azure LLM inference trace 2023, conversation service (19 366 rows):
+// ContextTokens median 1020, p90 2735, min 2, max 14 050; GeneratedTokens
+// median 129, p90 424, min 7, max 1000. V3 uses lognormals with these
+// quantiles, clipped to the trace's range, so the bench needs no trace file
+// and measures the same workload everywhere; --v3-trace FILE draws the
+// lengths from the trace's own columns instead (empirical).
+sl::Scenario scenarioV3(const Options& o, std::int64_t requests) {
+  sl::Scenario s;
+  s.cluster.instances = 8;
+  s.cluster.gpu = "h100-sxm-80g";
+  s.model = "llama-3.1-8b";
+  s.workload.arrival.process = sl::ArrivalSpec::Process::Poisson;
+  s.workload.arrival.rate = kV3Rate;
+  if (o.v3Trace.empty()) {
+    s.workload.input_tokens = sl::clipped(sl::lognormalDist(1020, 2735), 2, 14050);
+    s.workload.answer_tokens = sl::clipped(sl::lognormalDist(129, 424), 7, 1000);
+  } else {
+    s.workload.input_tokens = sl::empiricalDist(o.v3Trace, "ContextTokens");
+    s.workload.answer_tokens = sl::empiricalDist(o.v3Trace, "GeneratedTokens");
+  }
+  s.workload.reasoning_tokens = sl::constantDist(0);
+  s.workload.requests = requests;
+  s.policy.id = "fcfs";
+  s.policy.router = "round-robin";
+  s.run.seed = 1;
+  return s;
+}
+
+sl::Scenario scenarioB5(const Options& o, std::int64_t requests) {
+  sl::Scenario s = scenarioB2(o, requests);
+  s.cluster.instances = 512;
+  s.workload.arrival.rate = kB5Rate;
+  return s;
+}
+
+// Every request is handed off: answers are at least 2 tokens (one made by
+// the prefill instance, the rest after the hand-off), and the rebalancing
+// live migrations of example-split are off (a gap above 1 never occurs), so
+// the run measures hand-offs alone.
+sl::Scenario scenarioH(std::int64_t requests) {
+  sl::Scenario s;
+  s.cluster.instances = 8;
+  s.cluster.gpu = "h100-sxm-80g";
+  s.model = "llama-3.1-8b";
+  s.workload.arrival.process = sl::ArrivalSpec::Process::Poisson;
+  s.workload.arrival.rate = kHRate;
+  s.workload.answer_tokens = sl::clipped(sl::lognormalDist(256, 1024), 2, std::nullopt);
+  s.workload.requests = requests;
+  s.policy.id = "example-split";
+  s.policy.knobs = {{"prefill_instances", 2}, {"rebalance_gap", 1.0}, {"rebalance_interval_s", 60.0}};
+  s.run.seed = 1;
+  return s;
+}
+
 // ---------------------------------------------------------------- one run
 
 struct Measured {
@@ -104,6 +179,7 @@ struct Measured {
   std::int64_t requests = 0;  // arrived
   std::int64_t finished = 0;
   std::int64_t events = 0;
+  std::int64_t handoffs = 0;
   double sim_s = 0;
   double peak_rss_mb = 0;
   double cpu_s = -1;  // child's user + system CPU time (wait4); -1 in-process
@@ -128,6 +204,7 @@ ordered_json toJson(const Measured& m) {
   if (m.cpu_s >= 0) j["cpu_s"] = m.cpu_s;
   j["finished"] = m.finished;
   j["events"] = m.events;
+  j["handoffs"] = m.handoffs;
   j["events_per_wall_s"] = m.wall_s > 0 ? static_cast<double>(m.events) / m.wall_s : 0.0;
   j["fingerprint"] = m.fingerprint;
   j["stalled"] = m.stalled;
@@ -146,6 +223,7 @@ Measured runInProcess(const sl::Scenario& s) {
   m.requests = sim.arrived();
   m.finished = sim.finishedCount();
   m.events = r.events;
+  m.handoffs = sim.handoffs();
   m.sim_s = sl::nsToSeconds(sim.now());
   m.fingerprint = sl::fingerprintHex(r.fingerprint);
   m.stalled = r.stalled;
@@ -224,6 +302,7 @@ Measured runIsolated(const sl::Scenario& s, bool fork) {
   m.requests = j["requests"];
   m.finished = j["finished"];
   m.events = j["events"];
+  m.handoffs = j["handoffs"];
   m.sim_s = j["sim_s"];
   m.fingerprint = j["fingerprint"];
   m.stalled = j["stalled"];
@@ -271,14 +350,19 @@ std::string cpuModel() {
 
 void usage() {
   std::puts(
-      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3]] [--policy ID] [--router ID]\n"
-      "                     [--b1-rate R] [--b2-rate R] [--b2-requests N] [--repeat N] [--no-fork]\n"
+      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,B5,H,G]] [--policy ID] [--router ID]\n"
+      "                     [--b1-rate R] [--b2-rate R] [--b2-requests N] [--b5-requests N]\n"
+      "                     [--v3-trace FILE] [--repeat N] [--no-fork]\n"
       "  --json      print the results as one JSON object on stdout\n"
-      "  --quick     small sizes (smoke test, a few seconds)\n"
-      "  --only      run only these scenarios\n"
+      "  --quick     small sizes (smoke test, a few seconds); includes B5 at a small size\n"
+      "  --only      run only these scenarios (default: all but B5, which is long, and G, the\n"
+      "              instruction guard's scenario)\n"
       "  --policy    B1's policy id (default pascal, the spec's B1; e.g. fcfs)\n"
       "  --router    B1's router (default least-kv; ignored by policies with their own placement, e.g. pascal)\n"
       "  --b1-rate, --b2-rate, --b2-requests  override B1's/B2's arrival rate, B2's size (profiling)\n"
+      "  --b5-requests N  B5's size (default 10^7)\n"
+      "  --v3-trace FILE  V3's lengths from an Azure conversation trace CSV (ContextTokens,\n"
+      "                   GeneratedTokens) instead of the embedded fit\n"
       "  --repeat N  run each scenario N times, report the fastest (all walls in walls_s)\n"
       "  --no-fork   run in-process (peak RSS then accumulates over scenarios)");
 }
@@ -320,6 +404,10 @@ int main(int argc, char** argv) {
       o.b2Rate = std::atof(value().c_str());
     else if (a == "--b2-requests")
       o.b2Requests = std::max<std::int64_t>(1, std::atoll(value().c_str()));
+    else if (a == "--b5-requests")
+      o.b5Requests = std::max<std::int64_t>(1, std::atoll(value().c_str()));
+    else if (a == "--v3-trace")
+      o.v3Trace = value();
     else if (a == "--repeat")
       o.repeat = std::max(1, std::atoi(value().c_str()));
     else if (a == "--help" || a == "-h") {
@@ -332,8 +420,9 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& id : o.only)
-    if (id != "B1" && id != "B2" && id != "B3") {
-      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3)\n", id.c_str());
+    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "B5" && id != "H" && id != "G") {
+      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3, V3, B5, H, G)\n",
+                   id.c_str());
       return 2;
     }
 
@@ -341,6 +430,10 @@ int main(int argc, char** argv) {
   const std::int64_t b2Requests = o.b2Requests.value_or(o.quick ? 5'000 : 1'000'000);
   const std::vector<std::int64_t> b3Sizes =
       o.quick ? std::vector<std::int64_t>{1'000, 3'000} : std::vector<std::int64_t>{1'000, 10'000, 100'000, 1'000'000};
+  const std::int64_t v3Requests = o.quick ? 2'000 : 100'000;
+  const std::int64_t b5Requests = o.b5Requests.value_or(o.quick ? 20'000 : 10'000'000);
+  const std::vector<std::int64_t> hSizes =
+      o.quick ? std::vector<std::int64_t>{300, 1'000} : std::vector<std::int64_t>{1'000, 10'000, 100'000};
 
   ordered_json out;
   out["servelab_version"] = sl::kServeLabVersion;
@@ -381,17 +474,20 @@ int main(int argc, char** argv) {
     check(b2);
     out["B2"] = b2;
   }
-  if (wanted(o, "B3")) {
+  // A list of runs of one setting at growing sizes, with the wall per
+  // request of each and the spread (max / min) of that figure.
+  auto series = [&](const std::string& id, const std::vector<std::int64_t>& sizes, auto makeScenario,
+                    const ordered_json* reuse, std::int64_t reuseSize) {
     ordered_json list = ordered_json::array();
     double lo = 0, hi = 0;
-    for (const std::int64_t n : b3Sizes) {
+    for (const std::int64_t n : sizes) {
       ordered_json j;
-      if (n == b2Requests && !b2.is_null() && !b2.contains("error")) {
-        j = b2;  // the same run as B2
+      if (reuse && n == reuseSize && !reuse->is_null() && !reuse->contains("error")) {
+        j = *reuse;  // the same run as B2
         j["same_run_as"] = "B2";
       } else {
-        if (!o.json) std::fprintf(stderr, "B3 (%lld requests)\n", static_cast<long long>(n));
-        j = measure(scenarioB2(o, n), o, "B3/" + std::to_string(n));
+        if (!o.json) std::fprintf(stderr, "%s (%lld requests)\n", id.c_str(), static_cast<long long>(n));
+        j = measure(makeScenario(n), o, id + "/" + std::to_string(n));
       }
       check(j);
       if (!j.contains("error")) {
@@ -403,8 +499,50 @@ int main(int argc, char** argv) {
       j["target_requests"] = n;
       list.push_back(j);
     }
-    out["B3"] = list;
-    out["B3_per_request_spread"] = lo > 0 ? hi / lo : 0.0;
+    out[id] = list;
+    out[id + "_per_request_spread"] = lo > 0 ? hi / lo : 0.0;
+  };
+  if (wanted(o, "B3"))
+    series("B3", b3Sizes, [&](std::int64_t n) { return scenarioB2(o, n); }, &b2, b2Requests);
+  if (wanted(o, "V3")) {
+    const sl::Scenario s = scenarioV3(o, v3Requests);
+    if (!o.json)
+      std::fprintf(stderr, "V3 (fcfs + round-robin, 8 instances, Azure conversation lengths%s, %.0f req/s, %lld requests)\n",
+                   o.v3Trace.empty() ? " (fit)" : " (trace)", s.workload.arrival.rate,
+                   static_cast<long long>(v3Requests));
+    ordered_json j = measure(s, o, "V3");
+    j["rate"] = s.workload.arrival.rate;
+    j["instances"] = s.cluster.instances;
+    j["lengths"] = o.v3Trace.empty() ? "azure-conv-fit" : o.v3Trace;
+    check(j);
+    out["V3"] = j;
+  }
+  // B5 is long (10^7 requests): only when named, or at its --quick size.
+  if (o.quick ? wanted(o, "B5") : std::find(o.only.begin(), o.only.end(), "B5") != o.only.end()) {
+    const sl::Scenario s = scenarioB5(o, b5Requests);
+    if (!o.json)
+      std::fprintf(stderr, "B5 (fcfs + least-loaded, 512 instances, rate %.0f req/s, %lld requests)\n",
+                   s.workload.arrival.rate, static_cast<long long>(b5Requests));
+    ordered_json j = measure(s, o, "B5");
+    j["rate"] = s.workload.arrival.rate;
+    j["instances"] = s.cluster.instances;
+    check(j);
+    out["B5"] = j;
+  }
+  if (wanted(o, "H")) {
+    series("H", hSizes, [](std::int64_t n) { return scenarioH(n); }, nullptr, 0);
+    // Every finished request must have been handed off (the row's premise).
+    for (auto& j : out["H"])
+      if (!j.contains("error")) j["all_handed_off"] = j["handoffs"].get<std::int64_t>() == j["finished"].get<std::int64_t>();
+  }
+
+  // The instruction guard's scenario: only when named (--only G).
+  if (std::find(o.only.begin(), o.only.end(), "G") != o.only.end()) {
+    Options g = o;
+    g.b2Rate.reset();
+    ordered_json j = measure(scenarioB2(g, kGuardRequests), g, "G");
+    check(j);
+    out["G"] = j;
   }
 
   if (o.json) {
@@ -424,10 +562,13 @@ int main(int argc, char** argv) {
     };
     if (out.contains("B1")) row("B1", out["B1"]);
     if (out.contains("B2")) row("B2", out["B2"]);
-    if (out.contains("B3"))
-      for (const auto& j : out["B3"]) row("B3/" + std::to_string(j["target_requests"].get<std::int64_t>()), j);
-    if (out.contains("B3_per_request_spread"))
-      std::printf("B3 wall per request: max/min = %.2f\n", out["B3_per_request_spread"].get<double>());
+    for (const char* id : {"B3", "H"}) {
+      if (!out.contains(id)) continue;
+      for (const auto& j : out[id]) row(std::string(id) + "/" + std::to_string(j["target_requests"].get<std::int64_t>()), j);
+      std::printf("%s wall per request: max/min = %.2f\n", id, out[std::string(id) + "_per_request_spread"].get<double>());
+    }
+    if (out.contains("V3")) row("V3", out["V3"]);
+    if (out.contains("B5")) row("B5", out["B5"]);
   }
   return failures ? 1 : 0;
 }

@@ -65,6 +65,10 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   checkDrained(in.id_);
 }
 
+void Simulator::sortRecordsById() {
+  std::sort(records_.begin(), records_.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+}
+
 std::vector<RequestRecord> Simulator::inFlightRecords() const {
   std::vector<RequestRecord> out;
   forEachActive([&](const Request& r) {

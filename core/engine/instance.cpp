@@ -56,7 +56,8 @@ void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
   inst_.batch_.push_back(BatchEntry{&r, tokens, prefill});
   tokenBudget_ -= tokens;
   const SimTime t = sim_.now();
-  if (r.firstScheduled < 0) {
+  if (!r.scheduled) {  // line 0 only: firstScheduled lives with the cold timeline
+    r.scheduled = true;
     r.firstScheduled = t;
     r.queueing = t - r.arrival;
     sim_.notify(RequestEvent::FirstScheduled, r, inst_.id_);

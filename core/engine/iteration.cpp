@@ -119,6 +119,8 @@ void Simulator::endIteration(Instance& in) {
   std::vector<Request*>& prefillDone = pendingMoves_;
   prefillDone.clear();
   lengthHits_.clear();
+  std::vector<Request*>& finishers = scratchFinished_;  // in batch order
+  finishers.clear();
   bool decoded = false;
   std::int64_t tokens = 0, syntheticTokens = 0;  // computed in this iteration (synthetic cost share)
   for (const BatchEntry& e : in.batch_) {
@@ -132,13 +134,18 @@ void Simulator::endIteration(Instance& in) {
       r.kvTokens += e.newTokens;
       if (r.synthetic) synthetic_.promptTokens += e.newTokens;
       if (!r.prefillDone()) continue;
-      if (r.finished()) continue;  // a synthetic request without output: done at its prefill's end
+      if (r.finished()) {  // a synthetic request without output: done at its prefill's end
+        finishers.push_back(&r);
+        continue;
+      }
       emitToken(in, r, boundary);
-      if (in.role_ == InstanceRole::Prefill && !r.finished()) prefillDone.push_back(&r);
+      if (r.finished()) finishers.push_back(&r);
+      else if (in.role_ == InstanceRole::Prefill) prefillDone.push_back(&r);
     } else {
       r.kvTokens += 1;
       decoded = true;
       emitToken(in, r, boundary);
+      if (r.finished()) finishers.push_back(&r);
     }
   }
   if (syntheticTokens > 0)
@@ -151,8 +158,7 @@ void Simulator::endIteration(Instance& in) {
   }
   for (SimObserver* o : observers_) o->onIteration(in, in.iterStart_, in.iterEnd_);
   // Completions first (they free memory), then phase-boundary decisions.
-  for (const BatchEntry& e : in.batch_)
-    if (e.r->finished() && e.r->prefillDone()) finish(in, *e.r);
+  for (Request* r : finishers) finish(in, *r);
   in.batch_.clear();
   for (Request* r : boundary) {
     if (r->state == ReqState::Finished || r->slot < 0) continue;

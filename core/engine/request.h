@@ -1,6 +1,7 @@
 #pragma once
 // A request in flight: identity, progress, KV residency and the timeline
 // counters that become its RequestRecord when it finishes (10-engine.md).
+#include <cstddef>
 #include <cstdint>
 
 #include "metrics/token_pacer.h"
@@ -35,40 +36,55 @@ struct RequestHandle {
   friend bool operator==(const RequestHandle&, const RequestHandle&) = default;
 };
 
-struct Request {
-  // ---- identity (from the workload)
-  std::int64_t id = 0;
-  SimTime arrival = 0;
-  std::int32_t input = 1;
-  std::int32_t reasoning = 0;  // R
-  std::int32_t answer = 1;     // A
-  std::int32_t domain = -1;
-  std::int32_t predicted = -1;  // predicted output length (self-scheduling)
-  std::int32_t slot = -1;       // index in the simulator's request pool
-  std::uint32_t generation = 0; // bumped each time the pool slot is handed out (RequestHandle)
-
-  // ---- progress
+// Layout: what every iteration reads or writes for every request it runs
+// (the local policy's pass, IterationBuilder, the end of the iteration and
+// the token it emits) fills the first cache line, the answer-stream pacer
+// the second; everything touched once per request or per rare event
+// follows. A decode token then touches two cache lines of its request
+// instead of five (profile: docs/performance.md).
+struct alignas(64) Request {
+  // ---- hot: progress and per-iteration state (cache line 0)
   std::int32_t generated = 0;      // output tokens produced so far (0..R+A)
   std::int32_t prefilled = 0;      // tokens of the current prefill target computed
   std::int32_t prefillTarget = 0;  // tokens whose KV must exist before decoding
   std::int32_t kvTokens = 0;       // tokens whose KV exists (on GPU or CPU)
   std::int32_t blocksGpu = 0;      // KV blocks held on the instance's GPU
-  std::int32_t blocksCpu = 0;      // KV blocks held in the instance's swap space
+  std::int32_t batchIndex = -1;    // index in the current iteration's batch, -1 if none
+  std::int32_t reasoning = 0;      // R
+  std::int32_t answer = 1;         // A
+  std::int32_t quantumUsed = 0;    // tokens since last (re)placement (RR; local-policy scratch)
+  std::int32_t lengthWatch = -1;   // Simulator::watchLength threshold (sequence tokens), -1 if none
   ReqState state = ReqState::Waiting;
+  bool synthetic = false;          // injected by a policy (Simulator::injectRequest): real work, no user metrics
+  bool scheduled = false;          // has run in an iteration (firstScheduled >= 0)
+  bool pendingMigration = false;   // migrate at the current iteration's end (local-policy scratch)
+  std::int32_t queue = 0;          // which queue of the policy (local-policy scratch)
+  SimTime gLast = -1;              // last token so far
+  SimTime blockingStart = -1;      // reasoning->answer transition awaiting a schedule
+
+  // ---- hot for answer tokens (cache line 1)
+  TokenPacer pacer;                // answer-stream QoE, O(1) state
+
+  // ---- identity (from the workload)
+  std::int64_t id = 0;
+  SimTime arrival = 0;
+  std::int32_t input = 1;
+  std::int32_t domain = -1;
+  std::int32_t predicted = -1;  // predicted output length (self-scheduling)
+  std::int32_t slot = -1;       // index in the simulator's request pool
+  std::uint32_t generation = 0; // bumped each time the pool slot is handed out (RequestHandle)
+
+  // ---- KV residency, placement
+  std::int32_t blocksCpu = 0;      // KV blocks held in the instance's swap space
   std::int32_t instance = -1;      // owning instance (-1 before routing)
 
   // ---- local-policy scratch (owned by whichever policy holds the request)
-  std::int32_t queue = 0;          // which queue of the policy
-  std::int32_t quantumUsed = 0;    // tokens since last (re)placement (RR)
   std::int64_t policyKey = 0;      // ordering key (RR position, priority ...)
-  std::int32_t batchIndex = -1;    // index in the current iteration's batch, -1 if none
-  bool pendingMigration = false;   // migrate at the current iteration's end
 
   // ---- engine bookkeeping (O(1) lookups; policies read, never write)
   std::int32_t migration = -1;     // the simulator's active transfer of this request, -1 if none
-  std::int32_t lengthWatch = -1;   // Simulator::watchLength threshold (sequence tokens), -1 if none
   bool heldLocally = false;        // held by its instance's local policy (between enqueue and remove)
-  bool synthetic = false;          // injected by a policy (Simulator::injectRequest): real work, no user metrics
+  bool everPreempted = false;      // currently preempted for recompute (Waiting with history)
 
   // ---- timeline accounting
   SimTime stateSince = 0;          // when `state` was entered
@@ -80,16 +96,11 @@ struct Request {
   SimTime handoffTime = 0;         // disaggregated wait for a decode instance
   std::int32_t preemptions = 0;
   std::int32_t migrations = 0;
-  bool everPreempted = false;      // currently preempted for recompute (Waiting with history)
 
   SimTime gFirst = -1;             // g_1
   SimTime gReasoningEnd = -1;      // g_R
   SimTime gFirstVisible = -1;      // g_{R+1}
-  SimTime gLast = -1;              // last token so far
-  SimTime blockingStart = -1;      // reasoning->answer transition awaiting a schedule
   SimTime blocking = -1;           // PASCAL blocking latency (ns), -1 when undefined
-
-  TokenPacer pacer;                // answer-stream QoE, O(1) state
 
   std::int32_t outputLen() const { return reasoning + answer; }
   bool prefillDone() const { return prefilled >= prefillTarget; }
@@ -101,5 +112,7 @@ struct Request {
   /// Reasoning phase in PASCAL's sense: prefill counts as reasoning.
   bool inReasoning() const { return generated == 0 || generated < reasoning; }
 };
+static_assert(offsetof(Request, pacer) == 64 && sizeof(TokenPacer) <= 64,
+              "Request: the per-iteration fields fill cache line 0, the pacer line 1");
 
 }  // namespace sl

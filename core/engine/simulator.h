@@ -88,7 +88,11 @@ public:
     double gpuSeconds = 0;
   };
   const SyntheticCost& syntheticCost() const { return synthetic_; }
+  /// Finished requests' records, in finishing order until sortRecordsById().
   const std::vector<RequestRecord>& records() const { return records_; }
+  /// Sorts records() by request id in place (ids are unique), so the end of
+  /// a run can summarize them without a copy. Call at the end of a run.
+  void sortRecordsById();
   /// Records of requests still in flight (call at the end of a run).
   std::vector<RequestRecord> inFlightRecords() const;
   /// Hash over the event trajectory (time, kind, ids): the run's fingerprint.
@@ -289,6 +293,7 @@ private:
   std::vector<std::int64_t> scratchIds_;
   std::vector<std::int64_t> scratchTags_;
   std::vector<Request*> scratchBoundary_;
+  std::vector<Request*> scratchFinished_;
   std::vector<Request*> pendingMoves_;
   std::uint64_t netWakeVersion_ = 0;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -122,10 +123,20 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   res.stalled = sim.stalled();
   res.complete = ended || sim.done();
 
-  std::vector<RequestRecord> records = sim.records();
-  std::vector<RequestRecord> open = sim.inFlightRecords();
-  records.insert(records.end(), open.begin(), open.end());
-  std::sort(records.begin(), records.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+  // Finished + in-flight records by id. The finished ones are sorted in
+  // place (no copy of what can be 10^6+ records); a run that ended with
+  // requests in flight merges the two sorted lists into a new vector.
+  sim.sortRecordsById();
+  std::vector<RequestRecord> merged;
+  {
+    std::vector<RequestRecord> open = sim.inFlightRecords();
+    if (!open.empty()) {
+      merged.reserve(sim.records().size() + open.size());
+      std::merge(sim.records().begin(), sim.records().end(), open.begin(), open.end(), std::back_inserter(merged),
+                 [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+    }
+  }
+  const std::vector<RequestRecord>& records = merged.empty() ? sim.records() : merged;
   res.summary = summarize(records, sim.arrived(), sim.now(), s.slo);
 
   nlohmann::ordered_json j;
