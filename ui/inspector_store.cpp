@@ -120,7 +120,7 @@ void TimelineStore::onDecisions(std::span<const Decision> decisions, const Decis
     else if (auto jt = done_.find(d.requestId); jt != done_.end()) t = &jt->second;
     if (!t || t->decisions.size() >= kMaxEvents) continue;
     t->decisions.push_back({d.time, d.from, d.instance, d.boundary,
-                            names ? DecisionLog::reason(d, *names) : DecisionLog::reason(d)});
+                            DecisionLog::reason(d, names)});
   }
 }
 
