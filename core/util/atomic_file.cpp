@@ -91,12 +91,16 @@ void writeFileAtomic(const std::string& path, std::string_view content) {
 
 void ensureDirectory(const std::string& path) {
   if (path.empty()) return;  // the current directory
+  // Create first, judge after: another process (a sweep shard started at the
+  // same moment on a shared folder) may create the directory between any two
+  // checks, and that is a success, not "exists and is not a directory".
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return;
-  if (fs::exists(path, ec)) fail(path, "exists and is not a directory", 0);
   fs::create_directories(path, ec);
+  std::error_code st;
+  if (fs::is_directory(path, st)) return;
+  if (fs::exists(path, st)) fail(path, "exists and is not a directory", 0);
   if (ec) throw InputError(path + ": cannot create directory: " + ec.message());
-  if (!fs::is_directory(path, ec)) fail(path, "cannot create directory", 0);
+  fail(path, "cannot create directory", 0);
 }
 
 struct AtomicFileWriter::Impl {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -133,6 +135,32 @@ TEST_F(AtomicFileTest, EnsureDirectory) {
     EXPECT_NE(std::string(e.what()).find(p("file")), std::string::npos);
   }
   EXPECT_THROW(ensureDirectory(p("file/sub")), InputError);
+}
+
+// Sweep shards start at the same time on one shared folder (deploy/k8s):
+// a directory another process creates between our checks is a success,
+// never "exists and is not a directory".
+TEST_F(AtomicFileTest, EnsureDirectoryRacingCreatorsAllSucceed) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 400;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::string> messages(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        try {
+          ensureDirectory(p("race/" + std::to_string(r) + "/points"));
+        } catch (const std::exception& e) {
+          ++failures[t];
+          messages[t] = e.what();
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << messages[t];
+  for (int r = 0; r < kRounds; ++r) EXPECT_TRUE(fs::is_directory(p("race/" + std::to_string(r) + "/points")));
 }
 
 }  // namespace
