@@ -196,6 +196,7 @@ void MainWindow::buildActions() {
   reset_->setShortcut(QKeySequence(Qt::Key_R));
   reset_->setToolTip(tr("Back to t = 0 with the same scenario and seed (R)"));
   connect(reset_, &QAction::triggered, this, [this] {
+    if (!confirmDiscard(tr("Reset"), false)) return;
     ctl_->reset();
     updateRunActions();
   });
@@ -502,9 +503,9 @@ void MainWindow::restoreSettings() {
   if (s.contains("speed")) speed_->setValue(s.value("speed").toInt());
 }
 
-bool MainWindow::confirmDiscard(const QString& action) {
+bool MainWindow::confirmDiscard(const QString& action, bool panelEdits) {
   QStringList what;
-  if (panel_->dirty()) what << tr("the scenario panel's edits that were not applied");
+  if (panelEdits && panel_->dirty()) what << tr("the scenario panel's edits that were not applied");
   std::size_t changes = 0;
   if (ctl_->loaded()) {
     const std::shared_ptr<const LiveFrame> f = ctl_->latest();
@@ -672,6 +673,7 @@ void MainWindow::applyPanel() {
     panel_->setError(QString::fromStdString(e.what()));
     return;
   }
+  if (!confirmDiscard(tr("Apply"), false)) return;
   // The run restarts from t = 0: a rate moved live is kept as the new
   // scenario's rate (unless the initial rate itself was edited), instead of
   // silently going back to the old one.
@@ -694,6 +696,11 @@ void MainWindow::applyPanel() {
 void MainWindow::reseed(bool random) {
   if (!ctl_->loaded()) return;
   Scenario s = ctl_->scenario();
+  if (!confirmDiscard(tr("A new seed"), false)) {
+    const QSignalBlocker block(seed_);
+    seed_->setValue(static_cast<int>(s.run.seed));  // the spin box goes back to the run's seed
+    return;
+  }
   if (random) {
     const QSignalBlocker block(seed_);
     seed_->setValue(static_cast<int>(QRandomGenerator::global()->bounded(1, 1'000'000)));

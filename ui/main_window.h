@@ -56,8 +56,10 @@ public:
   /// reported in a message box with the whole message.
   bool openScenarioInteractive(const QString& path);
   /// Before discarding unapplied panel edits or the run's live changes
-  /// (Open, a preset, Quit): ask; true to go on.
-  bool confirmDiscard(const QString& action);
+  /// (Open, a preset, a guided tour, Quit): ask; true to go on. Actions that
+  /// restart the run but keep the panel (Reset, Apply, a new seed) pass
+  /// `panelEdits` = false: only the live changes are at stake.
+  bool confirmDiscard(const QString& action, bool panelEdits = true);
   /// File → Export: the current run's results (summary.json, requests.csv,
   /// timeseries.csv, …) into `dir`, or its trace to `path`, replayed headless
   /// (ui/export_run.h) up to the events shown; the worker is not touched.

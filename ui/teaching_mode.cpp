@@ -87,7 +87,8 @@ void MainWindow::buildTourMenu(QMenu* help) {
   QMenu* tours = help->addMenu(tr("&Guided tour"));
   const std::vector<Tour> list = availableTours(samplesDir());
   for (const Tour& t : list)
-    tours->addAction(t.title, this, [this, id = t.id] {
+    tours->addAction(t.title, this, [this, id = t.id, title = t.title] {
+      if (!confirmDiscard(tr("The tour \u201c%1\u201d").arg(title))) return;
       QString err;
       if (!startTour(id, 0, true, &err)) statusBar()->showMessage(err, 8000);
     });

@@ -15,6 +15,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProcess>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
@@ -85,16 +86,17 @@ QString compareDirs(const QString& a, const QString& b) {
   return {};
 }
 
-// Answers the discard question (if it comes) with Cancel; `asked` says whether it came.
-void answerDiscardBox(bool* asked) {
-  QTimer::singleShot(50, [asked] {
+// Answers the discard question (if it comes) with Cancel (or `answer`);
+// `asked` says whether it came.
+void answerDiscardBox(bool* asked, QMessageBox::StandardButton answer = QMessageBox::Cancel) {
+  QTimer::singleShot(50, [asked, answer] {
     for (QWidget* w : QApplication::topLevelWidgets())
       if (auto* box = qobject_cast<QMessageBox*>(w); box && box->objectName() == "DiscardBox" && box->isVisible()) {
         *asked = true;
-        box->button(QMessageBox::Cancel)->click();
+        box->button(answer)->click();
         return;
       }
-    answerDiscardBox(asked);
+    answerDiscardBox(asked, answer);
   });
 }
 
@@ -259,6 +261,53 @@ private slots:
     QCOMPARE(img.text("ServeLab seed"), QString::number(w.controller()->scenario().run.seed));
     QCOMPARE(img.text("ServeLab events"), QString::number(f->snapshot.events));
     QCOMPARE(img.text("ServeLab scenario"), QString("scenario.json"));
+  }
+
+  // Reset, a new seed and Apply restart the run: each asks before the live
+  // changes go, and Cancel leaves the run (and the seed box) as they were.
+  void restartsAskBeforeDiscardingLiveChanges() {
+    QTemporaryDir tmp;
+    MainWindow w;
+    QString err;
+    QVERIFY2(w.openScenario(sampleFile(tmp), &err), qPrintable(err));
+    SimController& c = *w.controller();
+    QVERIFY(runTo(c, 10));
+    QAction* reset = nullptr;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->text() == "Reset") reset = a;
+    QVERIFY(reset);
+    auto* seed = w.findChild<QSpinBox*>("SeedBox");
+    QVERIFY(seed);
+    const int seedBefore = seed->value();
+    c.setArrivalRate(9.0);
+    QVERIFY(test::waitFrame(c, [](const LiveFrame& f) { return f.changes.size() == 1; }));
+    const double tBefore = c.latest()->clockS;
+    bool asked = false;
+    answerDiscardBox(&asked);
+    reset->trigger();
+    QVERIFY(asked);
+    asked = false;
+    answerDiscardBox(&asked);
+    seed->setValue(seedBefore + 1);
+    QVERIFY(asked);
+    QCOMPARE(seed->value(), seedBefore);  // back to the run's seed
+    asked = false;
+    answerDiscardBox(&asked);
+    QVERIFY(!w.confirmDiscard("Apply", false));
+    QVERIFY(asked);
+    QTest::qWait(100);
+    // Nothing restarted: the change is still there and the clock did not go back.
+    QCOMPARE(c.latest()->changes.size(), std::size_t{1});
+    QVERIFY(c.latest()->clockS >= tBefore);
+    QCOMPARE(c.scenario().run.seed, static_cast<std::uint64_t>(seedBefore));
+    // Discard goes on with the reset; then, without live changes, a restart
+    // asks nothing.
+    asked = false;
+    answerDiscardBox(&asked, QMessageBox::Discard);
+    reset->trigger();
+    QVERIFY(asked);
+    QVERIFY(test::waitFrame(c, [](const LiveFrame& f) { return f.changes.empty() && f.clockS < 1; }));
+    QVERIFY(w.confirmDiscard("Reset", false));
   }
 
   void fileMenuHasSaveRun() {

@@ -219,7 +219,10 @@ private slots:
     QVERIFY(fcfs >= 0);
     policy->setCurrentIndex(fcfs);
     QVERIFY(panel->applyButton()->isEnabled());
+    // The run restarts: its live rate change is lost, so Apply asks first.
+    auto applyAsked = answerNextBox(QMessageBox::Discard);
     QTest::mouseClick(panel->applyButton(), Qt::LeftButton);
+    QVERIFY2(applyAsked->contains("live change"), qPrintable(*applyAsked));
     QCOMPARE(QString::fromStdString(c->scenario().policy.id), QString("fcfs"));
     c->step();
     QVERIFY(c->waitIdle(10000));
@@ -281,7 +284,9 @@ private slots:
     for (QSpinBox* sb : w.scenarioPanel()->findChildren<QSpinBox*>())
       if (sb->maximum() > 100000) { sb->setValue(sb->value() - 1); break; }  // the request count
     QVERIFY(w.scenarioPanel()->applyButton()->isEnabled());
+    asked = answerNextBox(QMessageBox::Discard);  // the change log goes, the rate stays
     QTest::mouseClick(w.scenarioPanel()->applyButton(), Qt::LeftButton);
+    QVERIFY2(asked->startsWith("Apply") && asked->contains("live change"), qPrintable(*asked));
     QCOMPARE(w.controller()->scenario().workload.arrival.rate, live);
     // Unapplied panel edits: asked too; Discard opens the other file.
     for (QSpinBox* sb : w.scenarioPanel()->findChildren<QSpinBox*>())
