@@ -39,7 +39,7 @@ void fixedTicks(QValueAxis* a, int count) {
 // Axis from 0 (or lo) to a round number just above hi, with round ticks,
 // at most `maxIntervals` of them (fewer in a narrow chart, so tick labels
 // keep their room instead of being elided).
-void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
+NiceRange niceRange(double lo, double hi, int maxIntervals) {
   const double span = std::max(hi - lo, 1e-9);
   const int most = std::clamp(maxIntervals, 1, 6);
   // The smallest round step that needs at most `most` intervals: the top
@@ -48,10 +48,18 @@ void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
   double step = 10 * e;
   for (double m : {1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0})
     if (std::ceil(span / (m * e) - 1e-9) <= most) { step = m * e; break; }
-  const double top = lo + std::ceil(span / step - 1e-9) * step;
+  NiceRange r;
+  r.lo = lo;
+  r.top = lo + std::ceil(span / step - 1e-9) * step;
+  r.ticks = static_cast<int>(std::lround((r.top - lo) / step)) + 1;
+  return r;
+}
+
+void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
+  const NiceRange r = niceRange(lo, hi, maxIntervals);
   // Ticks first: Qt lays the axis out when the range changes.
-  fixedTicks(a, static_cast<int>(std::lround((top - lo) / step)) + 1);
-  a->setRange(lo, top);
+  fixedTicks(a, r.ticks);
+  a->setRange(r.lo, r.top);
 }
 
 // Min/max per pixel column, in x order: the drawn line looks the same as the

@@ -24,6 +24,12 @@ void fixedTicks(QValueAxis* a, int count);
 /// at most `maxIntervals` of them (fewer in a narrow chart, so tick labels
 /// keep their room instead of being elided).
 void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
+/// The range niceAxis would set: [lo, top] with `ticks` ticks.
+struct NiceRange {
+  double lo = 0, top = 1;
+  int ticks = 2;
+};
+NiceRange niceRange(double lo, double hi, int maxIntervals = 6);
 /// Min/max per pixel column, in x order: the drawn line looks the same as
 /// the full one at this width.
 void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out);

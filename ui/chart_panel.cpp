@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "metrics/binned_tail.h"
@@ -16,6 +17,22 @@
 #include "theme.h"
 
 namespace sl::ui {
+
+namespace {
+
+// The scatter's binned tail overlay: the tail TTFT of the metrics module
+// (bins of 256 reasoning tokens; the same numbers as tail_ttft.csv).
+std::vector<QPointF> tailOverlay(const std::vector<QPointF>& pts) {
+  std::vector<std::pair<std::int64_t, double>> samples;
+  samples.reserve(pts.size());
+  for (const QPointF& p : pts) samples.emplace_back(static_cast<std::int64_t>(std::llround(p.x())), p.y());
+  std::vector<QPointF> tail;
+  for (const TailBin& b : binnedTailTtft(samples))
+    tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
+  return tail;
+}
+
+}  // namespace
 
 std::vector<QPointF> cdfPoints(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -166,6 +183,8 @@ void ChartPanel::clear(int instances) {
   policy_->removeAllSeries();
   policyDirty_ = false;
   scatterPts_.clear();
+  scatterSent_ = tailCount_ = 0;
+  ++tailGen_;  // a tail job still running belongs to the old run
   ttfts_.clear();
   tpots_.clear();
   e2es_.clear();
@@ -275,6 +294,14 @@ void ChartPanel::prepareAnimated() {
 }
 
 void ChartPanel::prepare() {
+  if (tailJob_.valid() && tailJob_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    std::vector<QPointF> tail = tailJob_.get();
+    if (tailJobGen_ == tailGen_) {
+      scatter_->setSeriesData(1, std::move(tail));
+      tailCount_ = tailJobCount_;
+      markPending(scatter_);
+    }
+  }
   if (markersDirty_) {
     std::vector<double> xs;
     for (const KnobChange& c : changes_) xs.push_back(nsToSeconds(c.time));
@@ -298,20 +325,31 @@ void ChartPanel::prepare() {
   if (scatterDirty_ && !scatterDue) keepScatterDirty = true;
   if (scatterDirty_ && scatterDue) {
     scatterSince_.restart();
-    // The binned tail overlay: the tail TTFT of the metrics module
-    // (bins of 256 reasoning tokens; the same numbers as tail_ttft.csv).
-    std::vector<std::pair<std::int64_t, double>> samples;
-    samples.reserve(scatterPts_.size());
-    for (const QPointF& p : scatterPts_) samples.emplace_back(static_cast<std::int64_t>(std::llround(p.x())), p.y());
-    std::vector<QPointF> tail;
-    for (const TailBin& b : binnedTailTtft(samples))
-      tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
-    scatter_->setSeriesData(0, scatterPts_);
-    scatter_->setSeriesData(1, std::move(tail));
+    scatter_->appendSeriesData(0, std::vector<QPointF>(scatterPts_.begin() + static_cast<std::ptrdiff_t>(scatterSent_),
+                                                       scatterPts_.end()));
+    scatterSent_ = scatterPts_.size();
+    // The overlay, off the GUI thread while animating (7-20 ms at 300k
+    // requests: a dropped frame a second, B4); a job still running is left
+    // to finish first.
+    if (animating_ && !tailJob_.valid()) {
+      tailJobGen_ = tailGen_;
+      tailJobCount_ = scatterPts_.size();
+      tailJob_ = std::async(std::launch::async, [pts = scatterPts_] { return tailOverlay(pts); });
+    }
     // A workload without reasoning puts every dot at 0: say so.
     scatter_->setSubtitle(!scatterPts_.empty() && !anyReasoning_
                               ? tr("no reasoning tokens in this workload: every request is at 0")
                               : QString());
+    markPending(scatter_);
+  }
+  // Not animating (paused, finished, Fast, Express): the overlay is exact
+  // for every point shown, computed here.
+  if (!animating_ && tailCount_ != scatterPts_.size()) {
+    if (tailJob_.valid()) tailJob_.wait();
+    tailJob_ = {};
+    ++tailGen_;  // whatever a job computed is older than this
+    scatter_->setSeriesData(1, tailOverlay(scatterPts_));
+    tailCount_ = scatterPts_.size();
     markPending(scatter_);
   }
   // The policy page: few points (one per probe), redrawn while animating

@@ -11,6 +11,8 @@
 
 class QTabWidget;
 
+#include <cstdint>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -101,6 +103,13 @@ private:
   QElapsedTimer kvSince_;            // since the KV chart was last redrawn
   QElapsedTimer scatterSince_;       // since the scatter last got new data
   bool animating_ = false;           // prepareAnimated(): heavy charts at most once a second
+  std::size_t scatterSent_ = 0;      // scatter points already handed to the chart
+  // The binned-tail overlay is O(finished requests): while a run animates it
+  // is computed on a worker thread from a copy of the points, and applied on
+  // a later pull if no clear() came in between (tailGen_).
+  std::future<std::vector<QPointF>> tailJob_;
+  std::uint64_t tailGen_ = 0, tailJobGen_ = 0;
+  std::size_t tailCount_ = 0, tailJobCount_ = 0;  // points the overlay shown / being computed covers
   void markPending(LiveChart* c);
   void prepare();
   bool linked_ = true;

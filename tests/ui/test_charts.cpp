@@ -271,6 +271,50 @@ private slots:
     }
   }
 
+  // B4: while a run animates, the overlay is computed off the GUI thread and
+  // shows up on a later pull; a clear() in between drops the stale result;
+  // once the run stops, the overlay covers every point exactly.
+  void animatedTailOverlayArrivesLaterAndEndsExact() {
+    ChartPanel p;
+    p.clear(1);
+    auto batch = [](int from, int n, std::vector<std::pair<std::int64_t, double>>* samples) {
+      std::vector<FinishedPoint> pts;
+      for (int i = from; i < from + n; ++i) {
+        FinishedPoint f;
+        f.reasoning = (i * 37) % 3000;
+        f.ttftS = 0.01 * ((i * 53) % 97);
+        pts.push_back(f);
+        samples->emplace_back(static_cast<std::int64_t>(f.reasoning), f.ttftS);
+      }
+      return pts;
+    };
+    std::vector<std::pair<std::int64_t, double>> samples;
+    p.addFinished(batch(0, 30000, &samples));
+    p.prepareAnimated();
+    const auto& tail = p.chart("ttft_vs_reasoning")->seriesData(1);
+    QVERIFY(tail.empty());  // not on this pull: the job runs on its own thread
+    QTRY_VERIFY_WITH_TIMEOUT((p.prepareAnimated(), !tail.empty()), 10000);
+    QCOMPARE(tail.size(), binnedTailTtft(samples).size());
+    // More points while animating, then the run stops: exact for all of them.
+    p.addFinished(batch(30000, 5000, &samples));
+    p.prepareAnimated();
+    p.refresh();
+    const auto bins = binnedTailTtft(samples);
+    QCOMPARE(tail.size(), bins.size());
+    for (std::size_t i = 0; i < bins.size(); ++i) QCOMPARE(tail[i].y(), bins[i].value);
+    QCOMPARE(p.chart("ttft_vs_reasoning")->seriesData(0).size(), samples.size());
+    // A job started before clear() never paints the new run's chart.
+    ChartPanel q;
+    q.clear(1);
+    q.addFinished(batch(0, 30000, &samples));
+    q.prepareAnimated();  // the first scatter update: the job starts
+    q.clear(1);
+    QTest::qWait(500);
+    q.prepareAnimated();
+    QVERIFY(q.chart("ttft_vs_reasoning")->seriesData(1).empty());
+    QVERIFY(q.chart("ttft_vs_reasoning")->seriesData(0).empty());
+  }
+
   void renderImageHasTheAskedSize() {
     LiveChart c("t", "A chart", "x", "y");
     c.setSeriesData(c.addSeries("s", Qt::blue), line(0, 10, 0.5));
