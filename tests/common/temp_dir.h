@@ -1,6 +1,8 @@
 #pragma once
 // A unique temporary folder for one test, removed at scope exit. Shared by
 // the test folders (included by relative path; tests/common has no target).
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +18,8 @@ public:
     static std::atomic<int> n{0};
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = std::filesystem::temp_directory_path() /
-            (prefix + "-" + std::string(info ? info->name() : "x") + "-" + std::to_string(n++));
+            (prefix + "-" + std::to_string(::getpid()) + "-" + std::string(info ? info->name() : "x") + "-" +
+             std::to_string(n++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Regenerates every screenshot of docs/user-guide.md with the app itself
+# (offscreen, software rendering), from the commands the guide shows.
+# Usage: bash docs/screenshots/regenerate.sh [BUILD_DIR]   (default: build)
+# Run from anywhere; writes into docs/screenshots/. Exit 1 if a capture fails.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+app=${1:-build}/app/servelab
+[ -x "$app" ] || { echo "regenerate: $app not built (cmake --build build --target servelab)" >&2; exit 1; }
+out=docs/screenshots
+export QT_QPA_PLATFORM=offscreen
+# Fresh settings: window state saved by an earlier session must not leak in.
+XDG_CONFIG_HOME=$(mktemp -d)
+export XDG_CONFIG_HOME
+trap 'rm -rf "$XDG_CONFIG_HOME"' EXIT
+
+shot() {  # shot NAME ARGS...
+  local name=$1; shift
+  echo "regenerate: $name.png" >&2
+  "$app" "$@" --no-opengl --screenshot "$out/$name.png" >/dev/null 2>&1 ||
+    { echo "regenerate: $name.png failed: $app $*" >&2; exit 1; }
+}
+
+shot main-window-1280x800 --scenario samples/pascal-baseline-rr.json --run-for 60 --size 1280x800
+shot main-window-1920x1080 --scenario samples/pascal-baseline-rr.json --run-for 60 --size 1920x1080
+shot inspector-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120 --inspect auto --size 1280x800
+shot teaching-1280x800 --tour pascal:4 --lecture --run-for 100 --size 1280x800
+shot teaching-1920x1080 --tour pascal:5 --lecture --run-for 120 --size 1920x1080
+shot teaching-1024x768 --tour pascal:4 --lecture --run-for 100 --size 1024x768
+shot compare-1280x800 --scenario samples/pascal-phase-aware.json --compare pascal,fcfs,rr --run-for 200 --size 1280x800
+shot compare-1920x1080 --scenario samples/pascal-phase-aware.json --compare pascal,fcfs,rr --run-for 200 --size 1920x1080
+shot walkthrough-compare-1280x800 --scenario samples/pascal-baseline-fcfs.json --compare fcfs,rr,pascal --run-for 300 \
+  --size 1280x800
+shot walkthrough-pascal-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120 --size 1280x800
+echo "regenerate: 10 screenshots in $out/" >&2
