@@ -509,8 +509,14 @@ bool MainWindow::confirmDiscard(const QString& action, bool panelEdits) {
   std::size_t changes = 0;
   if (ctl_->loaded()) {
     const std::shared_ptr<const LiveFrame> f = ctl_->latest();
-    // Live changes already kept by File ▸ Save run as… are not lost.
-    const bool saved = f->generation == savedRunGeneration_ && f->changes.size() == savedRunChanges_;
+    // Live changes kept in a saved run file (written by File ▸ Save run as…,
+    // or the one being replayed) are not lost: the run's log is, so far, that
+    // file's log.
+    const bool saved = f->changes.size() <= savedRunLog_.size() &&
+                       std::equal(f->changes.begin(), f->changes.end(), savedRunLog_.begin(),
+                                  [](const KnobChange& a, const KnobChange& b) {
+                                    return a.events == b.events && a.knob == b.knob && a.value == b.value;
+                                  });
     changes = saved ? 0 : f->changes.size();
   }
   if (changes > 0)
@@ -543,13 +549,13 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 
 bool MainWindow::openScenario(const QString& path, QString* error) {
   Scenario s;
-  std::size_t savedChanges = 0;
+  ChangeLog replay;
   try {
-    // A saved run opens as its scenario (its live changes are checked but
-    // not replayed here; servelab-cli run replays them).
+    // A saved run opens as its scenario and replays its live changes as the
+    // run reaches them (as servelab-cli run does).
     ScenarioFile file = loadScenarioOrSavedRun(path.toStdString());
     s = std::move(file.scenario);
-    if (file.live) savedChanges = file.live->changes.size();
+    if (file.live) replay = file.live->changes;
   } catch (const std::exception& e) {
     const QString msg = QString::fromStdString(e.what());
     panel_->setError(msg);
@@ -558,19 +564,19 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
     return false;
   }
   QString loadErr;
-  if (!loadScenario(s, QFileInfo(path).fileName(), &loadErr)) {
+  if (!loadScenario(s, QFileInfo(path).fileName(), &loadErr, replay)) {
     // The engine's refusal (e.g. the model does not fit) names the file too.
     if (error) *error = QFileInfo(path).fileName() + ": " + loadErr;
     return false;
   }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
-  if (savedChanges > 0)
-    statusBar()->showMessage(tr("%1 is a saved run: opened its scenario without its %2 live change(s); "
-                                "servelab-cli run %1 replays them")
+  if (!replay.empty()) {
+    statusBar()->showMessage(tr("%1 is a saved run: its %2 live change(s) are replayed as the run reaches them")
                                  .arg(QFileInfo(path).fileName())
-                                 .arg(savedChanges),
+                                 .arg(replay.size()),
                              10000);
+  }
   return true;
 }
 
@@ -602,8 +608,7 @@ bool MainWindow::saveRun(const QString& path, QString* error) {
     if (error) *error = tr("cannot write %1").arg(path);
     return false;
   }
-  savedRunGeneration_ = f->generation;
-  savedRunChanges_ = f->changes.size();
+  savedRunLog_ = f->changes;
   statusBar()->showMessage(tr("Run saved to %1: seed %2, %3 live change(s), fingerprint %4 at t = %5 s; "
                               "servelab-cli run reproduces it")
                                .arg(path)
@@ -615,14 +620,15 @@ bool MainWindow::saveRun(const QString& path, QString* error) {
   return true;
 }
 
-bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* error) {
+bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* error, const ChangeLog& replay) {
   QString err;
-  if (!ctl_->load(s, &err)) {
+  if (!ctl_->load(s, replay, &err)) {
     panel_->setError(err);
     statusBar()->showMessage(err, 8000);
     if (error) *error = err;
     return false;
   }
+  savedRunLog_ = replay;  // a replayed saved run's changes are in its file already
   panel_->setRunningPolicy(s.policy.id);
   panel_->setScenario(s);
   {

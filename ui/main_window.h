@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "run/live_run.h"
 #include "scenario/spec.h"
 
 class QAction;
@@ -40,7 +41,8 @@ public:
 
   /// Open a scenario file; false + message (also shown in the window) on error.
   bool openScenario(const QString& path, QString* error = nullptr);
-  bool loadScenario(const Scenario& s, const QString& name, QString* error = nullptr);
+  bool loadScenario(const Scenario& s, const QString& name, QString* error = nullptr,
+                    const ChangeLog& replay = {});
   bool saveScenario(const QString& path, QString* error = nullptr);
   /// File ▸ Save run as…: the running scenario (seed included) with the
   /// run's live change log and where the run stands (events, fingerprint),
@@ -145,8 +147,10 @@ private:
   QAction* compare_ = nullptr;
   QAction* lecture_ = nullptr;
   QAction* saveRun_ = nullptr;
-  int savedRunGeneration_ = -1;       // the run whose changes Save run as… kept …
-  std::size_t savedRunChanges_ = 0;   // … and how many (confirmDiscard does not ask for them)
+  // The change log a saved run file holds for the loaded scenario and seed
+  // (File ▸ Save run as…, or the saved run being replayed): while the run's
+  // own log is a prefix of it, confirmDiscard has nothing to ask about.
+  ChangeLog savedRunLog_;
   InspectorPanel* inspector_ = nullptr;
   QDockWidget* inspectorDock_ = nullptr;
   TourPanel* tour_ = nullptr;

@@ -148,8 +148,10 @@ public:
     collector_.reset();
   }
 
-  void load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq) {
+  void load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq, ChangeLog replay) {
     lastSeq_ = seq;
+    replay_ = std::move(replay);
+    nextReplay_ = 0;
     {
       std::lock_guard<std::mutex> lock(shared_->m);  // nothing of the old run reaches the GUI
       shared_->probes.clear();
@@ -274,7 +276,7 @@ private:
       const SimTime sub = std::max<SimTime>(1000, static_cast<SimTime>(speed_ * 1e6));  // 1 ms of wall
       while (clockNs_ < target && !sim.done()) {
         const SimTime next = std::min(target, clockNs_ + sub);
-        sim.run(next);
+        advance(next);
         clockNs_ = std::max(next, sim.now());
         if (Clock::now() > deadline) break;
       }
@@ -285,7 +287,7 @@ private:
       while (clockNs_ < limit && !sim.done()) {
         const std::int64_t before = sim.eventsProcessed();
         const SimTime next = limit - clockNs_ < chunkNs_ ? limit : clockNs_ + chunkNs_;
-        sim.run(next);
+        advance(next);
         clockNs_ = std::max(next, sim.now());
         const std::int64_t n = sim.eventsProcessed() - before;
         if (n < 500) chunkNs_ = std::min<SimTime>(chunkNs_ * 2, 60 * kNsPerSecond);
@@ -313,6 +315,27 @@ private:
     const bool caughtUp = paced() && clockNs_ >= anchorSim_ + static_cast<SimTime>(
                                                                speed_ * secondsBetween(anchorWall_, Clock::now()) * 1e9);
     arm(caughtUp ? 4 : 0);
+  }
+
+  // Simulator::run(t); while a saved run's change is still to come, event by
+  // event instead, so that each change is applied exactly at its event
+  // boundary (as servelab-cli run replays it), whatever its recorded time.
+  // The chunk may then end one event past t (clockNs_ follows sim.now()).
+  void advance(SimTime t) {
+    Simulator& sim = run_->sim();
+    while (nextReplay_ < replay_.size()) {
+      while (nextReplay_ < replay_.size() && sim.eventsProcessed() >= replay_[nextReplay_].events) {
+        try {
+          run_->apply(replay_[nextReplay_]);
+        } catch (const InputError&) {
+          // validated against the scenario when the file was opened
+        }
+        ++nextReplay_;
+      }
+      if (nextReplay_ >= replay_.size()) break;
+      if (sim.now() >= t || !sim.step()) return;
+    }
+    sim.run(t);
   }
 
   // Elapsed wall time while playing (pacing sleeps included, pauses not).
@@ -436,6 +459,8 @@ private:
   QTimer* timer_ = nullptr;
   std::shared_ptr<LiveRun> run_;
   std::unique_ptr<Collector> collector_;
+  ChangeLog replay_;           // a saved run's change log, replayed as the run reaches it
+  std::size_t nextReplay_ = 0;
   std::size_t decisionsSeen_ = 0;  // decision-log entries handed to the store
   int generation_ = 0;
   std::uint64_t lastSeq_ = 0;
@@ -549,7 +574,9 @@ void SimController::drainNotices() {
   }
 }
 
-bool SimController::load(const Scenario& s, QString* error) {
+bool SimController::load(const Scenario& s, QString* error) { return load(s, ChangeLog{}, error); }
+
+bool SimController::load(const Scenario& s, const ChangeLog& replay, QString* error) {
   std::shared_ptr<LiveRun> run;
   try {
     run = prepareLiveRun(s);
@@ -558,6 +585,7 @@ bool SimController::load(const Scenario& s, QString* error) {
     return false;
   }
   scenario_ = s;
+  replay_ = replay;
   loaded_ = true;
   running_ = false;
   const int gen = ++generation_;
@@ -570,7 +598,7 @@ bool SimController::load(const Scenario& s, QString* error) {
     shared_->notes.clear();
   }
   timelines_->clear();
-  post([w = worker_, run, gen, seq] { w->load(run, gen, seq); });
+  post([w = worker_, run, gen, seq, replay] { w->load(run, gen, seq, replay); });
   return true;
 }
 
@@ -595,7 +623,7 @@ void SimController::runTo(double simSeconds) {
   post([w = worker_, t = secondsToNs(simSeconds), seq = ++lastSeq_] { w->runTo(t, seq); });
 }
 void SimController::reset() {
-  if (loaded_) load(scenario_);
+  if (loaded_) load(scenario_, replay_);
 }
 void SimController::setSpeed(double speed) {
   post([w = worker_, speed] { w->setSpeed(speed); });

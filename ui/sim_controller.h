@@ -90,7 +90,14 @@ public:
   /// Prepare `s` (on the calling thread, so errors come back at once) and
   /// hand it to the worker, paused at t = 0. False + `error` on an invalid scenario.
   bool load(const Scenario& s, QString* error = nullptr);
+  /// The same, replaying `replay` (a saved run's change log, already
+  /// validated against `s`): each change is applied at its event boundary as
+  /// the run reaches it, so the run is the saved one (same fingerprint), and
+  /// Reset replays it again. Live changes made meanwhile are applied too.
+  bool load(const Scenario& s, const ChangeLog& replay, QString* error = nullptr);
   const Scenario& scenario() const { return scenario_; }
+  /// The change log being replayed (empty for a plain scenario).
+  const ChangeLog& replayLog() const { return replay_; }
   bool loaded() const { return loaded_; }
 
   void play();
@@ -98,7 +105,8 @@ public:
   void togglePlay();
   /// Advance one simulated second, then pause.
   void step();
-  /// Back to t = 0 with the loaded scenario (the change log is cleared).
+  /// Back to t = 0 with the loaded scenario (the change log is cleared; a
+  /// saved run's log is replayed again).
   void reset();
   /// Simulated seconds per wall second; <= 0 or infinity = as fast as possible.
   void setSpeed(double speed);
@@ -153,6 +161,7 @@ private:
   std::shared_ptr<TimelineStore> timelines_;
   Scenario scenario_;
   bool loaded_ = false;
+  ChangeLog replay_;
   bool running_ = false;
   RunMode mode_ = RunMode::Run;
   int generation_ = 0;

@@ -235,6 +235,24 @@ private slots:
     QVERIFY2(w.openScenario(tmp.filePath("run.json"), &err), qPrintable(err));
     QCOMPARE(w.controller()->scenario().run.seed, std::uint64_t{42});
     QVERIFY(w.statusBar()->currentMessage().contains("saved run"));
+    // The app replays the changes at their event boundaries: the same run as
+    // servelab-cli's replay, event for event.
+    SimController& c = *w.controller();
+    QVERIFY(runTo(c, 30));
+    const auto f = c.latest();
+    QCOMPARE(f->changes.size(), std::size_t{1});
+    QCOMPARE(f->changes[0].events, std::int64_t{100});
+    QCOMPARE(f->arrivalRate, 6.0);
+    const ReplayResult cli = replayRun(s, lc.changes, f->snapshot.events);
+    QCOMPARE(fingerprintHex(f->fingerprint), fingerprintHex(cli.fingerprint));
+    // The replayed change is the file's: nothing to ask before discarding it.
+    QVERIFY(w.confirmDiscard("Quit"));
+    // Reset replays it again.
+    w.controller()->reset();
+    QVERIFY(runTo(c, 10));
+    QCOMPARE(c.latest()->changes.size(), std::size_t{1});
+    // A scenario without the change replayed is another run.
+    QVERIFY(fingerprintHex(replayRun(s, {}, f->snapshot.events).fingerprint) != fingerprintHex(f->fingerprint));
     // A malformed change log: refused, naming the file and the place.
     lc.changes[0].knob = "policy.answering_quantun";
     std::ofstream(tmp.filePath("bad.json").toStdString(), std::ios::binary) << dumpSavedRun(s, lc);
