@@ -6,6 +6,7 @@
 
 #include "policy/registry.h"
 #include "util/error.h"
+#include "util/json_check.h"
 #include "util/strings.h"
 
 namespace sl {
@@ -28,47 +29,15 @@ nlohmann::ordered_json changeLogToJson(const ChangeLog& log) {
   return a;
 }
 
-namespace {
-
-const char* typeName(const nlohmann::json& v) {
-  if (v.is_null()) return "null";
-  if (v.is_boolean()) return "bool";
-  if (v.is_number()) return "number";
-  if (v.is_string()) return "string";
-  if (v.is_array()) return "array";
-  return "object";
-}
-
-// A JSON integer >= 0 (an integral float such as 4.0 is accepted, as in scenarios).
-std::int64_t nonNegativeInt(const nlohmann::json& v, const std::string& at) {
-  if (v.is_number_unsigned() || v.is_number_integer()) {
-    if (v.is_number_integer() && v.get<std::int64_t>() < 0)
-      throw InputError(at + ": must be >= 0 (got " + std::to_string(v.get<std::int64_t>()) + ")");
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(
-                                                              std::numeric_limits<std::int64_t>::max()))
-      throw InputError(at + ": too large");
-    return v.get<std::int64_t>();
-  }
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || d != std::floor(d)) throw InputError(at + ": expected an integer, got " + v.dump());
-    if (d < 0) throw InputError(at + ": must be >= 0 (got " + formatDouble(d) + ")");
-    if (d >= 9.2e18) throw InputError(at + ": too large");
-    return static_cast<std::int64_t>(d);
-  }
-  throw InputError(at + ": expected an integer, got " + typeName(v));
-}
-
-}  // namespace
 
 ChangeLog changeLogFromJson(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_array()) throw InputError(where + ": expected an array of changes, got " + typeName(j));
+  if (!j.is_array()) throw InputError(where + ": expected an array of changes, got " + jsonTypeName(j));
   static const std::vector<std::string> kKeys = {"events", "time_ns", "time_s", "knob", "value"};
   ChangeLog log;
   for (std::size_t i = 0; i < j.size(); ++i) {
     const nlohmann::json& e = j[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
-    if (!e.is_object()) throw InputError(at + ": expected an object {events, time_ns, knob, value}, got " + typeName(e));
+    if (!e.is_object()) throw InputError(at + ": expected an object {events, time_ns, knob, value}, got " + jsonTypeName(e));
     for (auto it = e.begin(); it != e.end(); ++it) {
       if (std::find(kKeys.begin(), kKeys.end(), it.key()) != kKeys.end()) continue;
       const auto hint = didYouMean(it.key(), kKeys);
@@ -78,20 +47,20 @@ ChangeLog changeLogFromJson(const nlohmann::json& j, const std::string& where) {
     for (const char* k : {"events", "time_ns", "knob", "value"})
       if (!e.contains(k)) throw InputError(at + ": missing required field '" + k + "'");
     KnobChange c;
-    c.events = nonNegativeInt(e.at("events"), at + ".events");
-    c.time = nonNegativeInt(e.at("time_ns"), at + ".time_ns");
+    c.events = jsonNonNegativeInt(e.at("events"), at + ".events");
+    c.time = jsonNonNegativeInt(e.at("time_ns"), at + ".time_ns");
     const nlohmann::json& knob = e.at("knob");
-    if (!knob.is_string()) throw InputError(at + ".knob: expected a string, got " + typeName(knob));
+    if (!knob.is_string()) throw InputError(at + ".knob: expected a string, got " + jsonTypeName(knob));
     c.knob = knob.get<std::string>();
     if (c.knob.empty()) throw InputError(at + ".knob: must not be empty");
     const nlohmann::json& value = e.at("value");
-    if (!value.is_number()) throw InputError(at + ".value: expected a number, got " + typeName(value));
+    if (!value.is_number()) throw InputError(at + ".value: expected a number, got " + jsonTypeName(value));
     c.value = value.get<double>();
     if (!std::isfinite(c.value)) throw InputError(at + ".value: must be finite");
     if (e.contains("time_s")) {
       // Written for readers; time_ns and events decide when a change applies.
       const nlohmann::json& ts = e.at("time_s");
-      if (!ts.is_number()) throw InputError(at + ".time_s: expected a number, got " + typeName(ts));
+      if (!ts.is_number()) throw InputError(at + ".time_s: expected a number, got " + jsonTypeName(ts));
       const double s = ts.get<double>();
       if (!(std::abs(s - seconds(c.time)) <= 1e-6))
         throw InputError(at + ".time_s: " + num(s) + " disagrees with time_ns " + std::to_string(c.time) +

@@ -8,20 +8,12 @@
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
 #include "util/error.h"
+#include "util/json_check.h"
 #include "util/strings.h"
 
 namespace sl {
 
 namespace {
-
-const char* typeName(const nlohmann::json& v) {
-  if (v.is_null()) return "null";
-  if (v.is_boolean()) return "bool";
-  if (v.is_number()) return "number";
-  if (v.is_string()) return "string";
-  if (v.is_array()) return "array";
-  return "object";
-}
 
 void onlyKeys(const nlohmann::json& obj, const std::vector<std::string>& keys, const std::string& at) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -35,7 +27,7 @@ void onlyKeys(const nlohmann::json& obj, const std::vector<std::string>& keys, c
 }
 
 std::uint64_t parseFingerprint(const nlohmann::json& v, const std::string& at) {
-  if (!v.is_string()) throw InputError(at + ": expected a string of 16 hex digits, got " + typeName(v));
+  if (!v.is_string()) throw InputError(at + ": expected a string of 16 hex digits, got " + jsonTypeName(v));
   const std::string s = v.get<std::string>();
   const bool hex = s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
                      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -46,19 +38,19 @@ std::uint64_t parseFingerprint(const nlohmann::json& v, const std::string& at) {
 
 SavedAt parseSavedAt(const nlohmann::json& j, const std::string& at) {
   if (!j.is_object()) throw InputError(at + ": expected an object {servelab, events, sim_s, fingerprint}, got " +
-                                       std::string(typeName(j)));
+                                       std::string(jsonTypeName(j)));
   onlyKeys(j, {"servelab", "events", "sim_s", "fingerprint"}, at);
   for (const char* k : {"events", "fingerprint"})
     if (!j.contains(k)) throw InputError(at + ": missing required field '" + k + "'");
   SavedAt s;
   if (j.contains("servelab")) {
     if (!j.at("servelab").is_string()) throw InputError(at + ".servelab: expected a string, got " +
-                                                        std::string(typeName(j.at("servelab"))));
+                                                        std::string(jsonTypeName(j.at("servelab"))));
     s.servelab = j.at("servelab").get<std::string>();
   }
   const nlohmann::json& ev = j.at("events");
   if (!ev.is_number_integer() && !ev.is_number_unsigned())
-    throw InputError(at + ".events: expected an integer, got " + std::string(typeName(ev)));
+    throw InputError(at + ".events: expected an integer, got " + std::string(jsonTypeName(ev)));
   if (ev.is_number_integer() && ev.get<std::int64_t>() < 0)
     throw InputError(at + ".events: must be >= 0 (got " + ev.dump() + ")");
   s.events = ev.get<std::int64_t>();
@@ -80,12 +72,12 @@ std::optional<LiveChanges> takeLiveChanges(nlohmann::json& doc, const std::strin
   doc.erase(kLiveChangesKey);
   const std::string at = source + ": " + kLiveChangesKey;
   if (!section.is_object())
-    throw InputError(at + ": expected an object {version, changes, saved_at}, got " + std::string(typeName(section)));
+    throw InputError(at + ": expected an object {version, changes, saved_at}, got " + std::string(jsonTypeName(section)));
   onlyKeys(section, {"version", "changes", "saved_at"}, at);
   if (!section.contains("version")) throw InputError(at + ": missing required field 'version'");
   const nlohmann::json& v = section.at("version");
   if (!v.is_number_integer() && !v.is_number_unsigned())
-    throw InputError(at + ".version: expected an integer, got " + std::string(typeName(v)));
+    throw InputError(at + ".version: expected an integer, got " + std::string(jsonTypeName(v)));
   if (v.get<std::int64_t>() != kLiveChangesVersion)
     throw InputError(at + ".version: unsupported version " + v.dump() + " (this build of ServeLab reads version " +
                      std::to_string(kLiveChangesVersion) + ")");
