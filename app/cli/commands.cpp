@@ -109,7 +109,7 @@ std::string fmt(double v, int decimals = 3) {
 std::string writtenFiles(const std::string& dir) {
   std::string list;
   for (const char* f : {"summary.json", "requests.csv", "timeseries.csv", "trace.json", "tail_ttft.csv",
-                        "decisions.csv"}) {
+                        "decisions.csv", "policy_series.csv"}) {
     std::error_code ec;
     if (!std::filesystem::exists(dir + "/" + f, ec)) continue;
     if (!list.empty()) list += ',';

@@ -10,6 +10,7 @@
 #include "engine/decision_log.h"
 #include "metrics/request_record.h"
 #include "metrics/binned_tail.h"
+#include "output/policy_series_recorder.h"
 #include "output/timeseries_recorder.h"
 #include "output/trace_recorder.h"
 #include "scenario/scenario_io.h"
@@ -85,8 +86,10 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   const bool writing = !opt.outDir.empty();
   const std::string tracePath = opt.tracePath ? *opt.tracePath : writing ? opt.outDir + "/trace.json" : std::string();
   TimeSeriesRecorder series(s.cluster.instances);
+  PolicySeriesRecorder policySeries(sim.globalPolicy());
   TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
   if (writing) sim.addObserver(&series);
+  if (writing) sim.addObserver(&policySeries);
   if (!tracePath.empty()) sim.addObserver(&trace);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -200,6 +203,10 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     // row per decision, codes named by the policy's table.
     if (const DecisionLog* dl = sim.globalPolicy().decisionLog())
       files.emplace_back(opt.outDir + "/decisions.csv", dl->csv(sim.globalPolicy().decisionCodeNames()));
+    // What the policy publishes about the cluster, at every probe (Arrow's
+    // pool sizes, PASCAL's migrations …): only for policies that publish.
+    if (std::string ps = policySeries.csv(); !ps.empty())
+      files.emplace_back(opt.outDir + "/policy_series.csv", std::move(ps));
     ensureDirectory(opt.outDir);
   }
   for (const auto& [path, text] : files) {

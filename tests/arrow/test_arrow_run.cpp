@@ -5,13 +5,17 @@
 // they stand for; and determinism.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <sstream>
 
+#include "../common/temp_dir.h"
 #include "arrow_test_util.h"
 #include "policy/registry.h"
 #include "run/execute.h"
 #include "run/run.h"
 #include "scenario/scenario_io.h"
+#include "util/csv.h"
 #include "util/rng.h"
 
 namespace sl::arrowtest {
@@ -228,6 +232,50 @@ TEST(ArrowDeterminism, SampleRunsTwiceIdentically) {
     EXPECT_GT(rep["flips"].get<double>(), 0);
     EXPECT_EQ(res.summary.finished, res.summary.arrived);
   }
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Issue 11 item 4: "pool sizes over time … a 'pool sizes' series" in the
+// run's files. policy_series.csv holds what the policy publishes at every
+// probe: the four pools always sum to the instance count, and the last
+// sample agrees with the policy report.
+TEST(ArrowOutputs, PoolSizesOverTimeInPolicySeries) {
+  testutil::TempDir dir("arrow-outputs");
+  const std::string path = std::string(SERVELAB_SOURCE_DIR) + "/samples/arrow-burst-8gpu.json";
+  auto run = prepareRun(loadScenarioFile(path), path);
+  RunOptions opt;
+  opt.outDir = dir.str();
+  const RunResult res = executeRun(*run, opt);
+  const std::string csv = readFile(dir.str() + "/policy_series.csv");
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "time_s,series,value,unit");
+  std::map<std::string, std::map<std::string, double>> byTime;  // time -> series -> value
+  std::string lastTime;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    ASSERT_TRUE(splitCsvLine(line, f)) << line;
+    ASSERT_EQ(f.size(), 4u) << line;
+    byTime[f[0]][f[1]] = std::stod(f[2]);
+    lastTime = f[0];
+  }
+  ASSERT_GT(byTime.size(), 10u);
+  for (const auto& [t, v] : byTime) {
+    ASSERT_EQ(v.size(), 5u) << t;
+    EXPECT_EQ(v.at("pool P") + v.at("pool D") + v.at("pool P→D") + v.at("pool D→P"), 8.0) << t;
+  }
+  const auto& rep = res.summaryJson["policy_report"];
+  EXPECT_GT(rep["flips"].get<double>(), 0);
+  // The last probe comes before the end of the run: flips after it are not in it.
+  EXPECT_LE(byTime[lastTime].at("flips"), rep["flips"].get<double>());
+  EXPECT_GT(byTime[lastTime].at("flips"), 0.0);
 }
 
 }  // namespace
