@@ -95,7 +95,8 @@ QString poolAndRoleText(const InstanceSnapshot& in) {
 QString decisionText(const DecisionSnapshot& ds) {
   const Decision& d = ds.decision;
   QString what;
-  if (!d.boundary || d.from < 0) what = QObject::tr("#%1 placed on GPU %2").arg(d.requestId).arg(d.instance);
+  if (d.requestId < 0) what = QObject::tr("GPU %1").arg(d.instance);  // about the instance (e.g. a pool flip)
+  else if (!d.boundary || d.from < 0) what = QObject::tr("#%1 placed on GPU %2").arg(d.requestId).arg(d.instance);
   else if (d.from == d.instance) what = QObject::tr("#%1 stays on GPU %2").arg(d.requestId).arg(d.instance);
   else what = QObject::tr("#%1 GPU %2 → GPU %3").arg(d.requestId).arg(d.from).arg(d.instance);
   if (ds.reason.empty()) return what;

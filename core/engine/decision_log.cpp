@@ -31,6 +31,15 @@ std::string DecisionLog::reason(const Decision& d, const DecisionCodeNames* name
   return s;
 }
 
+namespace {
+// A decision without a request (request id -1) is about an instance, e.g.
+// Arrow's pool flips: kind "instance".
+const char* kindName(const Decision& d) {
+  if (d.requestId < 0) return "instance";
+  return d.boundary ? "boundary" : "placement";
+}
+}  // namespace
+
 std::string DecisionLog::csv(const DecisionCodeNames* names) const {
   std::string out = "time_s,request_id,kind,from,chosen,instance,candidates,selection,action\n";
   out.reserve(out.size() + entries_.size() * 64);
@@ -38,7 +47,7 @@ std::string DecisionLog::csv(const DecisionCodeNames* names) const {
   for (const Decision& d : entries_) {
     std::snprintf(buf, sizeof buf, "%lld.%09lld,%lld,%s,%d,%d,%d,", static_cast<long long>(d.time / kNsPerSecond),
                   static_cast<long long>(d.time % kNsPerSecond), static_cast<long long>(d.requestId),
-                  d.boundary ? "boundary" : "placement", d.from, d.chosen, d.instance);
+                  kindName(d), d.from, d.chosen, d.instance);
     out += buf;
     bool first = true;
     for (std::int32_t c : candidatesOf(d)) {

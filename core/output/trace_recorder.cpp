@@ -160,7 +160,10 @@ void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNa
   std::vector<bool> named(static_cast<std::size_t>(instances_), false);
   std::string& o = events_;
   for (const Decision& d : log.entries()) {
-    if (d.requestId < 0 || d.requestId >= requestLimit_) continue;
+    // Decisions about a request (within the trace's request limit), and
+    // decisions about an instance (request id -1: e.g. Arrow's pool flips).
+    const bool aboutInstance = d.requestId < 0;
+    if (!aboutInstance && d.requestId >= requestLimit_) continue;
     int inst = d.boundary ? d.from : d.instance;
     if (inst < 0 || inst >= instances_) inst = d.chosen;
     if (inst < 0 || inst >= instances_) continue;
@@ -180,10 +183,14 @@ void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNa
     appendInt(pid, o);
     o += ",\"tid\":";
     appendInt(tid, o);
-    o += ",\"args\":{\"request\":";
-    appendInt(d.requestId, o);
-    o += ",\"kind\":\"";
-    o += d.boundary ? "boundary" : "placement";
+    o += ",\"args\":{";
+    if (!aboutInstance) {
+      o += "\"request\":";
+      appendInt(d.requestId, o);
+      o += ',';
+    }
+    o += "\"kind\":\"";
+    o += aboutInstance ? "instance" : d.boundary ? "boundary" : "placement";
     o += "\",\"from\":";
     appendInt(d.from, o);
     o += ",\"candidates\":[";

@@ -276,6 +276,39 @@ TEST(ArrowOutputs, PoolSizesOverTimeInPolicySeries) {
   // The last probe comes before the end of the run: flips after it are not in it.
   EXPECT_LE(byTime[lastTime].at("flips"), rep["flips"].get<double>());
   EXPECT_GT(byTime[lastTime].at("flips"), 0.0);
+
+  // Each flip with its reason: one "instance" row per pool change in
+  // decisions.csv and one instant event in trace.json, the same count as
+  // the report's.
+  const int flips = static_cast<int>(rep["flips"].get<double>());
+  std::istringstream dec(readFile(dir.str() + "/decisions.csv"));
+  std::getline(dec, line);
+  EXPECT_EQ(line, "time_s,request_id,kind,from,chosen,instance,candidates,selection,action");
+  int rows = 0;
+  std::map<std::string, int> reasons;
+  while (std::getline(dec, line)) {
+    std::vector<std::string> f;
+    ASSERT_TRUE(splitCsvLine(line, f)) << line;
+    ASSERT_EQ(f.size(), 9u) << line;
+    EXPECT_EQ(f[1], "-1");
+    EXPECT_EQ(f[2], "instance");
+    EXPECT_EQ(f[3], f[5]);
+    EXPECT_TRUE(f[7] == "to P" || f[7] == "to D" || f[7] == "to P→D" || f[7] == "to D→P") << f[7];
+    ++reasons[f[8]];
+    ++rows;
+  }
+  EXPECT_EQ(rows, flips);
+  for (const auto& [why, n] : reasons) {
+    const std::string key = "flips_by_reason/" + why;
+    ASSERT_TRUE(rep["flips_by_reason"].contains(why)) << why;
+    EXPECT_EQ(n, static_cast<int>(rep["flips_by_reason"][why].get<double>())) << key;
+  }
+  const std::string trace = readFile(dir.str() + "/trace.json");
+  int instant = 0;
+  for (std::size_t at = trace.find("\"kind\":\"instance\""); at != std::string::npos;
+       at = trace.find("\"kind\":\"instance\"", at + 1))
+    ++instant;
+  EXPECT_EQ(instant, flips);
 }
 
 }  // namespace

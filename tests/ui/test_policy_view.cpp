@@ -94,6 +94,12 @@ private slots:
     d.reason = "fewest r; move";
     QCOMPARE(decisionText(d), QString("#39 GPU 1 → GPU 5 · fewest r; move"));
     QVERIFY(decisionInvolves(d, 1) && decisionInvolves(d, 5) && !decisionInvolves(d, 2));
+    // A decision about an instance (request id -1), e.g. an Arrow flip.
+    DecisionSnapshot flip;
+    flip.decision.from = flip.decision.chosen = flip.decision.instance = 3;
+    flip.reason = "to P→D; monitor-tpot";
+    QCOMPARE(decisionText(flip), QString("GPU 3 · to P→D; monitor-tpot"));
+    QVERIFY(decisionInvolves(flip, 3) && !decisionInvolves(flip, 1));
   }
 
   // A card draws the pool label (with its length range), the flag's text and

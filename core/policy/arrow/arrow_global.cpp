@@ -47,6 +47,14 @@ const char* decodeRuleName(std::size_t r) {
 }
 }  // namespace
 
+const DecisionCodeNames* ArrowGlobal::decisionCodeNames() const {
+  // Indexed by ArrowPool and FlipReason.
+  static const DecisionCodeNames names{{"to P", "to D", "to P→D", "to D→P"},
+                                       {"prefill-slo", "decode-slo", "monitor-tpot", "monitor-idle-prefill",
+                                        "drained"}};
+  return &names;
+}
+
 const char* ArrowGlobal::name() const {
   switch (cfg_.mode) {
     case ArrowMode::SloAware: return "arrow";
@@ -189,6 +197,12 @@ void ArrowGlobal::setPool(int i, ArrowPool p, FlipReason why) {
   ++counts_[static_cast<std::size_t>(p)];
   pools_[static_cast<std::size_t>(i)] = p;
   flips_.push_back({sim_->now(), i, from, p, why});
+  Decision d;
+  d.time = sim_->now();
+  d.from = d.chosen = d.instance = i;
+  d.selection = static_cast<std::uint8_t>(p);
+  d.action = static_cast<std::uint8_t>(why);
+  log_.add(d, {});
   const bool prefillRole = p == ArrowPool::P || p == ArrowPool::DtoP;
   if ((sim_->instance(i).role() == InstanceRole::Prefill) != prefillRole)
     sim_->setRole(i, prefillRole ? InstanceRole::Prefill : InstanceRole::Decode);
@@ -400,8 +414,7 @@ bool ArrowGlobal::setKnob(const std::string& name, double value) {
 
 void ArrowGlobal::publishInstance(int i, std::vector<PolicyField>& out) const {
   if (!sim_ || i < 0 || i >= static_cast<int>(pools_.size())) return;
-  out.push_back({"pool", static_cast<double>(pools_[static_cast<std::size_t>(i)]), "",
-                 "elastic pool: 0 = P, 1 = D, 2 = P→D (finishing prefills), 3 = D→P (finishing decodes)"});
+  // The pool itself is the card's badge (Simulator::setPoolLabel), not a field.
   out.push_back({"queued prefill", static_cast<double>(sim_->instance(i).queuedPrefillTokens()), "tokens",
                  "prompt tokens still to prefill on this instance"});
   out.push_back({"prefill delay", prefillDelay(i), "s",

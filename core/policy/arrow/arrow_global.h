@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/decision_log.h"
 #include "engine/policy_api.h"
 #include "policy/arrow/ttft_predictor.h"
 #include "util/time.h"
@@ -91,6 +92,11 @@ public:
   void publishInstance(int instance, std::vector<PolicyField>& out) const override;
   void publishCluster(std::vector<PolicyField>& out) const override;
   void report(std::vector<PolicyReportEntry>& out) const override;
+  /// Every pool change (flips and drains) as an instance decision (request
+  /// id -1): selection = the pool it moves to, action = the reason. Null
+  /// while there is none (static-pd, vllm-colocated, a run without flips).
+  const DecisionLog* decisionLog() const override { return log_.size() > 0 ? &log_ : nullptr; }
+  const DecisionCodeNames* decisionCodeNames() const override;
 
   // ---- the monitor's view (tests, GUI)
   ArrowPool pool(int i) const { return pools_[static_cast<std::size_t>(i)]; }
@@ -150,6 +156,7 @@ private:
   int counts_[4] = {0, 0, 0, 0};
   std::vector<std::int64_t> inboundRequests_, inboundTokens_;
   std::vector<ArrowFlip> flips_;
+  DecisionLog log_;
   std::int64_t prefillRules_[static_cast<std::size_t>(PrefillRule::kCount)] = {};
   std::int64_t decodeRules_[static_cast<std::size_t>(DecodeRule::kCount)] = {};
   int rrPrefill_ = 0, rrDecode_ = 0;
