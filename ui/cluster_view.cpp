@@ -375,6 +375,14 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   const QString badge = policyview::badgeText(in);
   const QString poolRole = policyview::poolAndRoleText(in);
   QString right = tr("batch %1").arg(in.batchSize);
+  // A narrow card keeps the badge whole before the word "batch" (the count
+  // stays; hovering says what it is).
+  if (!badge.isEmpty()) {
+    const QFontMetrics sfm(small);
+    const int nameW = QFontMetrics(bold).horizontalAdvance(tr("GPU %1").arg(in.id));
+    if (head.width() - nameW - 8 - sfm.horizontalAdvance(right) - 14 - 8 - 10 < sfm.horizontalAdvance(badge))
+      right = QString::number(in.batchSize);
+  }
   p.setPen(theme::kMuted);
   p.drawText(head.adjusted(0, 0, -14, 0), Qt::AlignRight | Qt::AlignVCenter, right);
   p.setPen(Qt::NoPen);

@@ -12,6 +12,15 @@ QString number(double v) {
   if (std::abs(v - std::round(v)) < 1e-9 && std::abs(v) < 1e15) return QString::number(static_cast<qint64>(std::llround(v)));
   return QString::number(v, 'g', 3);
 }
+// On a card: counts of 10 000 and more in three digits ("103k", "1.53M");
+// the tooltip and the inspector keep the exact value.
+QString cardNumber(double v) {
+  const double a = std::abs(v);
+  if (std::isnan(v) || a < 10000 || std::abs(v - std::round(v)) >= 1e-9) return number(v);
+  if (a < 1e6) return QString::number(v / 1e3, 'g', 3) + "k";
+  if (a < 1e9) return QString::number(v / 1e6, 'g', 3) + "M";
+  return QString::number(v / 1e9, 'g', 3) + "G";
+}
 bool isSeconds(const PolicyField& f) { return f.unit == "s"; }
 bool isFraction(const PolicyField& f) { return f.unit == "%" || f.unit == "fraction"; }
 }  // namespace
@@ -47,9 +56,11 @@ QStringList valueForms(const std::vector<PolicyField>& fields) {
   for (const PolicyField& f : fields) {
     if (isFlag(f)) continue;
     const QString label = QString::fromStdString(f.label);
-    wide << label + " " + valueText(f);
+    const bool plain = !isSeconds(f) && !isFraction(f);
+    const QString value = plain ? cardNumber(f.value) : valueText(f);
+    wide << label + " " + value;
     // Short labels run into their value ("r3"); longer ones keep a space.
-    tight << (label.size() <= 2 ? label + valueText(f) : label + " " + valueText(f));
+    tight << (label.size() <= 2 ? label + value : label + " " + value);
   }
   if (wide.isEmpty()) return {};
   return {wide.join(QStringLiteral(" · ")), tight.join(' ')};

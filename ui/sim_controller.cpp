@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <mutex>
 
 #include "engine/decision_log.h"
@@ -73,19 +74,30 @@ public:
         n.kind = r.state == ReqState::Swapped ? AnimationNote::Kind::PreemptedSwap
                                               : AnimationNote::Kind::PreemptedRecompute;
         break;
+      case RequestEvent::HandoffStart:
+        handingOff_.insert(r.id);  // its next KV copy is the hand-off
+        return;
       case RequestEvent::MigrationStart:
         n.kind = AnimationNote::Kind::MigrationStart;
+        n.handoff = handingOff_.count(r.id) > 0;
         migrationSource_[r.id] = instance;
         break;
       case RequestEvent::MigrationEnd: {
         n.kind = AnimationNote::Kind::MigrationEnd;
+        n.handoff = handingOff_.erase(r.id) > 0;
         if (auto it = migrationSource_.find(r.id); it != migrationSource_.end()) {
           n.other = it->second;
           migrationSource_.erase(it);
         }
         break;
       }
-      case RequestEvent::Aborted: n.kind = AnimationNote::Kind::Aborted; break;
+      case RequestEvent::Aborted:
+        handingOff_.erase(r.id);
+        n.kind = AnimationNote::Kind::Aborted;
+        break;
+      case RequestEvent::Finished:
+        handingOff_.erase(r.id);  // kept in place (a hand-off to itself) or done
+        return;
       default: return;
     }
     notes.push_back(n);
@@ -123,6 +135,7 @@ private:
   TimelineStore& store_;
   const GlobalPolicy* policy_;
   std::map<std::int64_t, int> migrationSource_;  // requests with a copy in flight
+  std::set<std::int64_t> handingOff_;             // requests between HandoffStart and their KV's arrival
 };
 
 }  // namespace

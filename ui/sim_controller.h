@@ -54,6 +54,7 @@ struct AnimationNote {
   int instance = -1;       // where it happened (source for MigrationStart, destination for MigrationEnd)
   int other = -1;          // MigrationEnd: the source instance
   bool afterThink = false; // the request had produced all its reasoning tokens (</think>)
+  bool handoff = false;    // the KV copy of a disaggregated hand-off (prefill → decode), not a migration
 };
 
 /// What the GUI sees of the run; immutable once published.

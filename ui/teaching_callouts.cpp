@@ -44,12 +44,17 @@ void CalloutBoard::add(const AnimationNote& n, double animNow) {
       break;
     case AnimationNote::Kind::MigrationStart:
       c.kind = n.afterThink ? Callout::Kind::MigrateThink : Callout::Kind::MigrateOut;
-      c.text = n.afterThink ? QObject::tr("migrated at </think>") : QObject::tr("migrating out");
+      c.text = n.handoff      ? QObject::tr("prefilled: KV handed off to decode")
+               : n.afterThink ? QObject::tr("migrated at </think>")
+                              : QObject::tr("migrating out");
       c.color = theme::kMigrating;
       break;
     case AnimationNote::Kind::MigrationEnd:
       c.kind = Callout::Kind::MigrateIn;
-      c.text = n.other >= 0 ? QObject::tr("KV arrived from GPU %1").arg(n.other) : QObject::tr("KV arrived");
+      c.text = n.handoff ? (n.other >= 0 ? QObject::tr("hand-off from GPU %1").arg(n.other)
+                                         : QObject::tr("hand-off arrived"))
+                         : n.other >= 0 ? QObject::tr("KV arrived from GPU %1").arg(n.other)
+                                        : QObject::tr("KV arrived");
       c.color = theme::kMigrating;
       break;
     case AnimationNote::Kind::Aborted:
@@ -79,7 +84,10 @@ void CalloutBoard::push(Callout c) {
       ++o.count;
       o.requestId = c.requestId;
       o.simTime = c.simTime;
-      if (o.text != c.text && o.kind == Callout::Kind::MigrateIn) o.text = QObject::tr("KV arrived by migration");
+      if (o.text != c.text && o.kind == Callout::Kind::MigrateIn)
+        o.text = o.text.startsWith(QStringLiteral("hand-off")) && c.text.startsWith(QStringLiteral("hand-off"))
+                     ? QObject::tr("hand-offs arrived")
+                     : QObject::tr("KV arrived by migration");
       if (o.text != c.text && o.kind == Callout::Kind::RoleFlip) o.text = QObject::tr("instance flipped roles");
       return;
     }

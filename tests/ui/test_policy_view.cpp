@@ -85,6 +85,11 @@ private slots:
                                         {"a", 0, "requests", ""}, {"m", 420, "blocks", ""}};
     QCOMPARE(valueForms(f), (QStringList{"r 3 · a 0 · m 420", "r3 a0 m420"}));
     QVERIFY(valueForms({{"on pace", 1, "bool", ""}}).isEmpty());
+    // Large counts fit a card in three digits; the tooltip keeps them exact.
+    QCOMPARE(valueForms({{"queued", 103431, "tokens", ""}, {"load", 1534567, "tokens", ""}}),
+             (QStringList{"queued 103k · load 1.53M", "queued 103k load 1.53M"}));
+    QCOMPARE(tooltipLine({"queued", 103431, "tokens", "prompt tokens"}), QString("queued = 103431 tokens: prompt tokens"));
+    QCOMPARE(valueForms({{"m", 9999, "blocks", ""}}).front(), QString("m 9999"));
     QCOMPARE(tooltipLine({"m", 420, "blocks", "KV blocks"}), QString("m = 420 blocks: KV blocks"));
     DecisionSnapshot d;
     d.decision.requestId = 39;

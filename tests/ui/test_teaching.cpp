@@ -144,6 +144,58 @@ private slots:
     QVERIFY(view.animationTime() > t0 + CalloutBoard::kLifetimeS + CalloutBoard::kFadeS);
   }
 
+  // vLLM-disaggregated hands every request from its prefill instance to its
+  // decode instance and never migrates: every KV copy is noted a hand-off.
+  void handoffCopiesAreNotedAsHandoffs() {
+    SimController c;
+    QString err;
+    Scenario s = loadScenarioFile((kSamples + "/arrow-vllm-disaggregated-tp4.json").toStdString());
+    QVERIFY2(c.load(s, &err), qPrintable(err));
+    c.runTo(20);
+    QVERIFY(c.waitIdle(60000));
+    int starts = 0, ends = 0;
+    for (const AnimationNote& n : c.takeNotes()) {
+      if (n.kind == AnimationNote::Kind::MigrationStart) {
+        ++starts;
+        QVERIFY(n.handoff);
+        QCOMPARE(n.instance, 0);
+      }
+      if (n.kind == AnimationNote::Kind::MigrationEnd) {
+        ++ends;
+        QVERIFY(n.handoff);
+        QCOMPARE(n.instance, 1);
+        QCOMPARE(n.other, 0);
+      }
+    }
+    QVERIFY(starts > 10);
+    QVERIFY(ends > 10);
+  }
+
+  // A disaggregated hand-off's KV copy is not called a migration.
+  void handoffCalloutsSayHandOff() {
+    CalloutBoard b;
+    AnimationNote n;
+    n.kind = AnimationNote::Kind::MigrationStart;
+    n.instance = 1;
+    n.requestId = 7;
+    n.handoff = true;
+    b.add(n, 0.0);
+    n.kind = AnimationNote::Kind::MigrationEnd;
+    n.instance = 5;
+    n.other = 1;
+    b.add(n, 0.0);
+    QCOMPARE(b.items().size(), std::size_t{2});
+    QCOMPARE(b.items()[0].text, QString("prefilled: KV handed off to decode"));
+    QCOMPARE(b.items()[1].text, QString("hand-off from GPU 1"));
+    n.other = 3;
+    n.requestId = 8;
+    b.add(n, 0.0);
+    QCOMPARE(b.items()[1].text, QString("hand-offs arrived"));
+    n.handoff = false;  // a migration arriving on the same card
+    b.add(n, 0.0);
+    QCOMPARE(b.items()[1].text, QString("KV arrived by migration"));
+  }
+
   void calloutsMergeAndStayFew() {
     CalloutBoard b;
     AnimationNote n;
@@ -242,6 +294,30 @@ private slots:
 
   // Each step loads its scenario (the policy the step talks about), sets
   // its speed, and shows its text; Next and Back move between steps.
+  // Every tour: each step loads its scenario (PASCAL's, Arrow's …).
+  void everyTourLoadsItsSteps() {
+    const auto tours = availableTours(MainWindow::samplesDir());
+    QStringList ids;
+    for (const Tour& t : tours) ids << t.id;
+    QCOMPARE(ids, (QStringList{"pascal", "arrow"}));
+    for (const Tour& t : tours) {
+      MainWindow w;
+      w.resize(1024, 768);
+      QString err;
+      QVERIFY2(w.startTour(t.id, 0, false, &err), qPrintable(err));
+      TourPanel* tp = w.tourPanel();
+      QCOMPARE(tp->stepCount(), static_cast<int>(t.steps.size()));
+      for (int i = 0; i < tp->stepCount(); ++i) {
+        QVERIFY2(w.showTourStep(i, false, &err), qPrintable(err));
+        const TourStep& step = t.steps[static_cast<std::size_t>(i)];
+        const Scenario expect = loadScenarioFile((MainWindow::samplesDir() + "/" + step.scenario).toStdString());
+        QCOMPARE(w.controller()->scenario().policy.id, expect.policy.id);
+        QVERIFY(t.policies.contains(QString::fromStdString(expect.policy.id)));
+        QVERIFY(tp->watchText().contains("Watch"));
+      }
+    }
+  }
+
   void tourStepsLoadTheirScenarios() {
     MainWindow w;
     w.resize(1280, 800);

@@ -414,18 +414,40 @@ bool ArrowGlobal::setKnob(const std::string& name, double value) {
 
 void ArrowGlobal::publishInstance(int i, std::vector<PolicyField>& out) const {
   if (!sim_ || i < 0 || i >= static_cast<int>(pools_.size())) return;
-  // The pool itself is the card's badge (Simulator::setPoolLabel), not a field.
-  out.push_back({"queued prefill", static_cast<double>(sim_->instance(i).queuedPrefillTokens()), "tokens",
-                 "prompt tokens still to prefill on this instance"});
-  out.push_back({"prefill delay", prefillDelay(i), "s",
-                 "predicted time (a + b·I + c·I²) of its queued prefills; Alg. 1 adds the new prompt's and "
-                 "compares with the TTFT SLO"});
-  out.push_back({"decode load", static_cast<double>(decodeLoad(i)), "tokens",
-                 "tokens of the requests it holds plus hand-offs on their way; Alg. 2 compares with max_running_tokens"});
-  out.push_back({"decode interval", tokenInterval(i), "s",
-                 "mean decode-iteration time over the monitor window (token interval); compared with the TPOT SLO"});
-  out.push_back({"KV queue", static_cast<double>(inboundRequests_[static_cast<std::size_t>(i)]), "requests",
-                 "hand-offs to this instance whose KV is waiting (FCFS) or being copied"});
+  // The pool itself is the card's badge (Simulator::setPoolLabel). The
+  // fields are the ones its pool's algorithms read, short enough for a card:
+  // prefill side (Alg. 1) first on P / D→P, decode side (Alg. 2, the
+  // monitor, the KV-migration queue) first on D / P→D.
+  const ArrowPool p = pools_[static_cast<std::size_t>(i)];
+  auto queued = [&] {
+    out.push_back({"queued", static_cast<double>(sim_->instance(i).queuedPrefillTokens()), "tokens",
+                   "prompt tokens still to prefill on this instance"});
+  };
+  auto delay = [&] {
+    out.push_back({"delay", prefillDelay(i), "s",
+                   "predicted time (a + b·I + c·I²) of its queued prefills; Alg. 1 adds the new prompt's and "
+                   "compares with the TTFT SLO"});
+  };
+  auto kvQueue = [&] {
+    out.push_back({"KV queue", static_cast<double>(inboundRequests_[static_cast<std::size_t>(i)]), "requests",
+                   "hand-offs to this instance whose KV is waiting (FCFS) or being copied"});
+  };
+  auto load = [&] {
+    out.push_back({"load", static_cast<double>(decodeLoad(i)), "tokens",
+                   "decode load: tokens of the requests it holds plus hand-offs on their way; Alg. 2 compares "
+                   "with max_running_tokens"});
+  };
+  auto interval = [&] {
+    out.push_back({"interval", tokenInterval(i), "s",
+                   "mean decode-iteration time over the monitor window (token interval); compared with the "
+                   "TPOT SLO"});
+  };
+  switch (p) {
+    case ArrowPool::P: queued(); delay(); break;
+    case ArrowPool::DtoP: queued(); delay(); load(); break;
+    case ArrowPool::D: kvQueue(); load(); interval(); break;
+    case ArrowPool::PtoD: kvQueue(); load(); queued(); break;
+  }
 }
 
 void ArrowGlobal::publishCluster(std::vector<PolicyField>& out) const {
