@@ -6,18 +6,21 @@
 #include "engine/request.h"
 
 namespace sl {
-namespace {
-bool byArrival(const Request* a, const Request* b) {
+bool FcfsLocal::byArrival(const Request* a, const Request* b) {
   return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
 }
-}  // namespace
+
+void FcfsLocal::resort() {
+  std::stable_sort(running_.begin(), running_.end(), order_);
+  std::stable_sort(queue_.begin(), queue_.end(), order_);
+}
 
 void FcfsLocal::enqueue(Request& r) {
   if (r.state == ReqState::Running) {
-    running_.insert(std::upper_bound(running_.begin(), running_.end(), &r, byArrival), &r);
+    running_.insert(std::upper_bound(running_.begin(), running_.end(), &r, order_), &r);
   } else {
     // Keep the queue in arrival order (migrated-in requests may be older).
-    queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), &r, byArrival), &r);
+    queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), &r, order_), &r);
   }
 }
 
@@ -30,7 +33,7 @@ void FcfsLocal::remove(Request& r) {
 }
 
 void FcfsLocal::requeueFront(Request* r) {
-  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), r, byArrival), r);
+  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), r, order_), r);
 }
 
 void FcfsLocal::schedule(IterationBuilder& b) {
@@ -45,7 +48,7 @@ void FcfsLocal::schedule(IterationBuilder& b) {
            b.admit(*queue_.front())) {
       Request* r = queue_.front();
       queue_.pop_front();
-      running_.insert(std::upper_bound(running_.begin(), running_.end(), r, byArrival), r);
+      running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
       admitted = true;
     }
     if (admitted) return;
@@ -87,7 +90,7 @@ admit:
     if (!b.chunkedPrefill() && r->state == ReqState::Waiting) break;
     if (!b.run(*r)) break;  // no skipping: later requests wait behind the head
     queue_.pop_front();
-    running_.insert(std::upper_bound(running_.begin(), running_.end(), r, byArrival), r);
+    running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
   }
 }
 

@@ -15,6 +15,15 @@ namespace sl {
 
 class FcfsLocal : public LocalPolicy {
 public:
+  /// Strict weak order of the queues: which request goes first.
+  using Order = bool (*)(const Request*, const Request*);
+  /// Arrival order (then id): vLLM's FCFS.
+  static bool byArrival(const Request* a, const Request* b);
+
+  /// `order` other than arrival makes this vLLM's *priority* discipline
+  /// (self-scheduling's local part): the same queues and rules, sorted by
+  /// that order; the lowest-priority running request is the victim.
+  explicit FcfsLocal(Order order = &FcfsLocal::byArrival) : order_(order) {}
   const char* name() const override { return "fcfs"; }
   void enqueue(Request& r) override;
   void remove(Request& r) override;
@@ -22,10 +31,15 @@ public:
   std::size_t size() const override { return running_.size() + queue_.size(); }
   void describe(std::vector<QueueView>& out) const override;
 
+protected:
+  /// Re-sort both queues (after keys the order reads have changed).
+  void resort();
+  std::vector<Request*> running_;  // KV on GPU, in `order_`
+  std::deque<Request*> queue_;     // waiting + swapped, in `order_`
+
 private:
   void requeueFront(Request* r);
-  std::vector<Request*> running_;  // KV on GPU, arrival order
-  std::deque<Request*> queue_;     // waiting + swapped, arrival order
+  Order order_;
 };
 
 }  // namespace sl
