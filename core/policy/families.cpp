@@ -6,6 +6,7 @@ void registerAllPolicyFamilies(PolicyRegistry& reg) {
   registerBaselinePolicies(reg);
   registerPascalPolicies(reg);
   registerArrowPolicies(reg);
+  registerSelfSchedPolicies(reg);
   registerExamplePolicies(reg);
 }
 

@@ -11,6 +11,7 @@ void registerBaselinePolicies(PolicyRegistry& reg);  // policy/baselines/
 void registerPascalPolicies(PolicyRegistry& reg);    // policy/pascal/
 void registerExamplePolicies(PolicyRegistry& reg);   // policy/example/
 void registerArrowPolicies(PolicyRegistry& reg);     // policy/arrow/
+void registerSelfSchedPolicies(PolicyRegistry& reg); // policy/selfsched/
 
 /// Knobs shared between families: RR's queue order (1 = by quanta used, 0 =
 /// circular), used by `rr` and PASCAL's local part (policy/baselines/register.cpp).

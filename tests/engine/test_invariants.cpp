@@ -265,6 +265,18 @@ Scn makeScenario(std::uint64_t seed) {
     s.disaggregated = false;
     s.pMigrate = s.pLive = s.pTickMove = 0;
     s.tick = 0;
+  } else if (g.uniform01() < 0.2) {
+    // One in five of the others: a self-scheduling policy with its own global
+    // part (ranking batches, rank prompts injected as synthetic requests).
+    static const char* kSelf[] = {"selfsched-prefill-only", "selfsched-rank-only", "selfsched-length-only",
+                                  "selfsched-length-only-nostarve", "oracle-sjf"};
+    s.policy.id = kSelf[g.below(5)];
+    s.policy.knobs = nlohmann::json::object();
+    if (s.policy.id != "oracle-sjf")
+      s.policy.knobs = {{"batch_size", pick(1, 8)}, {"batch_timeout_s", 0.001 * static_cast<double>(pick(1, 50))}};
+    s.disaggregated = false;
+    s.pMigrate = s.pLive = s.pTickMove = 0;
+    s.tick = 0;
   }
   return s;
 }
@@ -286,7 +298,8 @@ void runOne(std::uint64_t seed, Totals& tot) {
   }
   if (pb.chunkedPrefill) cfg.instance.chunkedPrefill = *pb.chunkedPrefill;
   std::unique_ptr<GlobalPolicy> global = std::move(pb.global);  // PASCAL's own
-  if (!global || !s.policy.id.starts_with("pascal"))
+  if (!global || !(s.policy.id.starts_with("pascal") || s.policy.id.starts_with("selfsched") ||
+                   s.policy.id == "oracle-sjf"))
     global = std::make_unique<RandomMover>(parseRouter(s.policy.router), s.pMigrate, s.pLive, s.tick, s.pTickMove);
   Simulator sim(cfg, cost, std::make_unique<ListWorkload>(s.reqs), std::move(global), pb.makeLocal);
   Watcher w;

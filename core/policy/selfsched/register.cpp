@@ -1,0 +1,121 @@
+// LLM self-scheduling (30-schedulers.md "Self-scheduling"; paper: "LLM
+// self-scheduling: rank prompts as real work"): three predictor modes, each
+// with and without anti-starvation, and the oracle-sjf reference.
+#include <memory>
+
+#include "policy/families.h"
+#include "policy/registry.h"
+#include "policy/selfsched/selfsched.h"
+#include "scenario/spec.h"
+#include "util/rng.h"
+#include "workload/length_dist.h"
+#include "workload/presets.h"
+
+namespace sl {
+
+namespace {
+
+std::vector<KnobSpec> starvationKnobs(bool on) {
+  return {
+      {"anti_starvation", "", 0, 1, on ? 1.0 : 0.0, true, true,
+       "1 = promote requests left out of the batch (paper §4.3), 0 = off"},
+      {"starvation_threshold_steps", "iterations", 1, 10000, 4, true, true,
+       "iterations in a row left out of the batch before a promotion"},
+      {"priority_quantum_steps", "iterations", 1, 100000, 32, true, true, "iterations a promotion lasts"},
+      {"max_promotions_per_round", "requests", 0, 10000, 16, true, true, "promotions per iteration, at most"},
+  };
+}
+
+std::vector<KnobSpec> modeKnobs(double targetTau, bool starvation) {
+  std::vector<KnobSpec> k = {
+      {"batch_size", "requests", 1, 10000, 10, true, true, "B: a ranking batch closes when it holds this many"},
+      {"batch_timeout_s", "s", 0.001, 60, 0.05, false, true, "T: ... or when its oldest request has waited this long"},
+      {"template_tokens", "tokens", 0, 100000, 150, true, false, "rank prompt's template added to the prompts"},
+      {"target_tau", "", -1, 1, targetTau, false, false,
+       "Kendall's tau-b the predictor's noise is calibrated to (against the gold ranking)"},
+      {"tie_alpha", "fraction", 0, 1, 0.1, false, false, "gold ranking: lengths within this fraction of their mean tie"},
+  };
+  for (KnobSpec& s : starvationKnobs(starvation)) k.push_back(std::move(s));
+  return k;
+}
+
+// Output lengths (reasoning + answer) of the scenario's workload, for the
+// noise calibration. A trace's lengths are not known before the run: the
+// default chat distribution stands in (docs/policies/selfsched.md).
+std::vector<double> outputSample(const Scenario* s, int n) {
+  WorkloadSpec w;
+  std::string base = ".";
+  if (s) {
+    w = s->workload;
+    base = s->base_dir;
+    if (w.preset) applyWorkloadPreset(*w.preset, w);
+    if (w.trace) w = WorkloadSpec{};
+  }
+  const LengthSampler reasoning(w.reasoning_tokens, base, "workload.reasoning_tokens");
+  const LengthSampler answer(w.answer_tokens, base, "workload.answer_tokens");
+  Rng rng(0x5e1f5c4edULL ^ (s ? s->run.seed : 1));
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    out.push_back(static_cast<double>(reasoning.sample(rng)) + static_cast<double>(std::max<std::int64_t>(1, answer.sample(rng))));
+  return out;
+}
+
+PolicyBundle bundle(const PolicyContext& c, RankMode mode) {
+  SelfSchedConfig cfg;
+  cfg.mode = mode;
+  StarvationConfig st;
+  st.enabled = c.knobs.get("anti_starvation") != 0;
+  st.thresholdSteps = c.knobs.getInt("starvation_threshold_steps");
+  st.quantumSteps = c.knobs.getInt("priority_quantum_steps");
+  st.maxPerRound = c.knobs.getInt("max_promotions_per_round");
+  cfg.starvation = st;
+  std::vector<double> sample;
+  if (mode != RankMode::Oracle) {
+    cfg.batchSize = c.knobs.getInt("batch_size");
+    cfg.batchTimeoutS = c.knobs.get("batch_timeout_s");
+    cfg.templateTokens = c.knobs.getInt("template_tokens");
+    cfg.targetTau = c.knobs.get("target_tau");
+    cfg.alpha = c.knobs.get("tie_alpha");
+    sample = outputSample(c.scenario, cfg.calibrationSample);
+  }
+  PolicyBundle b;
+  b.global = std::make_unique<SelfSchedGlobal>(cfg, std::move(sample));
+  b.makeLocal = [st](int) { return std::make_unique<SelfSchedLocal>(st); };
+  return b;
+}
+
+}  // namespace
+
+void registerSelfSchedPolicies(PolicyRegistry& reg) {
+  struct Mode {
+    const char* id;
+    RankMode mode;
+    double tau;
+    const char* what;
+  };
+  const Mode modes[] = {
+      {"selfsched-prefill-only", RankMode::PrefillOnly, 0.25,
+       "rank prompt with no output (ranks from its prefill): the weakest predictor, tau-b 0.25"},
+      {"selfsched-rank-only", RankMode::RankOnly, 0.40, "rank prompt answering 20 tokens (ranks within the batch), tau-b 0.40"},
+      {"selfsched-length-only", RankMode::LengthOnly, 0.55,
+       "rank prompt answering 40 tokens (predicted lengths), tau-b 0.55"},
+  };
+  for (const Mode& m : modes) {
+    for (bool starve : {true, false}) {
+      const std::string id = std::string(m.id) + (starve ? "" : "-nostarve");
+      const RankMode mode = m.mode;
+      reg.add({id, "Self-scheduling",
+               std::string("LLM self-scheduling, ") + m.what +
+                   "; priority queue by (promoted, rank, arrival)" + (starve ? " with anti-starvation" : ", no anti-starvation") +
+                   " (self-scheduling paper)",
+               false, modeKnobs(m.tau, starve), [mode](const PolicyContext& c) { return bundle(c, mode); }});
+    }
+  }
+  reg.add({"oracle-sjf", "Self-scheduling",
+           "reference: shortest true output length first (no rank prompts), priority queue with anti-starvation "
+           "(self-scheduling paper)",
+           false, starvationKnobs(true), [](const PolicyContext& c) { return bundle(c, RankMode::Oracle); }});
+}
+
+}  // namespace sl

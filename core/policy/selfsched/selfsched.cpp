@@ -1,0 +1,260 @@
+#include "policy/selfsched/selfsched.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/instance.h"
+#include "engine/simulator.h"
+#include "engine/snapshot.h"
+#include "metrics/kendall.h"
+
+namespace sl {
+
+const char* rankModeName(RankMode m) {
+  switch (m) {
+    case RankMode::PrefillOnly: return "prefill-only";
+    case RankMode::RankOnly: return "rank-only";
+    case RankMode::LengthOnly: return "length-only";
+    case RankMode::Oracle: return "oracle-sjf";
+  }
+  return "?";
+}
+
+int rankPromptOutput(RankMode m) {
+  switch (m) {
+    case RankMode::PrefillOnly: return 0;
+    case RankMode::RankOnly: return 20;
+    case RankMode::LengthOnly: return 40;
+    case RankMode::Oracle: return 0;
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- local
+
+bool SelfSchedLocal::byPriority(const Request* a, const Request* b) {
+  // Rank prompts first (they unblock ranking), then promoted requests, then
+  // by rank / predicted length (unranked: kUnranked, last), then arrival.
+  if (a->synthetic != b->synthetic) return a->synthetic;
+  const bool pa = a->queue > 0, pb = b->queue > 0;
+  if (pa != pb) return pa;
+  if (a->policyKey != b->policyKey) return a->policyKey < b->policyKey;
+  return FcfsLocal::byArrival(a, b);
+}
+
+void SelfSchedLocal::schedule(IterationBuilder& b) {
+  ++iter_;
+  resort();  // ranks arrive and promotions start or end between iterations
+  FcfsLocal::schedule(b);
+  for (const Request* r : running_)
+    if (r->batchIndex >= 0) {
+      const auto s = static_cast<std::size_t>(r->slot);
+      if (ranAt_.size() <= s) ranAt_.resize(s + 1, -1);
+      ranAt_[s] = iter_;
+    }
+}
+
+void SelfSchedLocal::onIterationEnd() {
+  // Every request still here and not in this iteration's batch gains one
+  // starvation step; at the threshold it is promoted for `quantumSteps`
+  // iterations, at most `maxPerRound` promotions per iteration, in priority
+  // order. A promotion counts down every iteration; running resets the count.
+  int round = 0;
+  auto visit = [&](Request* r) {
+    if (r->synthetic) return;
+    const auto s = static_cast<std::size_t>(r->slot);
+    if (starve_.size() <= s) starve_.resize(s + 1, 0);
+    if (ranAt_.size() <= s) ranAt_.resize(s + 1, -1);
+    if (r->queue > 0) {
+      --r->queue;
+      starve_[s] = 0;
+      return;
+    }
+    if (ranAt_[s] == iter_) {
+      starve_[s] = 0;
+      return;
+    }
+    if (!cfg_.enabled) return;
+    if (++starve_[s] >= cfg_.thresholdSteps && round < cfg_.maxPerRound) {
+      r->queue = cfg_.quantumSteps;
+      starve_[s] = 0;
+      ++round;
+      ++promotions_;
+    }
+  };
+  for (Request* r : running_) visit(r);
+  for (Request* r : queue_) visit(r);
+}
+
+int SelfSchedLocal::starvation(const Request& r) const {
+  const auto s = static_cast<std::size_t>(r.slot);
+  return s < starve_.size() ? starve_[s] : 0;
+}
+
+bool SelfSchedLocal::setKnob(const std::string& name, double value) {
+  if (name == "anti_starvation") cfg_.enabled = value != 0;
+  else if (name == "starvation_threshold_steps") cfg_.thresholdSteps = static_cast<int>(value);
+  else if (name == "priority_quantum_steps") cfg_.quantumSteps = static_cast<int>(value);
+  else if (name == "max_promotions_per_round") cfg_.maxPerRound = static_cast<int>(value);
+  else return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- global
+
+SelfSchedGlobal::SelfSchedGlobal(const SelfSchedConfig& cfg, std::vector<double> outputSample)
+    : cfg_(cfg), outputSample_(std::move(outputSample)) {}
+
+const char* SelfSchedGlobal::name() const { return rankModeName(cfg_.mode); }
+
+void SelfSchedGlobal::attach(Simulator& sim) {
+  GlobalPolicy::attach(sim);
+  const int n = sim.numInstances();
+  locals_.assign(static_cast<std::size_t>(n), nullptr);
+  for (int i = 0; i < n; ++i) locals_[static_cast<std::size_t>(i)] = dynamic_cast<SelfSchedLocal*>(&sim.instance(i).policy());
+  // σ for the target tau-b, on the workload's own output lengths, with the
+  // run's seed (stream "selfsched-calibration"): deterministic per scenario.
+  if (cfg_.mode != RankMode::Oracle && !outputSample_.empty()) {
+    Rng& rng = sim.rng("selfsched-calibration");
+    std::vector<double> eps(outputSample_.size());
+    for (double& e : eps) e = rng.normal();
+    cal_ = calibrateSigma(outputSample_, eps, cfg_.targetTau, cfg_.alpha, static_cast<std::size_t>(cfg_.batchSize));
+  }
+}
+
+int SelfSchedGlobal::leastLoaded() const {
+  // The paper ran one engine; with several instances every request (and each
+  // rank prompt) goes to the instance with the fewest tokens assigned
+  // (prompt + generated of what it holds), ties to the lowest index.
+  int best = 0;
+  for (int i = 1; i < sim_->numInstances(); ++i)
+    if (sim_->instance(i).assignedTokens() < sim_->instance(best).assignedTokens()) best = i;
+  return best;
+}
+
+int SelfSchedGlobal::route(const Request&) { return leastLoaded(); }
+
+void SelfSchedGlobal::onArrival(Request& r) {
+  const double trueLen = static_cast<double>(r.reasoning) + static_cast<double>(r.answer);
+  if (cfg_.mode == RankMode::Oracle) {
+    r.policyKey = static_cast<std::int64_t>(trueLen);
+    r.predicted = static_cast<std::int32_t>(trueLen);
+    return;
+  }
+  r.policyKey = kUnranked;
+  batch_.push_back({sim_->handleOf(r), r.id, trueLen, r.input});
+  if (batch_.size() == 1) {
+    // The batch closes at T after its oldest request, unless B closes it first.
+    const std::uint64_t seq = ++batchSeq_;
+    sim_->sendMessage(secondsToNs(cfg_.batchTimeoutS), [this, seq] {
+      if (seq == batchSeq_ && !batch_.empty()) closeBatch(false);
+    });
+  }
+  if (static_cast<int>(batch_.size()) >= cfg_.batchSize) closeBatch(true);
+}
+
+void SelfSchedGlobal::closeBatch(bool bySize) {
+  ++batchSeq_;  // the pending timeout, if any, is for this batch: void it
+  Pending p;
+  std::int64_t input = cfg_.templateTokens;
+  Rng& rng = sim_->rng("selfsched-noise");
+  for (const Member& m : batch_) {
+    // Each request's prediction, drawn when its batch is ranked (in arrival order).
+    const double pred = std::max(1.0, std::round(m.trueLen * std::exp(cal_.sigma * rng.normal())));
+    if (!sim_->resolve(m.h)) continue;  // finished before its batch closed (cannot happen with T > 0)
+    p.members.push_back(m);
+    p.predicted.push_back(pred);
+    input += m.input;
+  }
+  batch_.clear();
+  if (p.members.empty()) return;
+  ++batches_;
+  (bySize ? bySize_ : byTimeout_) += 1;
+  members_ += static_cast<std::int64_t>(p.members.size());
+  const std::int64_t cap = std::numeric_limits<std::int32_t>::max() / 2;
+  p.prompt = sim_->injectRequest(leastLoaded(), static_cast<std::int32_t>(std::min(input, cap)),
+                                 rankPromptOutput(cfg_.mode));
+  pending_.push_back(std::move(p));
+}
+
+void SelfSchedGlobal::onSyntheticDone(const Request& s) {
+  const RequestHandle h = sim_->handleOf(s);
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.prompt == h; });
+  if (it == pending_.end()) return;
+  Pending p = std::move(*it);
+  pending_.erase(it);
+  // RankOnly / PrefillOnly reveal the order within the batch (ranks 0..n-1,
+  // ties by arrival); LengthOnly the predicted lengths themselves.
+  std::vector<std::size_t> order(p.members.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p.predicted[a] < p.predicted[b]; });
+  std::vector<double> trueLens, preds;
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    const std::size_t k = order[rank];
+    trueLens.push_back(p.members[k].trueLen);
+    preds.push_back(p.predicted[k]);
+    Request* r = sim_->resolve(p.members[k].h);
+    if (!r) continue;
+    r->policyKey = cfg_.mode == RankMode::LengthOnly ? static_cast<std::int64_t>(p.predicted[k])
+                                                      : static_cast<std::int64_t>(rank);
+    r->predicted = static_cast<std::int32_t>(std::min(p.predicted[k], 2e9));
+    ++ranked_;
+  }
+  if (trueLens.size() >= 2) {
+    const auto gold = servelab::metrics::goldRanking(trueLens, cfg_.alpha);
+    if (auto t = servelab::metrics::kendallTauB(gold, preds)) {
+      tauSum_ += *t;
+      ++tauBatches_;
+    }
+  }
+}
+
+std::int64_t SelfSchedGlobal::totalPromotions() const {
+  std::int64_t n = 0;
+  for (const SelfSchedLocal* l : locals_)
+    if (l) n += l->promotions();
+  return n;
+}
+
+bool SelfSchedGlobal::setKnob(const std::string& name, double value) {
+  if (name == "batch_size") cfg_.batchSize = static_cast<int>(value);
+  else if (name == "batch_timeout_s") cfg_.batchTimeoutS = value;
+  else return false;
+  return true;
+}
+
+void SelfSchedGlobal::publishCluster(std::vector<PolicyField>& out) const {
+  if (cfg_.mode == RankMode::Oracle) {
+    out.push_back({"promotions", static_cast<double>(totalPromotions()), "requests",
+                   "anti-starvation promotions so far"});
+    return;
+  }
+  out.push_back({"rank prompts", static_cast<double>(batches_), "prompts", "ranking batches closed so far"});
+  out.push_back({"waiting rank", static_cast<double>(batch_.size() + [&] {
+                   std::size_t n = 0;
+                   for (const Pending& p : pending_) n += p.members.size();
+                   return n;
+                 }()),
+                 "requests", "requests not ranked yet (open batch + batches whose rank prompt runs)"});
+  out.push_back({"promotions", static_cast<double>(totalPromotions()), "requests",
+                 "anti-starvation promotions so far"});
+}
+
+void SelfSchedGlobal::report(std::vector<PolicyReportEntry>& out) const {
+  out.push_back({"mode", static_cast<double>(static_cast<int>(cfg_.mode))});
+  out.push_back({"promotions", static_cast<double>(totalPromotions())});
+  if (cfg_.mode == RankMode::Oracle) return;
+  out.push_back({"noise/target_tau_b", cfg_.targetTau});
+  out.push_back({"noise/sigma", cal_.sigma});
+  out.push_back({"noise/calibration_tau_b", cal_.tau});
+  out.push_back({"noise/calibration_sample", static_cast<double>(cal_.sample)});
+  out.push_back({"tau_b/achieved_mean_per_batch", meanBatchTau()});
+  out.push_back({"batches/closed", static_cast<double>(batches_)});
+  out.push_back({"batches/closed_by_size", static_cast<double>(bySize_)});
+  out.push_back({"batches/closed_by_timeout", static_cast<double>(byTimeout_)});
+  out.push_back({"batches/mean_size", batches_ ? static_cast<double>(members_) / static_cast<double>(batches_) : 0.0});
+  out.push_back({"ranked_requests", static_cast<double>(ranked_)});
+}
+
+}  // namespace sl

@@ -1,0 +1,267 @@
+// LLM self-scheduling (core/policy/selfsched): the noise calibration, the
+// ranking batch (closes at B or at T exactly), rank prompts as real work
+// outside the user's metrics, ranks applied when the prompt finishes, the
+// priority order with the unranked rule, the anti-starvation promotions
+// (threshold, quantum, per-round cap), the achieved tau-b over seeds, and
+// oracle-sjf as the bound.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "policy/registry.h"
+#include "policy/selfsched/noise.h"
+#include "policy/selfsched/selfsched.h"
+#include "policy_harness.h"
+#include "run/execute.h"
+#include "run/run.h"
+#include "util/rng.h"
+
+namespace sl::test {
+namespace {
+
+std::vector<double> lognormalLengths(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<double> v(n);
+  for (double& x : v) x = std::max(1.0, std::round(std::exp(5.5 + 1.2 * rng.normal())));
+  return v;
+}
+
+TEST(SelfSchedNoise, CalibrationHitsEachTargetOnItsSample) {
+  const auto lengths = lognormalLengths(4000, 3);
+  Rng rng(9);
+  std::vector<double> eps(lengths.size());
+  for (double& e : eps) e = rng.normal();
+  // No noise: the predictions are the lengths; only the gold ties cost tau.
+  EXPECT_GT(noisyTauB(lengths, eps, 0.0, 0.1, 10), 0.9);
+  double prevSigma = 0;
+  for (double target : {0.55, 0.40, 0.25}) {
+    const NoiseCalibration c = calibrateSigma(lengths, eps, target, 0.1, 10);
+    EXPECT_NEAR(c.tau, target, 0.01) << target;
+    EXPECT_GT(c.sigma, prevSigma) << "a lower target needs more noise";
+    prevSigma = c.sigma;
+    EXPECT_EQ(c.sample, 4000u);
+  }
+  // Out of reach: above what no noise gives -> sigma 0.
+  EXPECT_EQ(calibrateSigma(lengths, eps, 0.999, 0.1, 10).sigma, 0.0);
+}
+
+SelfSchedConfig config(RankMode mode, int batch, double timeoutS) {
+  SelfSchedConfig c;
+  c.mode = mode;
+  c.batchSize = batch;
+  c.batchTimeoutS = timeoutS;
+  c.targetTau = 0.55;
+  return c;
+}
+
+// A tiny cluster (policy_harness.h) under the self-scheduling policy.
+struct SelfRig {
+  SelfRig(const SelfSchedConfig& cfg, std::vector<RequestSpec> reqs, const InstanceConfig& ic = tinyInstance(1000, 4),
+          std::vector<double> sample = {}) {
+    auto g = std::make_unique<SelfSchedGlobal>(cfg, std::move(sample));
+    global = g.get();
+    SimConfig c = tinySim(ic, 1);
+    const StarvationConfig st = cfg.starvation;
+    sim = std::make_unique<Simulator>(c, tinyCost(), std::make_unique<ListWorkload>(std::move(reqs)), std::move(g),
+                                      [st](int) { return std::make_unique<SelfSchedLocal>(st); });
+    sim->addObserver(&rec);
+  }
+  SelfSchedLocal& local() { return dynamic_cast<SelfSchedLocal&>(sim->instance(0).policy()); }
+  void run() { sim->run(); }
+  Recorder rec;
+  SelfSchedGlobal* global = nullptr;
+  std::unique_ptr<Simulator> sim;
+};
+
+TEST(SelfSchedBatch, ClosesWhenItHoldsBRequests) {
+  SelfRig rig(config(RankMode::RankOnly, 3, 1.0), {req(0, 4, 3), req(0.1, 4, 3), req(0.2, 4, 3), req(0.3, 4, 3)});
+  rig.sim->run(ms(0.15));
+  EXPECT_EQ(rig.global->batches(), 0);
+  EXPECT_EQ(rig.global->openBatch(), 2u);
+  rig.sim->run(ms(0.2));  // the third arrival closes it, at once
+  EXPECT_EQ(rig.global->batches(), 1);
+  EXPECT_EQ(rig.global->closedBySize(), 1);
+  EXPECT_EQ(rig.global->openBatch(), 0u);
+  EXPECT_EQ(rig.sim->syntheticCost().injected, 1);
+  rig.sim->run();
+  // The fourth request finished (unranked, behind the ranked ones) before
+  // its batch's timeout, 1 s after it arrived: the run ends without it.
+  EXPECT_EQ(rig.global->batches(), 1);
+  EXPECT_EQ(rig.global->openBatch(), 1u);
+  EXPECT_EQ(rig.sim->finishedCount(), 4);
+}
+
+TEST(SelfSchedBatch, ClosesWhenItsOldestWaitedT) {
+  SelfRig rig(config(RankMode::RankOnly, 10, 0.005), {req(1, 4, 3), req(2, 4, 3), req(7, 4, 3)});
+  rig.sim->run(ms(5.99));
+  EXPECT_EQ(rig.global->batches(), 0);
+  EXPECT_EQ(rig.global->openBatch(), 2u);
+  rig.sim->run(ms(6.0));  // 1 ms + T = 6 ms: closed with the first two
+  EXPECT_EQ(rig.global->batches(), 1);
+  EXPECT_EQ(rig.global->closedByTimeout(), 1);
+  EXPECT_EQ(rig.global->openBatch(), 0u);
+  rig.sim->run(ms(11.99));  // the third opened a new batch at 7 ms
+  EXPECT_EQ(rig.global->batches(), 1);
+  rig.sim->run(ms(12.0));
+  EXPECT_EQ(rig.global->batches(), 2);
+}
+
+TEST(SelfSchedRankPrompt, DoesRealWorkButIsNoUserTraffic) {
+  for (RankMode mode : {RankMode::PrefillOnly, RankMode::RankOnly, RankMode::LengthOnly}) {
+    SCOPED_TRACE(rankModeName(mode));
+    SelfRig rig(config(mode, 2, 1.0), {req(0, 5, 3), req(0, 7, 3)});
+    rig.run();
+    const auto& sc = rig.sim->syntheticCost();
+    EXPECT_EQ(sc.injected, 1);
+    EXPECT_EQ(sc.completed, 1);
+    EXPECT_EQ(sc.promptTokens, 5 + 7 + 150);  // the batch's prompts + the template
+    EXPECT_EQ(sc.outputTokens, rankPromptOutput(mode));
+    EXPECT_GT(sc.gpuSeconds, 0.0);
+    // Only the two user requests have records, events and tokens.
+    EXPECT_EQ(rig.sim->records().size(), 2u);
+    for (const Ev& e : rig.rec.events) EXPECT_GE(e.id, 0);
+    EXPECT_EQ(rig.sim->finishedCount(), 2);
+    // The prompt ran: some iteration prefilled 162 tokens that no user owns.
+    std::int64_t prefilled = 0;
+    for (const Iter& it : rig.rec.iters)
+      for (const Entry& e : it.batch)
+        if (e.prefill) prefilled += e.tokens;
+    EXPECT_EQ(prefilled, 5 + 7 + 162);
+  }
+}
+
+TEST(SelfSchedRankPrompt, RanksApplyWhenThePromptFinishes) {
+  // LengthOnly, B = 2: the prompt (162 prompt tokens, 40 output) must finish
+  // before the two requests (200 output tokens) get their predicted lengths.
+  SelfRig rig(config(RankMode::LengthOnly, 2, 1.0), {req(0, 5, 200), req(0, 7, 200)}, tinyInstance(1000, 4),
+              lognormalLengths(400, 1));
+  SimTime doneAt = -1;
+  while (rig.sim->step()) {
+    if (rig.global->ranked() == 0) {
+      EXPECT_EQ(rig.sim->syntheticCost().completed, 0);
+    } else if (doneAt < 0) {
+      doneAt = rig.sim->now();
+      EXPECT_EQ(rig.sim->syntheticCost().completed, 1);
+      EXPECT_EQ(rig.global->ranked(), 2);
+    }
+  }
+  EXPECT_GT(doneAt, 0);
+  for (std::int64_t id : {0, 1}) {
+    const RequestRecord* rec = nullptr;
+    for (const RequestRecord& r : rig.sim->records())
+      if (r.id == id) rec = &r;
+    ASSERT_TRUE(rec);
+    EXPECT_GT(rec->predicted, 0);  // the prediction it was ranked by
+  }
+}
+
+Request make(std::int64_t id, SimTime arrival, std::int64_t key, int promoted = 0, bool synthetic = false) {
+  Request r;
+  r.id = id;
+  r.arrival = arrival;
+  r.policyKey = key;
+  r.queue = promoted;
+  r.synthetic = synthetic;
+  return r;
+}
+
+TEST(SelfSchedLocal, PriorityOrderAndTheUnrankedRule) {
+  const Request prompt = make(-1, 50, kUnranked, 0, true);
+  const Request promotedLate = make(7, 40, kUnranked, 5);
+  const Request rank0 = make(3, 30, 0), rank0early = make(2, 10, 0), rank4 = make(1, 0, 4);
+  const Request unranked = make(0, 0, kUnranked);
+  std::vector<const Request*> v = {&unranked, &rank4, &rank0, &promotedLate, &prompt, &rank0early};
+  std::sort(v.begin(), v.end(), SelfSchedLocal::byPriority);
+  std::vector<std::int64_t> ids;
+  for (const Request* r : v) ids.push_back(r->id);
+  // Rank prompt, promoted, then by rank (ties by arrival), unranked last
+  // although it arrived first.
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{-1, 7, 2, 3, 1, 0}));
+}
+
+TEST(SelfSchedLocal, PromotionAtTheThresholdCappedPerRound) {
+  // One sequence at a time (max_num_seqs 1): request 0 runs for 50
+  // iterations, 1-3 wait. Threshold 4, quantum 32, at most 2 per round.
+  InstanceConfig ic = tinyInstance(1000, 4);
+  ic.maxNumSeqs = 1;
+  SelfSchedConfig cfg = config(RankMode::Oracle, 10, 1.0);
+  cfg.starvation = StarvationConfig{true, 4, 32, 2};
+  SelfRig rig(cfg, {req(0, 4, 50), req(0, 4, 5), req(0, 4, 5), req(0, 4, 5)}, ic);
+  auto itersDone = [&] { return rig.rec.iters.size(); };
+  while (itersDone() < 3 && rig.sim->step()) {
+  }
+  EXPECT_EQ(rig.local().promotions(), 0);
+  while (itersDone() < 4 && rig.sim->step()) {
+  }
+  // The engine has run the 4th iteration's end (onIterationEnd follows the
+  // observers' onIteration within the same event).
+  EXPECT_EQ(rig.local().promotions(), 2);  // 1 and 2; 3 is over the cap
+  while (itersDone() < 5 && rig.sim->step()) {
+  }
+  EXPECT_EQ(rig.local().promotions(), 3);  // 3 in the next round
+  rig.run();
+  EXPECT_EQ(rig.sim->finishedCount(), 4);
+
+  // Switched off: nobody is promoted.
+  cfg.starvation.enabled = false;
+  SelfRig off(cfg, {req(0, 4, 50), req(0, 4, 5), req(0, 4, 5), req(0, 4, 5)}, ic);
+  off.run();
+  EXPECT_EQ(off.local().promotions(), 0);
+}
+
+Scenario mathScenario(const std::string& policy, std::uint64_t seed, double rate) {
+  Scenario s;
+  s.cluster.instances = 1;
+  s.cluster.gpu = "a100-40g";
+  s.cluster.chunked_prefill = false;
+  s.cluster.preemption = "swap";
+  s.model = "qwen3-14b";
+  s.workload.preset = "selfsched-math";
+  s.workload.arrival.rate = rate;
+  s.workload.requests = 400;
+  s.policy.id = policy;
+  s.run.seed = seed;
+  return s;
+}
+
+nlohmann::ordered_json runSummary(const Scenario& s) {
+  auto run = prepareRun(s, "test");
+  return executeRun(*run, RunOptions{}).summaryJson;
+}
+
+TEST(SelfSchedRun, AchievedTauIsNearTheTargetOverSeeds) {
+  // B = 10 with a long T, so that batches are full as in the calibration.
+  for (const auto& [id, target] : {std::pair{"selfsched-prefill-only", 0.25}, std::pair{"selfsched-rank-only", 0.40},
+                                   std::pair{"selfsched-length-only", 0.55}}) {
+    double sum = 0;
+    for (std::uint64_t seed : {1, 2, 3, 4}) {
+      Scenario s = mathScenario(id, seed, 4.0);
+      s.policy.knobs = {{"batch_timeout_s", 60.0}};
+      const auto j = runSummary(s);
+      sum += j["policy_report"]["tau_b"]["achieved_mean_per_batch"].get<double>();
+      EXPECT_NEAR(j["policy_report"]["noise"]["calibration_tau_b"].get<double>(), target, 0.01);
+    }
+    EXPECT_NEAR(sum / 4, target, 0.06) << id;  // 4 seeds × 40 batches of 10
+  }
+}
+
+TEST(SelfSchedRun, OracleSjfBoundsEveryMode) {
+  const auto oracle = runSummary(mathScenario("oracle-sjf", 1, 1.0));
+  const double bound = oracle["ttft_s"]["p50"].get<double>();
+  for (const char* id : {"selfsched-prefill-only", "selfsched-rank-only", "selfsched-length-only", "fcfs"}) {
+    const auto j = runSummary(mathScenario(id, 1, 1.0));
+    EXPECT_LE(bound, j["ttft_s"]["p50"].get<double>()) << id;
+    EXPECT_EQ(j["requests"]["finished"], oracle["requests"]["finished"]) << id;
+  }
+}
+
+TEST(SelfSchedRun, SameSeedSameRun) {
+  const auto a = runSummary(mathScenario("selfsched-rank-only", 5, 2.0));
+  const auto b = runSummary(mathScenario("selfsched-rank-only", 5, 2.0));
+  EXPECT_EQ(a["fingerprint"], b["fingerprint"]);
+  EXPECT_EQ(a["policy_report"].dump(), b["policy_report"].dump());
+}
+
+}  // namespace
+}  // namespace sl::test
