@@ -4,6 +4,7 @@
 
 #include "experiments/arrow/arrow_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
+#include "experiments/selfsched/selfsched_experiments.h"
 #include "run/execute.h"
 #include "run/run.h"
 #include "util/atomic_file.h"
@@ -15,6 +16,7 @@ const std::vector<Experiment>& experimentRegistry() {
     std::vector<Experiment> v;
     addPascalExperiments(v);
     addArrowExperiments(v);
+    addSelfSchedExperiments(v);
     return v;
   }();
   return all;

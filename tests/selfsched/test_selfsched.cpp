@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "experiments/experiment.h"
 #include "policy/registry.h"
 #include "policy/selfsched/noise.h"
 #include "policy/selfsched/selfsched.h"
@@ -261,6 +262,59 @@ TEST(SelfSchedRun, SameSeedSameRun) {
   const auto b = runSummary(mathScenario("selfsched-rank-only", 5, 2.0));
   EXPECT_EQ(a["fingerprint"], b["fingerprint"]);
   EXPECT_EQ(a["policy_report"].dump(), b["policy_report"].dump());
+}
+
+// The experiments (quick): shapes, and what the model must give whatever
+// the paper says — FCFS's arrival order ranks nothing, the calibrated modes
+// rank in the order of their targets on the full run (asserted in
+// selfsched-fig5-tau at full size: mean of 4 seeds within 0.06 of the
+// targets), length-only beats FCFS's tail TTFT on math where the queue
+// builds up.
+double cellOf(const exp::Table& t, std::size_t row, const std::string& col) {
+  return std::stod(t.rows.at(row).at(static_cast<std::size_t>(t.column(col))));
+}
+
+TEST(SelfSchedExperiments, Fig5TauFollowsTheTargetsAndFcfsRanksNothing) {
+  const exp::Experiment* e = exp::findExperiment("selfsched-fig5-tau");
+  ASSERT_TRUE(e);
+  const exp::ExperimentResult r = e->run(exp::ExperimentOptions{});
+  ASSERT_EQ(r.table.rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(r.table.rows[i][0]);
+    EXPECT_LT(std::abs(cellOf(r.table, i, "fcfs")), 0.1);
+    EXPECT_NEAR(cellOf(r.table, i, "prefill-only"), 0.25, 0.06);
+    EXPECT_NEAR(cellOf(r.table, i, "rank-only"), 0.40, 0.06);
+    EXPECT_NEAR(cellOf(r.table, i, "length-only"), 0.55, 0.06);
+  }
+  ASSERT_EQ(r.charts.size(), 1u);
+}
+
+TEST(SelfSchedExperiments, Fig6LengthOnlyCutsMathTailTtftAndFig8Promotes) {
+  const exp::ExperimentResult f6 = exp::findExperiment("selfsched-fig6-p95")->run(exp::ExperimentOptions{});
+  ASSERT_EQ(f6.table.rows.size(), 3u * 3u * 4u);  // domains × rates × (fcfs + 3 modes)
+  int checked = 0;
+  for (std::size_t i = 0; i < f6.table.rows.size(); ++i) {
+    const auto& row = f6.table.rows[i];
+    if (row[2] == "fcfs") {
+      EXPECT_EQ(cellOf(f6.table, i, "ttft_p95_vs_fcfs"), 1.0);
+    }
+    // Math once the queue builds (0.25 and 0.4 req/s): length-only's P95
+    // TTFT far below FCFS's (ServeLab 31x and 72x; paper about 5x).
+    if (row[0] == "math" && row[1] != "0.15" && row[2] == "selfsched-length-only") {
+      EXPECT_GT(cellOf(f6.table, i, "ttft_p95_vs_fcfs"), 2.0) << row[1];
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2);
+  const exp::ExperimentResult f8 = exp::findExperiment("selfsched-fig8-starvation")->run(exp::ExperimentOptions{});
+  ASSERT_EQ(f8.table.rows.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    if (f8.table.rows[i][2] == "on") {
+      EXPECT_GT(cellOf(f8.table, i, "promotions"), 0.0);
+    } else {
+      EXPECT_EQ(cellOf(f8.table, i, "promotions"), 0.0);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,223 @@
+// Self-scheduling experiments. Setting (docs/policies/selfsched.md): one
+// instance of Qwen3-14B on an A100-40G (no chunked prefill, swap
+// preemption, as vLLM 0.9.2's defaults the paper ran), the selfsched-math /
+// -code / -sharegpt presets with Poisson arrivals; every figure is the mean
+// over seeds 1-4 (the paper averages four runs; one seed with --quick).
+#include "experiments/selfsched/selfsched_experiments.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/kendall.h"
+#include "run/execute.h"
+#include "run/run.h"
+
+namespace sl::exp {
+namespace {
+
+struct Domain {
+  const char* name;
+  const char* preset;
+  std::vector<double> rates;  // req/s: below, near and above the FCFS instance's capacity
+};
+// FCFS throughput on this instance (300 requests): math ≈ 0.28 req/s, code
+// ≈ 0.37, ShareGPT ≈ 2.0 (servelab-cli run, docs/policies/selfsched.md).
+const std::vector<Domain>& domains() {
+  static const std::vector<Domain> d = {{"math", "selfsched-math", {0.15, 0.25, 0.4}},
+                                        {"code", "selfsched-code", {0.2, 0.35, 0.5}},
+                                        {"sharegpt", "selfsched-sharegpt", {1.0, 2.0, 4.0}}};
+  return d;
+}
+
+const std::vector<std::string>& modes() {
+  static const std::vector<std::string> m = {"selfsched-prefill-only", "selfsched-rank-only", "selfsched-length-only"};
+  return m;
+}
+
+Scenario base(const Domain& d, double rate, const std::string& policy, std::uint64_t seed, std::int64_t requests) {
+  Scenario s;
+  s.cluster.instances = 1;
+  s.cluster.gpu = "a100-40g";
+  s.cluster.chunked_prefill = false;
+  s.cluster.preemption = "swap";
+  s.model = "qwen3-14b";
+  s.workload.preset = d.preset;
+  s.workload.arrival.rate = rate;
+  s.workload.requests = requests;
+  s.policy.id = policy;
+  s.run.seed = seed;
+  return s;
+}
+
+std::vector<std::uint64_t> seeds(const ExperimentOptions& o) {
+  if (o.seed) return {*o.seed};
+  return o.quick ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3, 4};
+}
+std::int64_t requests(const ExperimentOptions& o) { return o.quick ? 120 : 400; }
+
+struct Run {
+  nlohmann::ordered_json summary;
+  std::vector<RequestRecord> records;
+};
+Run run(const Scenario& s, const ExperimentOptions& o, const std::string& label) {
+  if (o.onRun) o.onRun(label);
+  auto prepared = prepareRun(s, label);
+  RunResult res = executeRun(*prepared, RunOptions{});
+  Run r;
+  r.summary = res.summaryJson;
+  r.records = prepared->simulator->records();
+  return r;
+}
+
+double p(const nlohmann::ordered_json& j, const char* metric, const char* q) {
+  const auto& m = j[metric];
+  return m.contains(q) && m[q].is_number() ? m[q].get<double>() : std::nan("");
+}
+
+// FCFS reveals no ranking: its "tau-b" is that of arrival order against the
+// gold ranking, over consecutive groups of 10 arrivals (a batch's size).
+double arrivalOrderTau(const std::vector<RequestRecord>& recs) {
+  double sum = 0;
+  int n = 0;
+  for (std::size_t at = 0; at + 10 <= recs.size(); at += 10) {
+    std::vector<double> len, order;
+    for (std::size_t k = at; k < at + 10; ++k) {
+      len.push_back(static_cast<double>(recs[k].reasoning + recs[k].answer));
+      order.push_back(static_cast<double>(k));
+    }
+    if (auto t = servelab::metrics::kendallTauB(servelab::metrics::goldRanking(len, 0.1), order)) {
+      sum += *t;
+      ++n;
+    }
+  }
+  return n ? sum / n : std::nan("");
+}
+
+ExperimentResult fig5(const ExperimentOptions& o) {
+  ExperimentResult r;
+  r.table.columns = {"domain", "fcfs", "prefill-only", "rank-only", "length-only"};
+  // The chart: one line per domain over the modes (0 fcfs, 1 prefill-only,
+  // 2 rank-only, 3 length-only).
+  std::vector<std::vector<double>> byMode(4);
+  for (const Domain& d : domains()) {
+    std::vector<std::string> row = {d.name};
+    const double rate = d.rates[1];
+    double fcfs = 0;
+    for (std::uint64_t seed : seeds(o))
+      fcfs += arrivalOrderTau(run(base(d, rate, "fcfs", seed, requests(o)), o, std::string("fcfs on ") + d.name).records);
+    fcfs /= static_cast<double>(seeds(o).size());
+    row.push_back(num(fcfs, 3));
+    byMode[0].push_back(fcfs);
+    for (const std::string& m : modes()) {
+      double tau = 0;
+      for (std::uint64_t seed : seeds(o)) {
+        Scenario s = base(d, rate, m, seed, requests(o));
+        s.policy.knobs = {{"batch_timeout_s", 60.0}};  // full batches of 10, as the paper's ranking runs
+        tau += run(s, o, m + " on " + d.name).summary["policy_report"]["tau_b"]["achieved_mean_per_batch"].get<double>();
+      }
+      tau /= static_cast<double>(seeds(o).size());
+      row.push_back(num(tau, 3));
+      byMode[static_cast<std::size_t>(row.size() - 2)].push_back(tau);
+    }
+    r.table.addRow(row);
+  }
+  std::string chart = "mode_index";
+  for (const Domain& d : domains()) chart += std::string(",") + d.name + "_tau_b";
+  chart += "\n";
+  for (std::size_t m = 0; m < byMode.size(); ++m) {
+    chart += std::to_string(m);
+    for (double v : byMode[m]) chart += "," + num(v, 4);
+    chart += "\n";
+  }
+  r.charts.push_back({"fig5_tau_by_mode.csv", chart});
+  r.notes.push_back("Chart x: 0 fcfs, 1 prefill-only, 2 rank-only, 3 length-only.");
+  r.notes.push_back("tau-b per ranking batch of 10 against the gold ranking (ties within 10 %); the modes' noise is "
+                    "calibrated to 0.25 / 0.40 / 0.55 on each domain's lengths, so the order is the model's input, "
+                    "not a finding; FCFS: arrival order.");
+  return r;
+}
+
+ExperimentResult fig6(const ExperimentOptions& o) {
+  ExperimentResult r;
+  r.table.columns = {"domain", "rate_rps", "policy", "ttft_p95_s", "tpot_p95_s", "e2e_p95_s", "ttft_p95_vs_fcfs"};
+  std::string chart = "domain,rate_rps,policy,ttft_p95_s,tpot_p95_s,e2e_p95_s\n";
+  std::vector<std::string> policies = {"fcfs"};
+  for (const std::string& m : modes()) policies.push_back(m);
+  for (const Domain& d : domains()) {
+    for (double rate : d.rates) {
+      double fcfsTtft = 0;
+      for (const std::string& pol : policies) {
+        double ttft = 0, tpot = 0, e2e = 0;
+        for (std::uint64_t seed : seeds(o)) {
+          const Run x = run(base(d, rate, pol, seed, requests(o)), o, pol + " on " + d.name + " @ " + num(rate, 2));
+          ttft += p(x.summary, "ttft_s", "p95");
+          tpot += p(x.summary, "tpot_s", "p95");
+          e2e += p(x.summary, "e2e_s", "p95");
+        }
+        const double k = static_cast<double>(seeds(o).size());
+        ttft /= k;
+        tpot /= k;
+        e2e /= k;
+        if (pol == "fcfs") fcfsTtft = ttft;
+        r.table.addRow({d.name, num(rate, 2), pol, num(ttft, 2), num(tpot, 3), num(e2e, 1),
+                        num(ttft > 0 ? fcfsTtft / ttft : std::nan(""), 2)});
+        chart += std::string(d.name) + "," + num(rate, 2) + "," + pol + "," + num(ttft, 3) + "," + num(tpot, 4) + "," +
+                 num(e2e, 2) + "\n";
+      }
+    }
+  }
+  r.charts.push_back({"fig6_p95_vs_rate.csv", chart});
+  r.notes.push_back("ttft_p95_vs_fcfs: FCFS's P95 TTFT over the policy's (> 1: the policy is better).");
+  return r;
+}
+
+ExperimentResult fig8(const ExperimentOptions& o) {
+  ExperimentResult r;
+  r.table.columns = {"domain", "rate_rps", "anti_starvation", "tpot_p99_s", "e2e_p99_s", "promotions"};
+  std::string chart = "domain,anti_starvation,tpot_p99_s,e2e_p99_s\n";
+  for (const Domain& d : domains()) {
+    const double rate = d.rates[2];
+    for (const char* pol : {"selfsched-length-only", "selfsched-length-only-nostarve"}) {
+      double tpot = 0, e2e = 0, promos = 0;
+      for (std::uint64_t seed : seeds(o)) {
+        const Run x = run(base(d, rate, pol, seed, requests(o)), o, std::string(pol) + " on " + d.name);
+        tpot += p(x.summary, "tpot_s", "p99");
+        e2e += p(x.summary, "e2e_s", "p99");
+        promos += x.summary["policy_report"]["promotions"].get<double>();
+      }
+      const double k = static_cast<double>(seeds(o).size());
+      const bool on = std::string(pol).find("nostarve") == std::string::npos;
+      r.table.addRow({d.name, num(rate, 2), on ? "on" : "off", num(tpot / k, 3), num(e2e / k, 1), num(promos / k, 0)});
+      chart += std::string(d.name) + "," + (on ? "on" : "off") + "," + num(tpot / k, 4) + "," + num(e2e / k, 2) + "\n";
+    }
+  }
+  r.charts.push_back({"fig8_starvation.csv", chart});
+  r.notes.push_back("LengthOnly at each domain's highest rate, with and without anti-starvation (threshold 4, "
+                    "quantum 32, at most 16 promotions per iteration).");
+  return r;
+}
+
+}  // namespace
+
+void addSelfSchedExperiments(std::vector<Experiment>& out) {
+  const std::string setting =
+      " Setting: 1 x a100-40g, qwen3-14b, no chunked prefill, swap preemption; selfsched-math / -code / -sharegpt "
+      "presets, Poisson arrivals; 400 requests, mean of seeds 1-4 (120 requests, seed 1 with --quick).";
+  out.push_back({"selfsched-fig5-tau", "Self-scheduling", "Fig. 5: Kendall tau-b of each predictor mode by domain",
+                 "Achieved tau-b per ranking batch for prefill-only, rank-only, length-only, and FCFS's arrival "
+                 "order, on math, code and ShareGPT-like requests." + setting,
+                 fig5});
+  out.push_back({"selfsched-fig6-p95", "Self-scheduling", "Fig. 6: P95 TTFT, TPOT and latency vs rate",
+                 "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at three rates per domain, and "
+                 "FCFS's P95 TTFT over each mode's." + setting,
+                 fig6});
+  out.push_back({"selfsched-fig8-starvation", "Self-scheduling", "Fig. 8: anti-starvation on and off",
+                 "P99 TPOT and P99 latency of length-only with and without anti-starvation at each domain's highest "
+                 "rate." + setting,
+                 fig8});
+}
+
+}  // namespace sl::exp
