@@ -317,5 +317,17 @@ TEST(SelfSchedExperiments, Fig6LengthOnlyCutsMathTailTtftAndFig8Promotes) {
   }
 }
 
+// Table 2: two rank prompts for 20 requests cost a small fraction of the
+// makespan (paper: 55 ms of 11 min; ServeLab 0.47 s of 237 s).
+TEST(SelfSchedExperiments, Table2RankPromptsAreASmallExtraCost) {
+  const exp::ExperimentResult t = exp::findExperiment("selfsched-table2-overhead")->run(exp::ExperimentOptions{});
+  ASSERT_EQ(t.table.rows.size(), 2u);
+  EXPECT_EQ(cellOf(t.table, 1, "rank_prompts"), 2.0);
+  EXPECT_GT(cellOf(t.table, 1, "rank_prompt_gpu_s"), 0.0);
+  const double extra = cellOf(t.table, 1, "extra_s"), makespan = cellOf(t.table, 0, "makespan_s");
+  EXPECT_GE(extra, 0.0);
+  EXPECT_LT(extra, 0.01 * makespan);
+}
+
 }  // namespace
 }  // namespace sl::test

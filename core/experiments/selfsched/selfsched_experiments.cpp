@@ -200,6 +200,43 @@ ExperimentResult fig8(const ExperimentOptions& o) {
   return r;
 }
 
+// Table 2 (paper §5.4, the worst case of the rank prompts' cost): 20 math
+// requests at 64 req/s; the paper's run needed two rank prompts of 40 output
+// tokens, i.e. batches of 10. Makespan (time to finish all 20) of FCFS and
+// LengthOnly, and what the rank prompts themselves cost.
+ExperimentResult table2(const ExperimentOptions& o) {
+  ExperimentResult r;
+  r.table.columns = {"policy", "makespan_s", "extra_s", "rank_prompts", "rank_prompt_gpu_s", "mean_e2e_s"};
+  const Domain& math = domains()[0];
+  double fcfsMakespan = 0;
+  std::string chart = "policy_index,makespan_s,mean_e2e_s\n";
+  int index = 0;
+  for (const char* pol : {"fcfs", "selfsched-length-only"}) {
+    double makespan = 0, prompts = 0, gpu = 0, e2e = 0;
+    for (std::uint64_t seed : seeds(o)) {
+      Scenario s = base(math, 64.0, pol, seed, 20);
+      if (std::string(pol) != "fcfs") s.policy.knobs = {{"batch_size", 10}, {"batch_timeout_s", 1.0}};
+      const Run x = run(s, o, std::string(pol) + ": 20 math requests @ 64 req/s");
+      makespan += x.summary["sim_s"].get<double>();
+      e2e += p(x.summary, "e2e_s", "mean");
+      if (x.summary.contains("synthetic")) {
+        prompts += x.summary["synthetic"]["requests"].get<double>();
+        gpu += x.summary["synthetic"]["gpu_s"].get<double>();
+      }
+    }
+    const double k = static_cast<double>(seeds(o).size());
+    makespan /= k;
+    if (index == 0) fcfsMakespan = makespan;
+    r.table.addRow({pol, num(makespan, 3), num(makespan - fcfsMakespan, 3), num(prompts / k, 1), num(gpu / k, 3),
+                    num(e2e / k, 2)});
+    chart += std::to_string(index++) + "," + num(makespan, 4) + "," + num(e2e / k, 3) + "\n";
+  }
+  r.charts.push_back({"table2_overhead.csv", chart});
+  r.notes.push_back("extra_s: makespan minus FCFS's (the paper: 55 ms over 11 min 6.5 s). Chart x: 0 fcfs, 1 "
+                    "length-only.");
+  return r;
+}
+
 }  // namespace
 
 void addSelfSchedExperiments(std::vector<Experiment>& out) {
@@ -214,6 +251,10 @@ void addSelfSchedExperiments(std::vector<Experiment>& out) {
                  "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at three rates per domain, and "
                  "FCFS's P95 TTFT over each mode's." + setting,
                  fig6});
+  out.push_back({"selfsched-table2-overhead", "Self-scheduling", "Table 2: the rank prompts' extra cost",
+                 "20 math requests at 64 req/s, FCFS vs length-only with batches of 10 (two rank prompts of 40 "
+                 "output tokens): makespan, its difference, and the rank prompts' GPU time." + setting,
+                 table2});
   out.push_back({"selfsched-fig8-starvation", "Self-scheduling", "Fig. 8: anti-starvation on and off",
                  "P99 TPOT and P99 latency of length-only with and without anti-starvation at each domain's highest "
                  "rate." + setting,
