@@ -159,6 +159,9 @@ public:
     timer_ = nullptr;
     run_.reset();
     collector_.reset();
+    // The worker's last writes end here; taking the shared mutex publishes
+    // them to ~SimController, which takes it after the thread has ended.
+    std::lock_guard<std::mutex> lock(shared_->m);
   }
 
   void load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq, ChangeLog replay) {
@@ -552,6 +555,10 @@ SimController::~SimController() {
   QMetaObject::invokeMethod(worker_, [] { drainCurrentWorker(); }, Qt::BlockingQueuedConnection);
   thread_->quit();
   thread_->wait();
+  // QThread::wait() synchronises through Qt, which ThreadSanitizer cannot
+  // see; taking the mutex the worker took last makes every write of the
+  // worker thread happen-before the frees below.
+  { std::lock_guard<std::mutex> lock(shared_->m); }
   {
     std::lock_guard<std::mutex> lock(gWorkersM);
     gWorkers.erase(thread_);
