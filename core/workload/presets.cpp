@@ -74,6 +74,25 @@ void setSelfShareGpt(WorkloadSpec& w) {
   w.reasoning_tokens = constantDist(0);
   w.answer_tokens = clipped(lognormalDist(320, 900), 8, 4096);
 }
+// Thinking mode (App. A.2, A.6, Table 3): every dataset capped at 16 384
+// generated tokens, TACO restricted to problems under 100 words. The thinking
+// is generated as user-visible output (Qwen3 streams it, and the paper's TTFT
+// is the first generated token), so it is answer tokens here, not reasoning.
+void setSelfMathThinking(WorkloadSpec& w) {
+  w.input_tokens = clipped(lognormalDist(96, 256), 8, 4096);
+  w.reasoning_tokens = constantDist(0);
+  w.answer_tokens = clipped(lognormalDist(8192, 16384), 64, 16384);
+}
+void setSelfCodeThinking(WorkloadSpec& w) {
+  w.input_tokens = clipped(lognormalDist(80, 120), 16, 160);
+  w.reasoning_tokens = constantDist(0);
+  w.answer_tokens = clipped(lognormalDist(16384, 32768), 256, 16384);
+}
+void setSelfShareGptThinking(WorkloadSpec& w) {
+  w.input_tokens = clipped(lognormalDist(64, 512), 4, 8192);
+  w.reasoning_tokens = constantDist(0);
+  w.answer_tokens = clipped(lognormalDist(2048, 6144), 32, 16384);
+}
 void setCharReasoning(WorkloadSpec& w) {
   w.input_tokens = constantDist(128);
   w.reasoning_tokens = uniformDist(128, 2048);
@@ -116,6 +135,14 @@ const std::vector<Preset>& presets() {
        kDomainCode, setSelfCode},
       {"selfsched-sharegpt", "ShareGPT-like chat (self-scheduling paper): short answers, weak tail", kDomainChat,
        setSelfShareGpt},
+      {"selfsched-math-thinking",
+       "selfsched-math in thinking mode (self-scheduling paper, Table 3): answers median 8K, capped at 16K",
+       kDomainMath, setSelfMathThinking},
+      {"selfsched-code-thinking",
+       "selfsched-code in thinking mode: problems under 100 words, half the answers at the 16K cap", kDomainCode,
+       setSelfCodeThinking},
+      {"selfsched-sharegpt-thinking", "selfsched-sharegpt in thinking mode: answers median 2K, capped at 16K",
+       kDomainChat, setSelfShareGptThinking},
       {"pascal-char-reasoning",
        "PASCAL Sec. III reasoning characterization: prompt 128, reasoning uniform 128-2048, answer 16", kDomainNone,
        setCharReasoning},

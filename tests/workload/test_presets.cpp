@@ -53,6 +53,9 @@ const Row kLognormalRows[] = {
     {"selfsched-math", 96, 256, 0, 0, 640, 3072},
     {"selfsched-code", 320, 900, 0, 0, 960, 2880},
     {"selfsched-sharegpt", 64, 512, 0, 0, 320, 900},
+    {"selfsched-math-thinking", 96, 256, 0, 0, 8192, 16384},
+    {"selfsched-code-thinking", 80, 120, 0, 0, 16384, 16384},
+    {"selfsched-sharegpt-thinking", 64, 512, 0, 0, 2048, 6144},
 };
 
 void expectQ(const std::vector<double>& v, double q, double want, const std::string& what) {
@@ -71,7 +74,8 @@ TEST(Presets, ListHasEveryPresetWithDescription) {
   }
   const std::vector<std::string> want = {"chat",           "alpaca-reasoning",  "arena-hard-reasoning",
                                          "reasoning-heavy", "reasoning-mix",     "selfsched-math",
-                                         "selfsched-code", "selfsched-sharegpt", "pascal-char-reasoning",
+                                         "selfsched-code", "selfsched-sharegpt", "selfsched-math-thinking",
+                                         "selfsched-code-thinking", "selfsched-sharegpt-thinking", "pascal-char-reasoning",
                                          "pascal-char-answering", "deepseek-r1-production"};
   EXPECT_EQ(ids, want);
 }
@@ -94,6 +98,9 @@ TEST(Presets, ApplySetsNameAndDomain) {
   EXPECT_EQ(presetDomain("selfsched-math"), kDomainMath);
   EXPECT_EQ(presetDomain("selfsched-code"), kDomainCode);
   EXPECT_EQ(presetDomain("selfsched-sharegpt"), kDomainChat);
+  EXPECT_EQ(presetDomain("selfsched-math-thinking"), kDomainMath);
+  EXPECT_EQ(presetDomain("selfsched-code-thinking"), kDomainCode);
+  EXPECT_EQ(presetDomain("selfsched-sharegpt-thinking"), kDomainChat);
   EXPECT_EQ(presetDomain("chat"), kDomainNone);
   EXPECT_EQ(domainName(kDomainMath), "math");
 }
@@ -144,6 +151,18 @@ TEST(Presets, PaperStatistics) {
   EXPECT_GT(tail(m.an), tail(c.an));
   EXPECT_GT(tail(c.an), tail(g.an));
   EXPECT_LT(sl::testing::meanOf(g.an), 0.5 * sl::testing::meanOf(m.an));
+  // Thinking mode (App. A.2, A.6): every answer capped at 16 384; longer
+  // than non-thinking in each domain, code longest (FCFS finishes 7 TACO,
+  // 25 math, 203 ShareGPT requests in 20 minutes); TACO problems < 100 words.
+  const auto mt = sampleOf("selfsched-math-thinking"), ct = sampleOf("selfsched-code-thinking"),
+             gt = sampleOf("selfsched-sharegpt-thinking");
+  for (const auto* t : {&mt, &ct, &gt}) EXPECT_LE(*std::max_element(t->an.begin(), t->an.end()), 16384.0);
+  EXPECT_GT(sl::testing::meanOf(mt.an), 2.0 * sl::testing::meanOf(m.an));
+  EXPECT_GT(sl::testing::meanOf(ct.an), 2.0 * sl::testing::meanOf(c.an));
+  EXPECT_GT(sl::testing::meanOf(gt.an), 2.0 * sl::testing::meanOf(g.an));
+  EXPECT_GT(sl::testing::meanOf(ct.an), sl::testing::meanOf(mt.an));
+  EXPECT_GT(sl::testing::meanOf(mt.an), sl::testing::meanOf(gt.an));
+  EXPECT_LE(*std::max_element(ct.in.begin(), ct.in.end()), 160.0);
 }
 
 TEST(Presets, ReasoningMixIsAJointFiftyFifty) {

@@ -14,6 +14,7 @@
 #include "metrics/kendall.h"
 #include "run/execute.h"
 #include "run/run.h"
+#include "util/time.h"
 
 namespace sl::exp {
 namespace {
@@ -237,6 +238,95 @@ ExperimentResult table2(const ExperimentOptions& o) {
   return r;
 }
 
+// Table 1 (paper §5.3): 3 000 requests per domain, FCFS vs LengthOnly;
+// (i) requests finished in the first 10 minutes, (ii) minutes until 500 have
+// finished. The paper does not give the arrival rate; ServeLab sends the
+// requests at 64 req/s (Table 2's rate), so a backlog forms at once and the
+// order the scheduler serves it in decides both figures.
+struct Throughput {
+  double finishedInWindow = 0;  // requests finished by the window's end
+  double minutesToWorkload = 0;  // simulated minutes until `workload` requests finished (NaN: never)
+};
+Throughput throughput(const Scenario& s, const ExperimentOptions& o, const std::string& label, double windowS,
+                      std::int64_t workload) {
+  if (o.onRun) o.onRun(label);
+  auto prepared = prepareRun(s, label);
+  Simulator& sim = *prepared->simulator;
+  const SimTime window = secondsToNs(windowS);
+  sim.run(window);
+  Throughput t;
+  for (const RequestRecord& rec : sim.records())
+    if (rec.last_token <= window) ++t.finishedInWindow;
+  while (sim.finishedCount() < workload && sim.step()) {
+  }
+  if (sim.finishedCount() >= workload) {
+    SimTime at = sim.records()[static_cast<std::size_t>(workload - 1)].last_token;
+    t.minutesToWorkload = static_cast<double>(at) / 1e9 / 60.0;
+  } else {
+    t.minutesToWorkload = std::nan("");
+  }
+  return t;
+}
+
+// Tables 1 and 3 share their shape: `total` requests per domain at 64 req/s,
+// requests finished in a window and minutes until `workload` have finished,
+// FCFS vs length-only, averaged over the seeds.
+struct ThroughputSetting {
+  std::int64_t total;
+  std::int64_t workload;
+  double windowS;
+  bool thinking;  // the domains' -thinking presets
+};
+ExperimentResult throughputTable(const ExperimentOptions& o, const ThroughputSetting& st) {
+  ExperimentResult r;
+  const std::string win = std::to_string(static_cast<int>(st.windowS / 60.0)) + "min";
+  r.table.columns = {"domain", "fcfs_done_" + win, "length_only_done_" + win, "speedup_done",
+                     "fcfs_min_to_" + std::to_string(st.workload),
+                     "length_only_min_to_" + std::to_string(st.workload), "speedup_time"};
+  std::string done = "policy,domain_index,requests_done\n", minutes = "policy,domain_index,minutes\n";
+  int index = 0;
+  for (Domain d : domains()) {
+    const std::string preset = std::string(d.preset) + (st.thinking ? "-thinking" : "");
+    d.preset = preset.c_str();
+    Throughput f, l;
+    for (std::uint64_t seed : seeds(o)) {
+      for (const char* pol : {"fcfs", "selfsched-length-only"}) {
+        Scenario s = base(d, 64.0, pol, seed, st.total);
+        const Throughput t = throughput(
+            s, o, std::string(pol) + ": " + std::to_string(st.total) + " " + preset + " requests", st.windowS,
+            st.workload);
+        Throughput& acc = std::string(pol) == "fcfs" ? f : l;
+        acc.finishedInWindow += t.finishedInWindow;
+        acc.minutesToWorkload += t.minutesToWorkload;
+      }
+    }
+    const double k = static_cast<double>(seeds(o).size());
+    const double fd = f.finishedInWindow / k, ld = l.finishedInWindow / k;
+    const double fm = f.minutesToWorkload / k, lm = l.minutesToWorkload / k;
+    r.table.addRow({d.name, num(fd, 1), num(ld, 1), num(fd > 0 ? ld / fd : std::nan(""), 2), num(fm, 2), num(lm, 2),
+                    num(lm > 0 ? fm / lm : std::nan(""), 2)});
+    const std::string x = std::to_string(index++);
+    done += "fcfs," + x + "," + num(fd, 2) + "\n" + "length-only," + x + "," + num(ld, 2) + "\n";
+    minutes += "fcfs," + x + "," + num(fm, 3) + "\n" + "length-only," + x + "," + num(lm, 3) + "\n";
+  }
+  const std::string prefix = st.thinking ? "table3" : "table1";
+  r.charts.push_back({prefix + "_done_in_window.csv", done});
+  r.charts.push_back({prefix + "_minutes_to_workload.csv", minutes});
+  r.notes.push_back("Requests arrive at 64 req/s (the paper gives no rate), so all are queued at once; "
+                    "speedups: length-only over FCFS (requests done in the window; FCFS's minutes over "
+                    "length-only's). Chart x: 0 math, 1 code, 2 sharegpt.");
+  return r;
+}
+
+ExperimentResult table1(const ExperimentOptions& o) {
+  return o.quick ? throughputTable(o, {600, 100, 120.0, false}) : throughputTable(o, {3000, 500, 600.0, false});
+}
+
+// Table 3 (App. A.6): thinking mode, 1 000 requests, 20 minutes, 100 requests.
+ExperimentResult table3(const ExperimentOptions& o) {
+  return o.quick ? throughputTable(o, {200, 20, 300.0, true}) : throughputTable(o, {1000, 100, 1200.0, true});
+}
+
 }  // namespace
 
 void addSelfSchedExperiments(std::vector<Experiment>& out) {
@@ -251,6 +341,19 @@ void addSelfSchedExperiments(std::vector<Experiment>& out) {
                  "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at three rates per domain, and "
                  "FCFS's P95 TTFT over each mode's." + setting,
                  fig6});
+  out.push_back({"selfsched-table1-throughput", "Self-scheduling", "Table 1: throughput, FCFS vs length-only",
+                 "3 000 requests per domain arriving at 64 req/s: requests finished in the first 10 minutes and "
+                 "minutes until 500 have finished, FCFS vs length-only, and the speedups. Setting: 1 x a100-40g, "
+                 "qwen3-14b, no chunked prefill, swap preemption; mean of seeds 1-4 (600 requests, a 2-minute "
+                 "window and 100 requests with --quick, seed 1).",
+                 table1});
+  out.push_back({"selfsched-table3-thinking", "Self-scheduling", "Table 3: throughput in thinking mode",
+                 "1 000 requests per domain in thinking mode (the -thinking presets: answers up to 16 384 tokens) "
+                 "arriving at 64 req/s: requests finished in the first 20 minutes and minutes until 100 have "
+                 "finished, FCFS vs length-only, and the speedups. Setting: 1 x a100-40g, qwen3-14b, no chunked "
+                 "prefill, swap preemption; mean of seeds 1-4 (200 requests, a 5-minute window and 20 requests "
+                 "with --quick, seed 1).",
+                 table3});
   out.push_back({"selfsched-table2-overhead", "Self-scheduling", "Table 2: the rank prompts' extra cost",
                  "20 math requests at 64 req/s, FCFS vs length-only with batches of 10 (two rank prompts of 40 "
                  "output tokens): makespan, its difference, and the rank prompts' GPU time." + setting,
