@@ -48,6 +48,18 @@ const char* stateLabel(int s) {
 QString pct(double v) { return QString::number(v * 100.0, 'f', v < 0.1 && v > 0 ? 1 : 0) + "%"; }
 
 void drawChip(QPainter& p, const QRectF& r, const RequestChip& c) {
+  if (c.synthetic) {
+    // Work the policy injected (a rank prompt): a slate diamond, pale while it waits.
+    QColor fill = theme::kSynthetic;
+    if (!c.inBatch) fill = fill.lighter(220);
+    const QPointF m = r.center();
+    const double h = r.width() / 2.0 + 0.5;
+    const QPointF pts[4] = {{m.x(), m.y() - h}, {m.x() + h, m.y()}, {m.x(), m.y() + h}, {m.x() - h, m.y()}};
+    p.setBrush(fill);
+    p.setPen(c.state == 2 ? QPen(theme::kSwapped, 1.6) : QPen(theme::kSynthetic, 1.0));
+    p.drawPolygon(pts, 4);
+    return;
+  }
   QColor fill = theme::phaseColor(c.phase);
   const bool swapped = c.state == 2, migrating = c.state == 3;
   if (!c.inBatch) fill = fill.lighter(150);
@@ -94,6 +106,8 @@ void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
     anims_.clear();
     callouts_.clear();
     roles_.clear();
+    counters_.clear();
+    hasSynthetic_ = false;
     selectedRequest_ = -1;
     selectedInstance_ = -1;
   }
@@ -105,6 +119,27 @@ void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
   }
   roles_.resize(s.instances.size());
   for (std::size_t i = 0; i < s.instances.size(); ++i) roles_[i] = s.instances[i].role;
+  // A policy's per-instance counters that carry a callout text: their growth
+  // between two snapshots is called out on the card ("3 requests: promoted").
+  counters_.resize(s.instances.size());
+  for (std::size_t i = 0; i < s.instances.size(); ++i) {
+    auto& prev = counters_[i];
+    const auto& fields = s.instances[i].policyFields;
+    if (lecture_ && prev.size() == fields.size())
+      for (std::size_t f = 0; f < fields.size(); ++f)
+        if (!fields[f].callout.empty() && fields[f].value > prev[f])
+          callouts_.addPolicyEvent(static_cast<int>(i), QString::fromStdString(fields[f].callout),
+                                   static_cast<int>(fields[f].value - prev[f]), animT_, s.now);
+    prev.resize(fields.size());
+    for (std::size_t f = 0; f < fields.size(); ++f) prev[f] = fields[f].value;
+  }
+  // Rank prompts (or any work a policy injects) get a legend entry while they exist.
+  if (!hasSynthetic_)
+    hasSynthetic_ = std::any_of(s.instances.begin(), s.instances.end(), [](const InstanceSnapshot& in) {
+      return std::any_of(in.queues.begin(), in.queues.end(), [](const QueueSnapshot& q) {
+        return std::any_of(q.requests.begin(), q.requests.end(), [](const RequestChip& c) { return c.synthetic; });
+      });
+    });
 
   // Transfers: new snapshot progress becomes the interpolation anchor; the
   // rate is estimated in animation time from the previous anchor.
@@ -531,11 +566,9 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
         p.setPen(QPen(theme::kText, 2));
         p.drawRoundedRect(cr.adjusted(-2, -2, 2, 2), 3, 3);
       }
-      hits_.push_back({cr.toAlignedRect().adjusted(-1, -1, 1, 1),
-                       tr("request #%1\nphase: %2\nstate: %3%4\nKV: %5 tokens\n(click for its timeline)")
-                           .arg(chip.id).arg(phaseLabel(chip.phase)).arg(stateLabel(chip.state))
-                           .arg(chip.inBatch ? tr(" (in batch)") : QString()).arg(chip.kvTokens),
-                       HitKind::Chip, chip.id});
+      // A rank prompt has a tooltip but no timeline to open (it is no user request).
+      if (chip.synthetic) hits_.push_back({cr.toAlignedRect().adjusted(-1, -1, 1, 1), chipToolTip(chip)});
+      else hits_.push_back({cr.toAlignedRect().adjusted(-1, -1, 1, 1), chipToolTip(chip), HitKind::Chip, chip.id});
     }
     if (shown < n && rows > 0) {
       p.setPen(theme::kMuted);
@@ -792,6 +825,7 @@ int ClusterView::legendWidth(const QFont& f) const {
   for (int ph = 0; ph < 3; ++ph) w += kChip + 4 + fm.horizontalAdvance(phaseLabel(ph)) + 14;
   for (const QString& l : {tr("waiting"), tr("swapped"), tr("migrating"), tr("GPU KV"), tr("CPU swap")})
     w += kChip + 4 + fm.horizontalAdvance(l) + 14;
+  if (hasSynthetic_) w += kChip + 4 + fm.horizontalAdvance(tr("rank prompt")) + 14;
   return w;
 }
 
@@ -828,8 +862,26 @@ void ClusterView::paintLegend(QPainter& p, const QRect& r) {
   item(tr("waiting"), [&](const QRectF& s) { drawChip(p, s, RequestChip{0, 1, 0, 0, false}); });
   item(tr("swapped"), [&](const QRectF& s) { drawChip(p, s, RequestChip{0, 1, 2, 0, false}); });
   item(tr("migrating"), [&](const QRectF& s) { drawChip(p, s, RequestChip{0, 1, 3, 0, false}); });
+  if (hasSynthetic_)
+    item(tr("rank prompt"), [&](const QRectF& s) {
+      RequestChip c;
+      c.inBatch = c.synthetic = true;
+      drawChip(p, s, c);
+    });
   item(tr("GPU KV"), [&](const QRectF& s) { drawBar(p, s.toAlignedRect(), 1, 0, theme::kGpuBar); });
   item(tr("CPU swap"), [&](const QRectF& s) { drawBar(p, s.toAlignedRect(), 1, 0, theme::kCpuBar); });
+}
+
+QString ClusterView::chipToolTip(const RequestChip& c) {
+  QString head = c.synthetic ? tr("rank prompt #%1 (the policy's own work: the model ranks a batch of requests; "
+                                  "no user request)").arg(-c.id)
+                             : tr("request #%1").arg(c.id);
+  QString tip = tr("%1\nphase: %2\nstate: %3%4\nKV: %5 tokens")
+                    .arg(head, phaseLabel(c.phase), stateLabel(c.state), c.inBatch ? tr(" (in batch)") : QString())
+                    .arg(c.kvTokens);
+  if (c.rank >= 0) tip += tr("\nrank in its batch: %1 (0 runs first)").arg(c.rank);
+  if (c.predicted >= 0) tip += tr("\npredicted output: %1 tokens").arg(c.predicted);
+  return c.synthetic ? tip : tip + tr("\n(click for its timeline)");
 }
 
 QString ClusterView::toolTipAt(QPoint pos) const {

@@ -66,6 +66,9 @@ public:
   QRect cardRect(int instance) const;
   /// The tooltip the view shows at `pos` ("" where none).
   QString toolTipAt(QPoint pos) const;
+  /// A request chip's tooltip: id (or "rank prompt"), phase, state, KV, and
+  /// the policy's rank and predicted length where it set them.
+  static QString chipToolTip(const RequestChip& c);
   /// What card `instance` drew of the running policy at the last paint: its
   /// badge (pool label or role), flag texts and the published values line.
   QStringList policyTexts(int instance) const;
@@ -145,6 +148,8 @@ private:
   std::map<std::int64_t, TransferAnim> anims_;
   int generation_ = -1;
   std::vector<int> roles_;  // per instance, from the previous frame
+  std::vector<std::vector<double>> counters_;  // per instance: its policy fields' values in the previous frame
+  bool hasSynthetic_ = false;  // this run has shown work a policy injected (legend entry)
 
   bool lecture_ = false;
   bool animationsEnabled_ = true;

@@ -354,6 +354,15 @@ void InspectorPanel::refresh() {
   if (mode_ == Mode::Request) {
     if (ctl_->timelines().watched() != requestId_) ctl_->timelines().setWatched(requestId_);
     if (auto t = ctl_->timelines().request(requestId_)) {
+      // Ranks arrive when a rank prompt finishes, not at an event of the
+      // request itself: the latest snapshot's chip has the current ones.
+      for (const InstanceSnapshot& in : ctl_->latest()->snapshot.instances)
+        for (const QueueSnapshot& q : in.queues)
+          for (const RequestChip& c : q.requests)
+            if (c.id == requestId_ && !c.synthetic) {
+              t->rank = c.rank;
+              t->predicted = c.predicted;
+            }
       fillRequest(*t, now);
     } else {
       reqTitle_->setText(tr("Request #%1").arg(requestId_));
@@ -417,6 +426,9 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
   table += "<tr>" + cell(tr("preempted"), QString::number(preempt)) + cell(tr("think→answer"), fmtS(ttfat)) + "</tr>";
   table += "<tr>" + cell(tr("migrated"), QString::number(migr)) +
           cell(tr("ran on"), path.isEmpty() ? na : path) + "</tr>";
+  if (t.rank >= 0 || t.predicted >= 0)  // set by a ranking policy (self-scheduling, oracle-sjf)
+    table += "<tr>" + cell(tr("rank"), t.rank >= 0 ? tr("%1 in its batch").arg(t.rank) : na) +
+             cell(tr("predicted"), t.predicted >= 0 ? tr("%1 tokens").arg(t.predicted) : na) + "</tr>";
   metrics_->setText("<table style='white-space:nowrap'>" + table + "</table>");
 
   // Events plus the token milestones that are not engine events.

@@ -22,6 +22,8 @@ namespace {
 void copyTimes(RequestTimeline& t, const Request& r) {
   t.generated = r.generated;
   t.state = static_cast<std::uint8_t>(r.state);
+  t.rank = r.rank;
+  t.predicted = r.predicted;
   t.firstScheduled = r.firstScheduled;
   t.firstToken = r.gFirst;
   t.reasoningEnd = r.gReasoningEnd;

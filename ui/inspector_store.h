@@ -49,6 +49,7 @@ struct RequestTimeline {
   SimTime arrival = 0;
   std::int32_t input = 0, reasoning = 0, answer = 0;
   std::int32_t generated = 0;  // at the latest event
+  std::int32_t rank = -1, predicted = -1;  // the policy's rank / predicted output length (-1: none)
   std::uint8_t state = 0;      // ReqState at the latest event
   // Token times as the engine knew them at the latest event (-1 = not yet).
   SimTime firstScheduled = -1, firstToken = -1, reasoningEnd = -1, firstVisible = -1, lastToken = -1;

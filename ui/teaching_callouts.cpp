@@ -19,7 +19,8 @@ QString roleLetter(int role) {
 }  // namespace
 
 QString Callout::caption() const {
-  if (kind == Kind::RoleFlip) return count > 1 ? QObject::tr("%1 (%2 times)").arg(text).arg(count) : text;
+  if (kind == Kind::RoleFlip || kind == Kind::PolicyEvent)
+    return count > 1 ? QObject::tr("%1 (%2 times)").arg(text).arg(count) : text;
   if (count > 1) return QObject::tr("%1 requests: %2").arg(count).arg(text);
   if (requestId >= 0) return QObject::tr("request #%1: %2").arg(requestId).arg(text);
   return text;
@@ -77,11 +78,24 @@ void CalloutBoard::addRoleFlip(int instance, int fromRole, int toRole, double an
   push(std::move(c));
 }
 
+void CalloutBoard::addPolicyEvent(int instance, const QString& text, int count, double animNow, SimTime simNow) {
+  Callout c;
+  c.kind = Callout::Kind::PolicyEvent;
+  c.instance = instance;
+  c.born = animNow;
+  c.simTime = simNow;
+  c.count = std::max(1, count);
+  c.text = text;
+  c.color = theme::kSynthetic;
+  push(std::move(c));
+}
+
 void CalloutBoard::push(Callout c) {
-  // Merge into a live callout of the same kind on the same card.
+  // Merge into a live callout of the same kind on the same card (policy
+  // events: of the same text too).
   for (Callout& o : items_)
-    if (o.instance == c.instance && o.kind == c.kind) {
-      ++o.count;
+    if (o.instance == c.instance && o.kind == c.kind && (o.kind != Callout::Kind::PolicyEvent || o.text == c.text)) {
+      o.count += c.kind == Callout::Kind::PolicyEvent ? c.count : 1;
       o.requestId = c.requestId;
       o.simTime = c.simTime;
       if (o.text != c.text && o.kind == Callout::Kind::MigrateIn)

@@ -16,7 +16,7 @@
 namespace sl::ui {
 
 struct Callout {
-  enum class Kind : std::uint8_t { Swap, Recompute, MigrateThink, MigrateOut, MigrateIn, Aborted, RoleFlip };
+  enum class Kind : std::uint8_t { Swap, Recompute, MigrateThink, MigrateOut, MigrateIn, Aborted, RoleFlip, PolicyEvent };
   Kind kind = Kind::Swap;
   int instance = -1;
   std::int64_t requestId = -1;  // the latest request it speaks of
@@ -42,6 +42,9 @@ public:
   void add(const AnimationNote& n, double animNow);
   /// Role change seen between two snapshots ("instance flipped D→P").
   void addRoleFlip(int instance, int fromRole, int toRole, double animNow, SimTime simNow);
+  /// A policy counter grew by `count` between two snapshots (PolicyField::callout):
+  /// "3 requests: promoted: waited too long". Merged per card and text.
+  void addPolicyEvent(int instance, const QString& text, int count, double animNow, SimTime simNow);
   /// Drop callouts whose time is up.
   void advance(double animNow);
   /// Drop callouts about events simulated before `t` (after an unanimated

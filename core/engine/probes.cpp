@@ -83,7 +83,8 @@ void Simulator::fillSnapshot(Snapshot& s) const {
       chips.clear();
       for (const Request* r : views[q].requests)
         chips.push_back(RequestChip{r->id, static_cast<std::uint8_t>(r->phase()),
-                                    static_cast<std::uint8_t>(r->state), r->kvTokens, r->batchIndex >= 0});
+                                    static_cast<std::uint8_t>(r->state), r->kvTokens, r->batchIndex >= 0,
+                                    r->synthetic, r->rank, r->predicted});
     }
   }
   s.transfers.clear();

@@ -77,6 +77,7 @@ struct alignas(64) Request {
   // ---- KV residency, placement
   std::int32_t blocksCpu = 0;      // KV blocks held in the instance's swap space
   std::int32_t instance = -1;      // owning instance (-1 before routing)
+  std::int32_t rank = -1;          // a policy's rank for it (self-scheduling: within its batch), -1 if none
 
   // ---- local-policy scratch (owned by whichever policy holds the request)
   std::int64_t policyKey = 0;      // ordering key (RR position, priority ...)
@@ -114,5 +115,6 @@ struct alignas(64) Request {
 };
 static_assert(offsetof(Request, pacer) == 64 && sizeof(TokenPacer) <= 64,
               "Request: the per-iteration fields fill cache line 0, the pacer line 1");
+static_assert(sizeof(Request) <= 320, "Request: five cache lines at most (docs/performance.md)");
 
 }  // namespace sl

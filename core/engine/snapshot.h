@@ -18,6 +18,9 @@ struct RequestChip {
   std::uint8_t state = 0;  // ReqState
   std::int32_t kvTokens = 0;
   bool inBatch = false;
+  bool synthetic = false;      // injected by the policy (a rank prompt): real work, no user request
+  std::int32_t rank = -1;      // Request::rank (-1: none)
+  std::int32_t predicted = -1; // Request::predicted output length (-1: none)
 };
 
 struct QueueSnapshot {
@@ -33,6 +36,9 @@ struct PolicyField {
   double value = 0;
   std::string unit;     // "", "requests", "blocks", "tokens", "s", "bool" (0/1) ...
   std::string tooltip;  // what it means, one line
+  /// Per-instance counters only: when the value grows between two snapshots,
+  /// lecture mode calls it out on the card ("3 requests: <callout>"); empty: never.
+  std::string callout = {};
 };
 
 /// One of the latest placement / </think> decisions.

@@ -239,6 +239,64 @@ private slots:
     QCOMPARE(view.callouts().items()[0].text, QString::fromUtf8("instance flipped D→P"));
   }
 
+  // A policy's per-instance counter with a callout text (self-scheduling's
+  // "promoted") becomes a callout when it grows, with the growth as its
+  // count; a counter without a callout text, or one that stays, does not.
+  void policyCounterGrowthBecomesACallout() {
+    ClusterView view;
+    view.resize(800, 400);
+    view.setLecture(true);
+    auto withFields = [](SimTime t, double promoted, double plain) {
+      auto f = frameWith(2, {}, t);
+      f->snapshot.instances[1].policyFields.push_back({"promoted", promoted, "requests", "tip", "promoted: waited too long"});
+      f->snapshot.instances[1].policyFields.push_back({"load", plain, "tokens", "tip"});
+      return f;
+    };
+    view.setFrame(withFields(kNsPerSecond, 4, 10));
+    QVERIFY(view.callouts().empty());  // the first frame is the baseline
+    view.setFrame(withFields(2 * kNsPerSecond, 4, 50));
+    QVERIFY(view.callouts().empty());  // "load" grew, but it has no callout text
+    view.setFrame(withFields(3 * kNsPerSecond, 7, 50));
+    QCOMPARE(view.callouts().items().size(), std::size_t{1});
+    const Callout& c = view.callouts().items()[0];
+    QCOMPARE(c.instance, 1);
+    QCOMPARE(c.count, 3);
+    QCOMPARE(c.caption(), QString("promoted: waited too long (3 times)"));
+    view.setFrame(withFields(4 * kNsPerSecond, 8, 50));  // merged into the live one
+    QCOMPARE(view.callouts().items().size(), std::size_t{1});
+    QCOMPARE(view.callouts().items()[0].count, 4);
+    ClusterView quiet;  // not in lecture mode: no callouts
+    quiet.resize(800, 400);
+    quiet.setFrame(withFields(kNsPerSecond, 4, 10));
+    quiet.setFrame(withFields(2 * kNsPerSecond, 9, 10));
+    QVERIFY(quiet.callouts().empty());
+  }
+
+  // A rank prompt's chip says what it is and opens no timeline; a ranked
+  // request's chip gives its rank and predicted length.
+  void chipTooltipsShowRankPromptsAndRanks() {
+    RequestChip prompt;
+    prompt.id = -3;
+    prompt.synthetic = true;
+    prompt.inBatch = true;
+    const QString p = ClusterView::chipToolTip(prompt);
+    QVERIFY2(p.startsWith("rank prompt #3"), qPrintable(p));
+    QVERIFY(!p.contains("click"));
+    RequestChip ranked;
+    ranked.id = 42;
+    ranked.rank = 2;
+    ranked.predicted = 517;
+    const QString r = ClusterView::chipToolTip(ranked);
+    QVERIFY2(r.startsWith("request #42"), qPrintable(r));
+    QVERIFY(r.contains("rank in its batch: 2"));
+    QVERIFY(r.contains("predicted output: 517 tokens"));
+    QVERIFY(r.contains("click for its timeline"));
+    RequestChip plain;
+    plain.id = 7;
+    const QString q = ClusterView::chipToolTip(plain);
+    QVERIFY(!q.contains("rank") && !q.contains("predicted"));
+  }
+
   // Transfers move between snapshots in animation time, never backwards,
   // and run to the end when the copy completes.
   void transferInterpolatesInAnimationTime() {
@@ -299,7 +357,7 @@ private slots:
     const auto tours = availableTours(MainWindow::samplesDir());
     QStringList ids;
     for (const Tour& t : tours) ids << t.id;
-    QCOMPARE(ids, (QStringList{"pascal", "arrow"}));
+    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched"}));
     for (const Tour& t : tours) {
       MainWindow w;
       w.resize(1024, 768);

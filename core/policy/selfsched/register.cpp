@@ -31,8 +31,9 @@ std::vector<KnobSpec> modeKnobs(double targetTau, bool starvation) {
       {"batch_size", "requests", 1, 10000, 10, true, true, "B: a ranking batch closes when it holds this many"},
       {"batch_timeout_s", "s", 0.001, 60, 0.05, false, true, "T: ... or when its oldest request has waited this long"},
       {"template_tokens", "tokens", 0, 100000, 150, true, false, "rank prompt's template added to the prompts"},
-      {"target_tau", "", -1, 1, targetTau, false, false,
-       "Kendall's tau-b the predictor's noise is calibrated to (against the gold ranking)"},
+      {"target_tau", "", -1, 1, targetTau, false, true,
+       "Kendall's tau-b the predictor's noise is calibrated to (against the gold ranking); live: "
+       "re-calibrated for the batches that close after the change"},
       {"tie_alpha", "fraction", 0, 1, 0.1, false, false, "gold ranking: lengths within this fraction of their mean tie"},
   };
   for (KnobSpec& s : starvationKnobs(starvation)) k.push_back(std::move(s));

@@ -116,9 +116,9 @@ void SelfSchedGlobal::attach(Simulator& sim) {
   // run's seed (stream "selfsched-calibration"): deterministic per scenario.
   if (cfg_.mode != RankMode::Oracle && !outputSample_.empty()) {
     Rng& rng = sim.rng("selfsched-calibration");
-    std::vector<double> eps(outputSample_.size());
-    for (double& e : eps) e = rng.normal();
-    cal_ = calibrateSigma(outputSample_, eps, cfg_.targetTau, cfg_.alpha, static_cast<std::size_t>(cfg_.batchSize));
+    calEps_.resize(outputSample_.size());
+    for (double& e : calEps_) e = rng.normal();
+    cal_ = calibrateSigma(outputSample_, calEps_, cfg_.targetTau, cfg_.alpha, static_cast<std::size_t>(cfg_.batchSize));
   }
 }
 
@@ -172,8 +172,10 @@ void SelfSchedGlobal::closeBatch(bool bySize) {
   (bySize ? bySize_ : byTimeout_) += 1;
   members_ += static_cast<std::int64_t>(p.members.size());
   const std::int64_t cap = std::numeric_limits<std::int32_t>::max() / 2;
-  p.prompt = sim_->injectRequest(leastLoaded(), static_cast<std::int32_t>(std::min(input, cap)),
-                                 rankPromptOutput(cfg_.mode));
+  const int at = leastLoaded();
+  p.prompt = sim_->injectRequest(at, static_cast<std::int32_t>(std::min(input, cap)), rankPromptOutput(cfg_.mode));
+  if (promptsAt_.size() <= static_cast<std::size_t>(at)) promptsAt_.resize(static_cast<std::size_t>(at) + 1, 0);
+  ++promptsAt_[static_cast<std::size_t>(at)];
   pending_.push_back(std::move(p));
 }
 
@@ -199,6 +201,7 @@ void SelfSchedGlobal::onSyntheticDone(const Request& s) {
     r->policyKey = cfg_.mode == RankMode::LengthOnly ? static_cast<std::int64_t>(p.predicted[k])
                                                       : static_cast<std::int64_t>(rank);
     r->predicted = static_cast<std::int32_t>(std::min(p.predicted[k], 2e9));
+    r->rank = static_cast<std::int32_t>(rank);
     ++ranked_;
   }
   if (trueLens.size() >= 2) {
@@ -220,8 +223,24 @@ std::int64_t SelfSchedGlobal::totalPromotions() const {
 bool SelfSchedGlobal::setKnob(const std::string& name, double value) {
   if (name == "batch_size") cfg_.batchSize = static_cast<int>(value);
   else if (name == "batch_timeout_s") cfg_.batchTimeoutS = value;
+  else if (name == "target_tau") cfg_.targetTau = value;
   else return false;
+  if (name != "batch_timeout_s" && cfg_.mode != RankMode::Oracle && !outputSample_.empty())
+    // σ is calibrated per batch of B: a new target or B re-calibrates it, with
+    // the start-up's sample and ε (the new σ depends only on the knobs).
+    cal_ = calibrateSigma(outputSample_, calEps_, cfg_.targetTau, cfg_.alpha, static_cast<std::size_t>(cfg_.batchSize));
   return true;
+}
+
+void SelfSchedGlobal::publishInstance(int i, std::vector<PolicyField>& out) const {
+  const auto k = static_cast<std::size_t>(i);
+  if (cfg_.mode != RankMode::Oracle)
+    out.push_back({"rank prompts", static_cast<double>(k < promptsAt_.size() ? promptsAt_[k] : 0), "prompts",
+                   "rank prompts run on this instance so far (each ranks one batch)",
+                   "rank prompt: the model ranks a batch"});
+  const SelfSchedLocal* l = k < locals_.size() ? locals_[k] : nullptr;
+  out.push_back({"promoted", static_cast<double>(l ? l->promotions() : 0), "requests",
+                 "anti-starvation promotions on this instance so far", "promoted: waited too long"});
 }
 
 void SelfSchedGlobal::publishCluster(std::vector<PolicyField>& out) const {

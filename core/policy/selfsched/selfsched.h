@@ -83,6 +83,7 @@ public:
   int route(const Request& r) override;
   void onSyntheticDone(const Request& r) override;
   bool setKnob(const std::string& name, double value) override;
+  void publishInstance(int instance, std::vector<PolicyField>& out) const override;
   void publishCluster(std::vector<PolicyField>& out) const override;
   void report(std::vector<PolicyReportEntry>& out) const override;
 
@@ -114,9 +115,11 @@ private:
   SelfSchedConfig cfg_;
   std::vector<double> outputSample_;
   NoiseCalibration cal_;
+  std::vector<double> calEps_;  // the calibration's ε, kept for a live target_tau
   std::vector<Member> batch_;
   std::uint64_t batchSeq_ = 0;
   std::vector<Pending> pending_;
+  std::vector<std::int64_t> promptsAt_;  // rank prompts injected, by instance
   std::int64_t batches_ = 0, bySize_ = 0, byTimeout_ = 0, ranked_ = 0, members_ = 0;
   double tauSum_ = 0;
   std::int64_t tauBatches_ = 0;
