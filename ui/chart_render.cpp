@@ -309,6 +309,89 @@ std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& n
   return chart;
 }
 
+std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& name, const QString& title,
+                                    const exp::PlotSpec& spec) {
+  const CsvTable t = parseCsvTable(csv, name);
+  auto col = [&](const std::string& c) {
+    const auto it = std::find(t.columns.begin(), t.columns.end(), c);
+    if (it == t.columns.end()) throw InputError(name + ": no column '" + c + "' to draw");
+    return static_cast<std::size_t>(it - t.columns.begin());
+  };
+  const std::size_t xc = col(spec.x);
+  std::vector<std::size_t> ycs, scs;
+  for (const std::string& y : spec.ys) ycs.push_back(col(y));
+  for (const std::string& c : spec.series) scs.push_back(col(c));
+  std::vector<std::pair<std::size_t, std::string>> where;
+  for (const auto& [c, v] : spec.where) where.emplace_back(col(c), v);
+  if (ycs.empty()) throw InputError(name + ": a plot needs a y column");
+  // Categories: the given labels for a numeric index, else the x values in
+  // first-seen order.
+  QStringList cats;
+  std::map<std::string, int> catOf;
+  for (const std::string& l : spec.xLabels) cats << QString::fromStdString(l);
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<QPointF>> series;
+  for (const auto& row : t.rows) {
+    if (std::any_of(where.begin(), where.end(), [&](const auto& w) { return row[w.first] != w.second; })) continue;
+    double x = 0;
+    if (spec.categoricalX && spec.xLabels.empty()) {
+      auto [it, fresh] = catOf.try_emplace(row[xc], static_cast<int>(catOf.size()));
+      if (fresh) cats << QString::fromStdString(row[xc]);
+      x = it->second;
+    } else if (!isNumber(row[xc], &x)) {
+      continue;
+    }
+    std::string key;
+    for (std::size_t c : scs) key += (key.empty() ? "" : " · ") + row[c];
+    for (const std::size_t& y : ycs) {
+      double v = 0;
+      if (!isNumber(row[y], &v)) continue;
+      std::string k = key;
+      if (ycs.size() > 1) {
+        const std::size_t yi = static_cast<std::size_t>(&y - ycs.data());
+        const std::string yName =
+            yi < spec.yNames.size() ? spec.yNames[yi] : columnLabel(t.columns[y]).toStdString();
+        k = k.empty() ? yName : k + " · " + yName;
+      }
+      if (k.empty()) k = columnLabel(t.columns[y]).toStdString();
+      auto [it, fresh] = series.try_emplace(k);
+      if (fresh) order.push_back(k);
+      it->second.emplace_back(x, v);
+    }
+  }
+  if (order.empty()) throw InputError(name + ": no rows to draw for " + spec.x);
+  const QString yLabel = !spec.yLabel.empty() ? QString::fromStdString(spec.yLabel)
+                         : ycs.size() == 1    ? columnLabel(t.columns[ycs[0]])
+                                              : QObject::tr("value");
+  auto chart = std::make_unique<LiveChart>(
+      "csv", title.isEmpty() ? prettyName(name) : title,
+      spec.xLabel.empty() ? columnLabel(t.columns[xc]) : QString::fromStdString(spec.xLabel), yLabel);
+  if (spec.categoricalX) chart->setXCategories(cats);
+  std::size_t most = 0;
+  int i = 0;
+  for (const std::string& k : order) {
+    std::vector<QPointF>& pts = series[k];
+    std::stable_sort(pts.begin(), pts.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+    most = std::max(most, pts.size());
+    if (spec.step && pts.size() > 1) {  // hold each value until the next point
+      std::vector<QPointF> steps;
+      for (std::size_t j = 0; j < pts.size(); ++j) {
+        if (j > 0) steps.emplace_back(pts[j].x(), pts[j - 1].y());
+        steps.push_back(pts[j]);
+      }
+      pts = std::move(steps);
+    }
+    const bool line = !spec.scatter && !spec.categoricalX;
+    const int s = chart->addSeries(QString::fromStdString(k), theme::instanceColor(i++),
+                                  line ? SeriesStyle::Line : SeriesStyle::Scatter);
+    chart->setSeriesData(s, std::move(pts));
+  }
+  if (spec.yRange) chart->setFixedYRange(spec.yRange->first, spec.yRange->second);
+  chart->setLegendVisible(order.size() > 1);
+  chart->setPointsVisible(most <= 30);
+  return chart;
+}
+
 std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
                                     QSize size, qreal scale) {
   return bytesOf(csvChart(csv, name, title)->renderPng(size, scale));

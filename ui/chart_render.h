@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/experiment.h"
+
 class QApplication;
 
 namespace sl::ui {
@@ -52,5 +54,12 @@ std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& n
 /// InputError (naming `name`) when the CSV has no numeric columns to draw.
 std::vector<char> renderCsvChartPng(const std::string& csv, const std::string& name, const QString& title,
                                     QSize size = QSize(960, 600), qreal scale = 1.0);
+
+/// A chart of a chart CSV drawn as the experiment asked (exp::PlotSpec: x,
+/// y columns, series columns, row filter, categorical x, fixed y range).
+/// InputError (naming `name` and the column) when a named column is missing
+/// or nothing is left to draw.
+std::unique_ptr<LiveChart> csvChart(const std::string& csv, const std::string& name, const QString& title,
+                                    const exp::PlotSpec& spec);
 
 }  // namespace sl::ui

@@ -1,5 +1,6 @@
 #include "live_chart.h"
 
+#include <QCategoryAxis>
 #include <QContextMenuEvent>
 #include <QCoreApplication>
 #include <QGraphicsLayout>
@@ -91,6 +92,24 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
   applyFonts();
   setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
+}
+
+void LiveChart::setXCategories(const QStringList& labels) {
+  auto* cat = new QCategoryAxis;
+  cat->setGridLineColor(QColor(0xE3, 0xE6, 0xEB));
+  cat->setTitleText(d->xLabel);
+  cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+  cat->setStartValue(-0.5);
+  for (int i = 0; i < labels.size(); ++i) cat->append(labels[i], i + 0.5);
+  for (auto& s : d->series) s.series->detachAxis(d->ax);
+  d->chart->removeAxis(d->ax);
+  delete d->ax;
+  d->ax = cat;
+  d->chart->addAxis(cat, Qt::AlignBottom);
+  for (auto& s : d->series) s.series->attachAxis(cat);
+  d->xCategories = static_cast<int>(labels.size());
+  applyFonts();
+  refresh();
 }
 
 void LiveChart::applyFonts() {
@@ -266,9 +285,11 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   }
   if (style == SeriesStyle::Scatter) {
     auto* sc = new QScatterSeries;
-    sc->setMarkerSize(4.5);
+    // Categories hold a few values each: large, solid dots; a scatter of
+    // many points: small, translucent ones.
+    sc->setMarkerSize(d->xCategories > 0 ? 13.0 : 4.5);
     QColor fill = color;
-    fill.setAlpha(150);
+    fill.setAlpha(d->xCategories > 0 ? 230 : 150);
     sc->setColor(fill);
     sc->setBorderColor(Qt::transparent);
     s = sc;
@@ -357,7 +378,10 @@ void LiveChart::refresh() {
         yr.second != d->ay->max())
       for (auto& s : d->series) s.series->clear();
   }
-  if (zoomed) {
+  if (d->xCategories > 0) {
+    xLo = -0.5;
+    d->ax->setRange(-0.5, d->xCategories - 0.5);
+  } else if (zoomed) {
     xLo = vLo;
     roundTicks(d->ax, niceStep(vHi - vLo, d->maxXIntervals));
     d->ax->setRange(vLo, vHi);
@@ -462,7 +486,7 @@ void LiveChart::keepTextsWhole() {
 }
 
 void LiveChart::setViewX(double lo, double hi) {
-  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || d->xCategories > 0) return;
   d->viewX = std::make_pair(lo, hi);
   d->resetButton->show();
   refresh();

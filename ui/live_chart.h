@@ -69,6 +69,9 @@ public:
   void removeAllSeries();
   /// Vertical dashed lines (e.g. live rate changes) at these x values.
   void setMarkers(const std::vector<double>& xs);
+  /// Categorical x: category i (labelled labels[i]) sits at x = i; the axis
+  /// shows the labels instead of numbers and no longer rescales or zooms.
+  void setXCategories(const QStringList& labels);
   /// Fixed y range (e.g. 0..1 for fractions); default: from the data.
   void setFixedYRange(double lo, double hi);
   void setLegendVisible(bool on);

@@ -26,7 +26,8 @@ struct LiveChart::Impl {
   QString id, title, xLabel, yLabel;
   QChart* chart = nullptr;
   QChartView* view = nullptr;
-  QValueAxis* ax = nullptr;
+  QValueAxis* ax = nullptr;  // a QCategoryAxis after setXCategories
+  int xCategories = 0;
   QValueAxis* ay = nullptr;
   struct S {
     QXYSeries* series;

@@ -16,6 +16,7 @@
 #include <QApplication>
 
 #include "chart_render.h"
+#include "live_chart.h"
 #endif
 
 namespace sl::cli {
@@ -69,10 +70,20 @@ int runReproduce(const ReproduceArgs& a) {
     std::string pngs;
     for (const auto& c : r.charts) {
       const std::string stem = c.name.substr(0, c.name.rfind('.'));
+      const QString title = QString::fromStdString(e->id + ": " + stem);
       try {
-        const std::vector<char> png = ui::renderCsvChartPng(c.csv, c.name, QString::fromStdString(e->id + ": " + stem));
-        writeFileAtomic(dir + "/" + stem + ".png", std::string_view(png.data(), png.size()));
-        pngs += (pngs.empty() ? "" : ", ") + stem + ".png";
+        if (c.plots.empty()) {
+          const std::vector<char> png = ui::renderCsvChartPng(c.csv, c.name, title);
+          writeFileAtomic(dir + "/" + stem + ".png", std::string_view(png.data(), png.size()));
+          pngs += (pngs.empty() ? "" : ", ") + stem + ".png";
+        }
+        // The experiment's own choice of axes, one PNG per plot.
+        for (const exp::PlotSpec& p : c.plots) {
+          const QString t = p.title.empty() ? title : QString::fromStdString(e->id + ": " + p.title);
+          const QByteArray png = ui::csvChart(c.csv, c.name, t, p)->renderPng(QSize(960, 600), 1.0);
+          writeFileAtomic(dir + "/" + stem + p.suffix + ".png", std::string_view(png.data(), png.size()));
+          pngs += (pngs.empty() ? "" : ", ") + stem + p.suffix + ".png";
+        }
       } catch (const InputError& err) {
         std::fprintf(stderr, "servelab-cli: note: no PNG for %s: %s\n", c.name.c_str(), err.what());
       }

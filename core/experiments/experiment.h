@@ -27,9 +27,32 @@ struct ExperimentOptions {
   std::function<void(const std::string&)> onRun;
 };
 
+/// How `reproduce --out` draws a chart CSV as a PNG (one CSV may give
+/// several PNGs). Without plots the renderer picks x and y itself
+/// (ui/chart_render.h: csvChart), which suits simple two-column shapes.
+struct PlotSpec {
+  std::string suffix = {};               // the PNG is <csv stem><suffix>.png
+  std::string x = {};                    // x column
+  std::vector<std::string> ys = {};      // y columns (one axis: keep one unit)
+  std::vector<std::string> series = {};  // columns whose values split the series ("" = none; several ys split too)
+  std::vector<std::pair<std::string, std::string>> where = {};  // keep only rows with column == value
+  std::string title = {};                // default: "<experiment>: <csv stem>"
+  std::string yLabel = {};               // default: from the y column's name
+  /// Categorical x: dots over labelled categories. A text x column gives its
+  /// values in first-seen order; a numeric index column gives these labels.
+  bool categoricalX = false;
+  std::vector<std::string> xLabels = {};
+  bool scatter = false;             // dots, not lines (e.g. search probes)
+  std::optional<std::pair<double, double>> yRange = {};  // e.g. {0, 1} for a share
+  bool step = false;                // a value that holds until the next row (e.g. pool sizes)
+  std::string xLabel = {};          // default: from the x column's name
+  std::vector<std::string> yNames = {};  // legend names of the ys (default: from their column names)
+};
+
 struct ChartData {
   std::string name;  // file name, e.g. "tail_ttft_by_reasoning.csv"
   std::string csv;
+  std::vector<PlotSpec> plots = {};  // empty: one PNG, the renderer's own choice
 };
 
 struct ExperimentResult {

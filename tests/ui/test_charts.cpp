@@ -577,6 +577,63 @@ private slots:
       QVERIFY2(QString(e.what()).contains("t.csv"), e.what());
     }
   }
+
+  // An experiment's PlotSpec: its x and y, series by a text column, a row
+  // filter, a fixed y range; categorical x with named ticks; steps; and a
+  // missing column named in the error.
+  void plotSpecDrawsTheAskedColumns() {
+    const std::string csv = "system,time_scale,rate_rps,slo_attainment,ttft_p90_s\n"
+                            "arrow,2,1.5,1.0,0.1\narrow,1,3,0.9,0.2\narrow,0.5,6,0.4,0.9\n"
+                            "static,2,1.5,1.0,0.2\nstatic,1,3,0.5,0.8\nstatic,0.5,6,0.1,3\n";
+    exp::PlotSpec spec;
+    spec.x = "rate_rps";
+    spec.ys = {"slo_attainment"};
+    spec.series = {"system"};
+    spec.yRange = std::make_pair(0.0, 1.0);
+    auto c = csvChart(csv, "fig7.csv", "Fig. 7", spec);
+    QCOMPARE(c->xLabel(), QString("arrival rate (req/s)"));
+    QCOMPARE(c->seriesCount(), 2);
+    QCOMPARE(c->seriesName(0), QString("arrow"));
+    QCOMPARE(c->seriesData(0).size(), std::size_t{3});
+    QCOMPARE(c->seriesData(0).front(), QPointF(1.5, 1.0));  // sorted by x: the rows came by time_scale
+    QCOMPARE(c->seriesData(0).back(), QPointF(6, 0.4));
+    QCOMPARE(c->yRange(), std::make_pair(0.0, 1.0));
+    spec.where = {{"system", "static"}};
+    spec.ys = {"ttft_p90_s"};
+    spec.yRange.reset();
+    c = csvChart(csv, "fig7.csv", "Fig. 7", spec);
+    QCOMPARE(c->seriesCount(), 1);
+    QCOMPARE(c->seriesData(0).back(), QPointF(6, 3));
+
+    exp::PlotSpec cat;  // a text x column: categories in first-seen order
+    cat.x = "domain";
+    cat.ys = {"minutes"};
+    cat.series = {"policy"};
+    cat.categoricalX = true;
+    c = csvChart("policy,domain,minutes\nfcfs,math,20\nlo,math,5\nfcfs,code,30\nlo,code,9\n", "t.csv", "T", cat);
+    QCOMPARE(c->seriesData(1), (std::vector<QPointF>{{0, 5}, {1, 9}}));
+    QCOMPARE(c->xRange(), std::make_pair(-0.5, 1.5));
+    c->resize(700, 400);
+    c->show();
+    QTest::qWait(80);  // laid out and painted
+    QStringList painted = c->paintedTexts();
+    QVERIFY2(painted.contains("math") && painted.contains("code"), qPrintable(painted.join("|")));
+
+    exp::PlotSpec step;  // a pool size holds until the next row
+    step.x = "time_s";
+    step.ys = {"pool_p"};
+    step.step = true;
+    c = csvChart("time_s,pool_p\n0,4\n10,3\n", "f.csv", "F", step);
+    QCOMPARE(c->seriesData(0), (std::vector<QPointF>{{0, 4}, {10, 4}, {10, 3}}));
+
+    spec.ys = {"no_such_column"};
+    try {
+      csvChart(csv, "fig7.csv", "Fig. 7", spec);
+      QFAIL("no error for a missing column");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("fig7.csv") && QString(e.what()).contains("no_such_column"), e.what());
+    }
+  }
 };
 
 QTEST_MAIN(TestCharts)

@@ -215,13 +215,22 @@ ExperimentResult report(const ArrowTrace& t, const std::vector<SystemResult>& re
     for (const Point& p : r.points)
       csv += r.system + "," + formatDouble(p.scale) + "," + num(natural / p.scale, 3) + "," + num(p.attainment, 4) +
              "," + num(p.ttftP90, 4) + "," + num(p.tpotP90, 4) + "," + std::to_string(p.arrived) + "\n";
-  out.charts.push_back({chartPrefix + "_vs_rate.csv", csv});
+  // The paper's Fig. 7 rows: attainment, P90 TTFT and P90 TPOT against the rate.
+  std::vector<PlotSpec> vsRate = {
+      {"", "rate_rps", {"slo_attainment"}, {"system"}, {}, t.name + ": SLO attainment vs rate", "SLO attainment",
+       false, {}, false, std::make_pair(0.0, 1.0)},
+      {"_ttft", "rate_rps", {"ttft_p90_s"}, {"system"}, {}, t.name + ": P90 TTFT vs rate", "P90 TTFT (s)"},
+      {"_tpot", "rate_rps", {"tpot_p90_s"}, {"system"}, {}, t.name + ": P90 TPOT vs rate", "P90 TPOT (s)"}};
+  out.charts.push_back({chartPrefix + "_vs_rate.csv", csv, std::move(vsRate)});
   std::string probes = "system,time_scale,rate_rps,slo_attainment,meets_target\n";
   for (const SystemResult& r : res)
     for (const sweep::CapacityProbe& p : r.capacity.probes)
       probes += r.system + "," + formatDouble(p.x) + "," + num(natural / p.x, 3) + "," + num(p.attainment, 4) + "," +
                 (p.ok ? "1" : "0") + "\n";
-  out.charts.push_back({chartPrefix + "_capacity_probes.csv", probes});
+  out.charts.push_back({chartPrefix + "_capacity_probes.csv", probes,
+                        {{"", "rate_rps", {"slo_attainment"}, {"system"}, {},
+                          t.name + ": the capacity search's probes", "SLO attainment", false, {}, true,
+                          std::make_pair(0.0, 1.0)}}});
   out.notes.push_back("Trace " + t.name + ": natural rate " + num(natural, 3) + " req/s at time_scale 1; SLOs TTFT " +
                       formatDouble(t.ttft) + " s, TPOT " + formatDouble(t.tpot) +
                       " s; max sustainable rate = highest rate with >= 90 % of requests meeting both ('+': met at "
@@ -261,7 +270,9 @@ ChartData flipLog(const ArrowTrace& t, double scale, const ExperimentOptions& o,
            "," + key[static_cast<int>(f.to)] + "," + flipReasonName(f.reason) + "," + std::to_string(count[0]) + "," +
            std::to_string(count[1]) + "," + std::to_string(count[2]) + "," + std::to_string(count[3]) + "\n";
   }
-  return {name, csv};
+  return {name, csv,
+          {{"", "time_s", {"pool_p", "pool_d", "pool_p_to_d", "pool_d_to_p"}, {}, {}, t.name + ": Arrow's pool sizes over time",
+            "instances", false, {}, false, {}, true}}};
 }
 
 ExperimentResult fig7(const ArrowTrace& t, const ExperimentOptions& o) {
@@ -326,7 +337,12 @@ ExperimentResult fig9(const ExperimentOptions& o) {
              num(rateValue(r.capacity, nat), 3) + "\n";
     }
   }
-  out.charts.push_back({"fig9_scaling.csv", csv});
+  out.charts.push_back({"fig9_scaling.csv", csv,
+                        {{"", "gpus", {"max_rate_rps"}, {"system"}, {}, "fig9: max sustainable rate vs GPUs",
+                          "max sustainable rate (req/s)"},
+                         {"_attainment", "gpus", {"slo_attainment"}, {"system"}, {},
+                          "fig9: SLO attainment at a fixed rate vs GPUs", "SLO attainment", false, {}, false,
+                          std::make_pair(0.0, 1.0)}}});
   out.notes.push_back("Azure Code at time_scale 0.5 (" + num(natural / 0.5, 2) +
                       " req/s); static minimal-load splits the GPUs half prefill, half decode.");
   return out;
