@@ -291,23 +291,30 @@ void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool in
           asked_.erase(id);
           return;
         }
-        PendingMove m;
-        m.h = h;
-        m.id = id;
-        m.sender = sender;
-        m.senderLoad = senderLoad;
-        m.tokens = static_cast<std::int64_t>(q2->input) + q2->generated;
-        m.interStage = interStage;
-        auto& qu = queues_[static_cast<std::size_t>(winner)];
-        qu.push_back(m);
-        std::stable_sort(qu.begin(), qu.end(), [](const PendingMove& a, const PendingMove& b) {
-          return a.senderLoad != b.senderLoad ? a.senderLoad > b.senderLoad : a.id < b.id;
-        });
-        inboundTokens_[static_cast<std::size_t>(winner)] += m.tokens;
+        (void)id;
+        enqueueMove(winner, *q2, senderLoad, interStage);
         pump(winner);
       });
     });
   });
+}
+
+void CascadeGlobal::enqueueMove(int receiver, const Request& r, double senderLoad, bool interStage) {
+  asked_.insert(r.id);
+  PendingMove m;
+  m.h = sim_->handleOf(r);
+  m.id = r.id;
+  m.sender = r.instance;
+  m.senderLoad = senderLoad;
+  m.tokens = static_cast<std::int64_t>(r.input) + r.generated;
+  m.interStage = interStage;
+  auto& qu = queues_[static_cast<std::size_t>(receiver)];
+  qu.push_back(m);
+  // Highest sender load first; by request id on ties.
+  std::stable_sort(qu.begin(), qu.end(), [](const PendingMove& a, const PendingMove& b) {
+    return a.senderLoad != b.senderLoad ? a.senderLoad > b.senderLoad : a.id < b.id;
+  });
+  inboundTokens_[static_cast<std::size_t>(receiver)] += m.tokens;
 }
 
 bool CascadeGlobal::senderTransmitting(int sender) {

@@ -123,6 +123,8 @@ public:
   void refineNow();
   /// Runs one receiver pump now.
   void pump(int receiver);
+  /// Puts `r` in `receiver`'s priority queue as the confirm message does (tests).
+  void enqueueMove(int receiver, const Request& r, double senderLoad, bool interStage = true);
   /// Starts the bid-ask for moving `r` (sender = its instance) to one of `candidates`.
   void ask(Request& r, const std::vector<int>& candidates, bool interStage);
 
