@@ -72,9 +72,21 @@ void CascadeGlobal::attach(Simulator& sim) {
   po.kvTokens = ic.gpuBlocks * ic.blockSize;
   po.maxBatch = ic.maxNumSeqs;
   po.outputTokens = cfg_.profileOutput;
-  const std::vector<QoeSample> samples = profileQoe(sim.cost(), po);
-  qoe_ = fitQoe(samples);
-  qoeErr_ = meanRelativeError(qoe_, samples);
+  std::vector<QoeSample> samples = profileQoe(sim.cost(), po);
+  if (samples.size() < 5) {  // a small KV memory: shorter buckets and outputs
+    po.minLength = 16;
+    po.outputTokens = 16;
+    samples = profileQoe(sim.cost(), po);
+  }
+  if (samples.size() >= 5) {
+    qoe_ = fitQoe(samples);
+    qoeErr_ = meanRelativeError(qoe_, samples);
+  } else {
+    // Memory too small to profile even 16-token batches: no model (all
+    // D = 0), so the planner keeps one stage and refinement splits at the
+    // shortest sequence; reported as qoe_model/unfitted.
+    unfitted_ = true;
+  }
 
   members_.assign(1, {});
   for (int i = 0; i < sim.numInstances(); ++i) members_[0].push_back(i);
@@ -99,7 +111,7 @@ void CascadeGlobal::planNow(bool startup) {
     lastReplan_ = sim_->now();
     arrivalsSinceReplan_ = 0;
   }
-  if (cfg_.layout == CascadeLayout::Single || E < 2 || samples.size() < 20 || rate <= 0) {
+  if (cfg_.layout == CascadeLayout::Single || E < 2 || samples.size() < 20 || rate <= 0 || unfitted_) {
     if (startup) setLayout({E}, {});
     return;
   }
@@ -543,6 +555,7 @@ void CascadeGlobal::publishCluster(std::vector<PolicyField>& out) const {
 
 void CascadeGlobal::report(std::vector<PolicyReportEntry>& out) const {
   out.push_back({"qoe_model/mean_relative_error", qoeErr_});
+  if (unfitted_) out.push_back({"qoe_model/unfitted", 1});
   static const char* dk[] = {"qoe_model/D0", "qoe_model/D1", "qoe_model/D2", "qoe_model/D3", "qoe_model/D4"};
   for (int k = 0; k < 5; ++k) out.push_back({dk[k], qoe_.d[static_cast<std::size_t>(k)]});
   out.push_back({"stages", static_cast<double>(stages())});

@@ -142,6 +142,7 @@ private:
   CascadeConfig cfg_;
   QoeModel qoe_;
   double qoeErr_ = 0;
+  bool unfitted_ = false;
   Plan plan_;
   std::vector<std::int64_t> edges_;
   std::vector<double> bounds_;                // upper bound of each stage (last: +inf), EMA state
