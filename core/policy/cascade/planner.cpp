@@ -52,7 +52,13 @@ LengthHistogram buildHistogram(const std::vector<std::pair<std::int64_t, std::in
   return h;
 }
 
+std::int64_t& stageCostEvaluations() {
+  thread_local std::int64_t n = 0;
+  return n;
+}
+
 double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m) {
+  ++stageCostEvaluations();
   QoeFeatures f;
   for (int k = a; k < b; ++k) {
     const QoeFeatures& x = h.bucket[static_cast<std::size_t>(k)];

@@ -44,6 +44,9 @@ struct Plan {
   int stages() const { return static_cast<int>(instances.size()); }
 };
 
+/// Number of stageCost calls so far (this thread): the planner-cost table's
+/// deterministic measure of work. Reset by assigning 0.
+std::int64_t& stageCostEvaluations();
 /// Cost of a stage over buckets [a, b) with m instances: m · Q^B(population / m).
 double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m);
 /// Cost of cutting at edge k (0 < k < B).
