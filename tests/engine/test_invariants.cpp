@@ -503,7 +503,7 @@ void runOne(std::uint64_t seed, Totals& tot) {
 
 TEST(Invariants, RandomScenarios) {
   Totals tot;
-  // 2000 seeds by default (about 8 s of CPU in Release, under a minute with
+  // 2000 seeds by default (about 11 s of CPU in Release, about 70 s with
   // ASan+UBSan). ENGINE_SEEDS=N runs seeds 1..N instead (docs/hardening.md);
   // ENGINE_SEED / ENGINE_SEED_LAST pick one seed or a range to debug.
   std::uint64_t first = 1, last = 2000;
