@@ -331,3 +331,55 @@ TEST(CascadeBidAsk, LiveMigrationCapIsRespected) {
 
 }  // namespace
 }  // namespace sl::cascadetest
+
+namespace sl::cascadetest {
+namespace {
+
+// ---------------------------------------------------------------- Llumnix
+
+class PinnedLlumnix : public LlumnixGlobal {
+public:
+  using LlumnixGlobal::LlumnixGlobal;
+  bool pin = true;
+  int route(const Request& r) override { return pin ? 0 : LlumnixGlobal::route(r); }
+};
+
+TEST(Llumnix, MovesTheLeastKvRequestFromTheMostToTheLeastLoadedWhileTheGapIsOverTheThreshold) {
+  LlumnixConfig lc;
+  lc.intervalS = 1000;  // the timer stays out of the way: the test calls balanceNow
+  lc.gapThreshold = 0.1;
+  // 200 blocks of 16 tokens per instance; prompts of 400, 800, 1200 tokens = 25, 50, 75 blocks.
+  SimConfig c = test::tinySim(test::tinyInstance(200, 16), 2);
+  auto g = std::make_unique<PinnedLlumnix>(lc);
+  PinnedLlumnix* llx = g.get();
+  Simulator sim(c, test::tinyCost(), std::make_unique<test::ListWorkload>(std::vector<RequestSpec>{
+                                         req(0, 800, 3000), req(0, 400, 3000), req(0, 1200, 3000)}),
+                std::move(g), [](int) { return std::make_unique<FcfsLocal>(); });
+  sim.run(ms(500));
+  ASSERT_EQ(sim.instance(1).kvFootprintBlocks(), 0);
+  const auto migrating = [&](std::int64_t id) {
+    bool m = false;
+    sim.forEachActive([&](const Request& r) { m |= r.id == id && r.migration >= 0; });
+    return m;
+  };
+  // Gap 0.75+ > 0.1: request 1 (the 400-token prompt, least KV) goes to instance 1.
+  EXPECT_TRUE(llx->balanceNow());
+  EXPECT_TRUE(migrating(1));
+  EXPECT_FALSE(migrating(0));
+  // Still a gap of about 0.5 (the move in flight counts on its destination): the next least, request 0.
+  EXPECT_TRUE(llx->balanceNow());
+  EXPECT_TRUE(migrating(0));
+  // Instance 0 still holds both until their copies end (0.75+), instance 1
+  // their reservations (0.375+): the only movable request left, 75 blocks,
+  // would not narrow the gap.
+  EXPECT_FALSE(llx->balanceNow());
+  EXPECT_EQ(llx->migrationsStarted(), 2);
+  // Dispatch: to the most free KV blocks: instance 1 (200 - 75+ reserved) over instance 0 (200 - 150+).
+  ASSERT_GT(sim.instance(1).freeGpuBlocks(), sim.instance(0).freeGpuBlocks());
+  llx->pin = false;
+  Request probe;
+  EXPECT_EQ(llx->route(probe), 1);
+}
+
+}  // namespace
+}  // namespace sl::cascadetest
