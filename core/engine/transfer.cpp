@@ -277,11 +277,13 @@ void Simulator::completeMigration(std::int64_t id) {
   notify(RequestEvent::MigrationEnd, r, m.dst);
   fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id) * 31u + static_cast<std::uint64_t>(m.dst));
   enqueueLocal(dst, r);
-  global_->onMigrationDone(r, m.src, m.dst);
-  tryStartIncoming(m.src);
-  wake(m.dst);
-  wake(m.src);
-  checkDrained(m.src);  // its last request may just have left
+  // The hook may start a transfer (migrations_ may grow): `m` is not used after it.
+  const int srcId = m.src, dstId = m.dst;
+  global_->onMigrationDone(r, srcId, dstId);
+  tryStartIncoming(srcId);
+  wake(dstId);
+  wake(srcId);
+  checkDrained(srcId);  // its last request may just have left
 }
 
 bool Simulator::migrateLive(Request& r, int dst) {

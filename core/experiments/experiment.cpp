@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "experiments/arrow/arrow_experiments.h"
+#include "experiments/cascade/cascade_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
 #include "experiments/selfsched/selfsched_experiments.h"
 #include "run/execute.h"
@@ -16,6 +17,7 @@ const std::vector<Experiment>& experimentRegistry() {
     std::vector<Experiment> v;
     addPascalExperiments(v);
     addArrowExperiments(v);
+    addCascadeExperiments(v);
     addSelfSchedExperiments(v);
     return v;
   }();

@@ -7,6 +7,7 @@ void registerAllPolicyFamilies(PolicyRegistry& reg) {
   registerPascalPolicies(reg);
   registerArrowPolicies(reg);
   registerSelfSchedPolicies(reg);
+  registerCascadePolicies(reg);
   registerExamplePolicies(reg);
 }
 

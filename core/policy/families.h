@@ -12,6 +12,7 @@ void registerPascalPolicies(PolicyRegistry& reg);    // policy/pascal/
 void registerExamplePolicies(PolicyRegistry& reg);   // policy/example/
 void registerArrowPolicies(PolicyRegistry& reg);     // policy/arrow/
 void registerSelfSchedPolicies(PolicyRegistry& reg); // policy/selfsched/
+void registerCascadePolicies(PolicyRegistry& reg);   // policy/cascade/
 
 /// Knobs shared between families: RR's queue order (1 = by quanta used, 0 =
 /// circular), used by `rr` and PASCAL's local part (policy/baselines/register.cpp).

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "engine_test_util.h"
+#include "policy/cascade/cascade_global.h"
 #include "policy/registry.h"
 
 namespace sl::enginetest {
@@ -277,13 +278,33 @@ Scn makeScenario(std::uint64_t seed) {
     s.disaggregated = false;
     s.pMigrate = s.pLive = s.pTickMove = 0;
     s.tick = 0;
+  } else if (c.instances >= 2 && g.uniform01() < 0.25) {
+    // One in four of the rest (2+ instances): a CascadeInfer policy with its
+    // own global part (stages, hand-overs by live migration over bid-ask
+    // messages, refinement, rebalancing) or Llumnix. runOne sets two stages.
+    static const char* kCascade[] = {"cascade", "cascade-interstage-only", "cascade-quantity", "cascade-memory",
+                                     "llumnix"};
+    s.policy.id = kCascade[g.below(5)];
+    if (s.policy.id == "llumnix") {
+      s.policy.knobs = {{"interval_s", 0.001 * static_cast<double>(pick(1, 50))},
+                        {"gap_threshold", 0.01 * static_cast<double>(pick(0, 30))}};
+    } else {
+      s.policy.knobs = {{"message_latency_s", 0.001 * static_cast<double>(pick(0, 5))},
+                        {"migration_cap", pick(1, 3)},
+                        {"starve_limit", pick(0, 3)},
+                        {"refine_interval_s", 0.05 * static_cast<double>(pick(1, 4))},
+                        {"rebalance_threshold", 0.05 * static_cast<double>(pick(0, 10))}};
+    }
+    s.disaggregated = false;
+    s.pMigrate = s.pLive = s.pTickMove = 0;
+    s.tick = 0;
   }
   return s;
 }
 
 struct Totals {
   std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
-  std::int64_t migrationStarts = 0, pascal = 0, pascalCycles = 0;
+  std::int64_t migrationStarts = 0, pascal = 0, pascalCycles = 0, cascade = 0, cascadeMoves = 0;
 };
 
 void runOne(std::uint64_t seed, Totals& tot) {
@@ -299,11 +320,21 @@ void runOne(std::uint64_t seed, Totals& tot) {
   if (pb.chunkedPrefill) cfg.instance.chunkedPrefill = *pb.chunkedPrefill;
   std::unique_ptr<GlobalPolicy> global = std::move(pb.global);  // PASCAL's own
   if (!global || !(s.policy.id.starts_with("pascal") || s.policy.id.starts_with("selfsched") ||
-                   s.policy.id == "oracle-sjf"))
+                   s.policy.id == "oracle-sjf" || s.policy.id.starts_with("cascade") || s.policy.id == "llumnix"))
     global = std::make_unique<RandomMover>(parseRouter(s.policy.router), s.pMigrate, s.pLive, s.tick, s.pTickMove);
   Simulator sim(cfg, cost, std::make_unique<ListWorkload>(s.reqs), std::move(global), pb.makeLocal);
   Watcher w;
   sim.addObserver(&w);
+  if (auto* cg = dynamic_cast<CascadeGlobal*>(&sim.globalPolicy())) {
+    // No workload prior from a bare policy spec: two stages split at the
+    // median prompt + 30 tokens, so that sequences cross and are handed over.
+    std::vector<std::int32_t> in;
+    for (const RequestSpec& r : s.reqs) in.push_back(r.input);
+    std::sort(in.begin(), in.end());
+    const int first = cfg.instances / 2;
+    cg->setLayout({first, cfg.instances - first}, {in[in.size() / 2] + 30});
+    ++tot.cascade;
+  }
   if (s.disaggregated) {
     sim.setRole(0, InstanceRole::Prefill);
     for (int i = 1; i < cfg.instances; ++i) sim.setRole(i, InstanceRole::Decode);
@@ -461,6 +492,8 @@ void runOne(std::uint64_t seed, Totals& tot) {
   }
   tot.migrationStarts += w.migrationStarts;
   if (s.policy.id.starts_with("pascal")) ++tot.pascal;
+  if (const auto* cg = dynamic_cast<const CascadeGlobal*>(&sim.globalPolicy()))
+    tot.cascadeMoves += cg->handovers() + cg->rebalances();
   ++tot.scenarios;
   tot.requests += nreq;
   tot.finished += sim.finishedCount();
@@ -470,7 +503,7 @@ void runOne(std::uint64_t seed, Totals& tot) {
 
 TEST(Invariants, RandomScenarios) {
   Totals tot;
-  // 2000 seeds by default (about 8 s of CPU in Release, under a minute with
+  // 2000 seeds by default (about 11 s of CPU in Release, about 70 s with
   // ASan+UBSan). ENGINE_SEEDS=N runs seeds 1..N instead (docs/hardening.md);
   // ENGINE_SEED / ENGINE_SEED_LAST pick one seed or a range to debug.
   std::uint64_t first = 1, last = 2000;
@@ -488,14 +521,16 @@ TEST(Invariants, RandomScenarios) {
     EXPECT_GT(tot.finished, tot.requests * 9 / 10);
     EXPECT_GT(tot.migrationStarts, 100);
     EXPECT_GT(tot.pascal, (last - first) / 10);
+    EXPECT_GT(tot.cascade, (last - first) / 40);
+    EXPECT_GT(tot.cascadeMoves, 100);  // hand-overs and rebalancing moves really happen
   }
   std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
-              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld ended in a migration cycle)\n",
+              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld ended in a migration cycle), %lld CascadeInfer (%lld moves)\n",
               static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),
               static_cast<long long>(tot.finished), static_cast<long long>(tot.aborted),
               static_cast<long long>(tot.preemptions), static_cast<long long>(tot.migrations),
               static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
-              static_cast<long long>(tot.pascalCycles));
+              static_cast<long long>(tot.pascalCycles), static_cast<long long>(tot.cascade), static_cast<long long>(tot.cascadeMoves));
 }
 
 // tests/engine/CMakeLists.txt compiles this executable (and the engine's

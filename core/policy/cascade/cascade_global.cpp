@@ -1,0 +1,644 @@
+#include "policy/cascade/cascade_global.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cost/cost_model.h"
+#include "engine/simulator.h"
+#include "engine/snapshot.h"
+
+namespace sl {
+
+namespace {
+constexpr std::int32_t kNoBound = std::numeric_limits<std::int32_t>::max();
+
+std::string shortTokens(double v) {
+  if (v >= kNoBound) return "∞";
+  const auto x = static_cast<std::int64_t>(v);
+  if (x >= 1024 && x % 1024 == 0) return std::to_string(x / 1024) + "k";
+  if (x >= 1000) {  // e.g. 1.5k
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1fk", static_cast<double>(x) / 1000.0);
+    return buf;
+  }
+  return std::to_string(x);
+}
+
+bool movable(const Request& r) {
+  return !r.synthetic && r.instance >= 0 && r.state == ReqState::Running && r.prefillDone() && r.migration < 0;
+}
+}  // namespace
+
+CascadeGlobal::CascadeGlobal(CascadeConfig cfg) : cfg_(std::move(cfg)) {}
+
+std::string CascadeGlobal::stageLabel(int s) const {
+  // Appended piecewise: GCC 12's -Wrestrict misfires on chained operator+.
+  std::string label = "stage ";
+  label.append(std::to_string(s + 1));
+  label.append(" · ");
+  label.append(shortTokens(lower(s)));
+  label.append("–");
+  label.append(shortTokens(upper(s)));
+  label.append(" tok");
+  return label;
+}
+
+std::int32_t CascadeGlobal::upper(int s) const {
+  const double b = bounds_[static_cast<std::size_t>(s)];
+  return b >= static_cast<double>(kNoBound) ? kNoBound : static_cast<std::int32_t>(std::lround(b));
+}
+
+void CascadeGlobal::attach(Simulator& sim) {
+  GlobalPolicy::attach(sim);
+  const auto n = static_cast<std::size_t>(sim.numInstances());
+  stageOf_.assign(n, 0);
+  queues_.assign(n, {});
+  inboundTokens_.assign(n, 0);
+  outgoing_.assign(n, {});
+  starvingId_.assign(n, -1);
+  rebalancing_.assign(n, 0);
+  const double bw = sim.config().nvlinkBytesPerSec > 0 ? sim.config().nvlinkBytesPerSec : sim.config().nicBytesPerSec;
+  transferBps_.assign(n, bw);
+  cutSecondsPerToken_ = sim.config().kvBytesPerToken / bw;
+
+  // The latency model: profiling runs of the cost model, least squares.
+  const InstanceConfig& ic = sim.instance(0).config();
+  std::int64_t maxLen = 8192;
+  for (const auto& [in, out] : cfg_.prior) maxLen = std::max(maxLen, in + out);
+  QoeProfileOptions po;
+  po.minLength = std::max<std::int64_t>(16, cfg_.bucketBase / 2);
+  po.maxLength = maxLen;
+  po.kvTokens = ic.gpuBlocks * ic.blockSize;
+  po.maxBatch = ic.maxNumSeqs;
+  po.outputTokens = cfg_.profileOutput;
+  std::vector<QoeSample> samples = profileQoe(sim.cost(), po);
+  if (samples.size() < 5) {  // a small KV memory: shorter buckets and outputs
+    po.minLength = 16;
+    po.outputTokens = 16;
+    samples = profileQoe(sim.cost(), po);
+  }
+  if (samples.size() >= 5) {
+    qoe_ = fitQoe(samples);
+    qoeErr_ = meanRelativeError(qoe_, samples);
+  } else {
+    // Memory too small to profile even 16-token batches: no model (all
+    // D = 0), so the planner keeps one stage and refinement splits at the
+    // shortest sequence; reported as qoe_model/unfitted.
+    unfitted_ = true;
+  }
+
+  members_.assign(1, {});
+  for (int i = 0; i < sim.numInstances(); ++i) members_[0].push_back(i);
+  bounds_.assign(1, static_cast<double>(kNoBound));
+  planNow(true);
+
+  if (cfg_.layout == CascadeLayout::Planned && cfg_.replanIntervalS > 0)
+    tReplan_ = sim.startTimer("cascade-replan", secondsToNs(cfg_.replanIntervalS));
+  if (cfg_.refineIntervalS > 0 && cfg_.layout != CascadeLayout::Single)
+    tRefine_ = sim.startTimer("cascade-refine", secondsToNs(cfg_.refineIntervalS));
+  if (cfg_.intraStage) tRebalance_ = sim.startTimer("cascade-rebalance", secondsToNs(cfg_.rebalanceIntervalS));
+  tPump_ = sim.startTimer("cascade-pump", secondsToNs(cfg_.pumpIntervalS));
+}
+
+void CascadeGlobal::planNow(bool startup) {
+  const int E = sim_->numInstances();
+  const auto& samples = startup ? cfg_.prior : std::vector<std::pair<std::int64_t, std::int64_t>>(observed_.begin(), observed_.end());
+  double rate = cfg_.priorRate;
+  if (!startup) {
+    const double span = nsToSeconds(sim_->now() - lastReplan_);
+    rate = span > 0 ? static_cast<double>(arrivalsSinceReplan_) / span : 0.0;
+    lastReplan_ = sim_->now();
+    arrivalsSinceReplan_ = 0;
+  }
+  if (cfg_.layout == CascadeLayout::Single || E < 2 || samples.size() < 20 || rate <= 0 || unfitted_) {
+    if (startup) setLayout({E}, {});
+    return;
+  }
+  std::int64_t maxLen = 1;
+  double meanOut = 0;
+  for (const auto& [in, out] : samples) {
+    maxLen = std::max(maxLen, in + out);
+    meanOut += static_cast<double>(std::max<std::int64_t>(1, out));
+  }
+  meanOut /= static_cast<double>(samples.size());
+  edges_ = exponentialEdges(cfg_.bucketBase, maxLen);
+  // Little's law: population = rate · mean output · time per token, where the
+  // time per token is the model's Q at that population spread over E instances.
+  const LengthHistogram unit = buildHistogram(samples, edges_, 1.0);
+  QoeFeatures perSeq;
+  for (const QoeFeatures& f : unit.bucket) {
+    perSeq.n += f.n;
+    perSeq.sumI += f.sumI;
+    perSeq.sumI2 += f.sumI2;
+    perSeq.sumL += f.sumL;
+  }
+  const InstanceConfig& ic = sim_->instance(0).config();
+  const double meanLen = perSeq.n > 0 ? perSeq.sumL / perSeq.n : 1.0;
+  const double capPerInstance = std::min<double>(ic.maxNumSeqs, static_cast<double>(ic.gpuBlocks * ic.blockSize) / std::max(1.0, meanLen));
+  double t = std::max(1e-4, qoe_.predict(perSeq));
+  double pop = 0;
+  for (int it = 0; it < 20; ++it) {
+    pop = std::min(rate * meanOut * t, capPerInstance * E);
+    t = std::max(1e-4, qoe_.predict(perSeq.scaled(pop / E)));
+  }
+  pop = std::max(pop, static_cast<double>(E));
+  if (cfg_.layout == CascadeLayout::Chain) {
+    // One instance per stage, boundaries at equal-population quantiles of the
+    // sequence lengths (finer than the exponential buckets allow).
+    std::vector<std::pair<double, double>> w;  // (length, weight)
+    for (const auto& [in, out0] : samples) {
+      const double out = static_cast<double>(std::max<std::int64_t>(1, out0));
+      for (int k = 0; k < 8; ++k) w.emplace_back(static_cast<double>(in) + (k + 0.5) * out / 8.0, out / 8.0);
+    }
+    std::sort(w.begin(), w.end());
+    double total = 0;
+    for (const auto& x : w) total += x.second;
+    std::vector<std::int32_t> ups;
+    double acc = 0;
+    std::size_t j = 0;
+    for (int s = 1; s < E; ++s) {
+      const double target = total * s / E;
+      while (j < w.size() && acc + w[j].second < target) acc += w[j++].second;
+      const auto u = static_cast<std::int32_t>(std::lround(j < w.size() ? w[j].first : w.back().first));
+      if (ups.empty() ? u > 0 : u > ups.back()) ups.push_back(u);
+    }
+    std::vector<int> inst(ups.size() + 1, 1);
+    inst.back() += E - static_cast<int>(inst.size());
+    plan_ = Plan{};
+    plan_.instances = inst;
+    setLayout(inst, ups);
+    ++replans_;
+    return;
+  }
+  const LengthHistogram h = buildHistogram(samples, edges_, pop);
+  const PlanCosts pc{qoe_, cutSecondsPerToken_};
+  plan_ = cfg_.exactPlanner ? planExact(h, pc, E) : planHeuristic(h, pc, E);
+  applyPlan(plan_, h);
+  ++replans_;
+}
+
+void CascadeGlobal::applyPlan(const Plan& p, const LengthHistogram& h) {
+  std::vector<std::int32_t> ups;
+  for (int s = 1; s < p.stages(); ++s)
+    ups.push_back(static_cast<std::int32_t>(h.edges[static_cast<std::size_t>(p.cuts[static_cast<std::size_t>(s)])]));
+  setLayout(p.instances, ups);
+}
+
+void CascadeGlobal::setLayout(const std::vector<int>& perStage, const std::vector<std::int32_t>& uppers) {
+  const int S = static_cast<int>(perStage.size());
+  members_.assign(static_cast<std::size_t>(S), {});
+  bounds_.assign(static_cast<std::size_t>(S), static_cast<double>(kNoBound));
+  int i = 0;
+  for (int s = 0; s < S; ++s) {
+    if (s + 1 < S) bounds_[static_cast<std::size_t>(s)] = uppers[static_cast<std::size_t>(s)];
+    for (int k = 0; k < perStage[static_cast<std::size_t>(s)] && i < sim_->numInstances(); ++k, ++i) {
+      members_[static_cast<std::size_t>(s)].push_back(i);
+      stageOf_[static_cast<std::size_t>(i)] = s;
+    }
+  }
+  for (int s = 0; s < S; ++s) {
+    boundaryLog_.push_back({sim_->now(), s, upper(s)});
+    const std::string label = stageLabel(s);
+    for (int m : members_[static_cast<std::size_t>(s)]) sim_->setPoolLabel(m, label);
+  }
+  sim_->forEachActive([&](const Request& r) {
+    if (!r.synthetic && r.instance >= 0) armWatch(const_cast<Request&>(r));
+  });
+}
+
+int CascadeGlobal::stageForLength(std::int64_t len) const {
+  for (int s = 0; s + 1 < stages(); ++s)
+    if (len < upper(s)) return s;
+  return stages() - 1;
+}
+
+void CascadeGlobal::armWatch(Request& r) {
+  const int s = r.instance >= 0 ? stageOf(r.instance) : stageForLength(r.input);
+  sim_->watchLength(r, s + 1 < stages() ? upper(s) : -1);
+}
+
+double CascadeGlobal::demand(int i) const {
+  return static_cast<double>(sim_->instance(i).assignedTokens() + inboundTokens_[static_cast<std::size_t>(i)]);
+}
+
+void CascadeGlobal::onArrival(Request& r) {
+  ++arrivalsSinceReplan_;
+  const int s = stageForLength(r.input);
+  sim_->watchLength(r, s + 1 < stages() ? upper(s) : -1);
+}
+
+int CascadeGlobal::route(const Request& r) {
+  const auto& m = members(stageForLength(r.input));
+  int best = m.front();
+  for (int i : m)
+    if (demand(i) < demand(best)) best = i;
+  return best;
+}
+
+void CascadeGlobal::onLengthReached(Request& r) {
+  if (r.synthetic || r.instance < 0) return;
+  const int s = stageOf(r.instance);
+  const std::int64_t len = static_cast<std::int64_t>(r.input) + r.generated;
+  if (s + 1 >= stages()) return;
+  if (len < upper(s)) {  // the boundary moved up since the watch was set
+    armWatch(r);
+    return;
+  }
+  if (asked_.count(r.id)) return;
+  ask(r, members(std::max(s + 1, stageForLength(len))), true);
+}
+
+int CascadeGlobal::chooseBid(std::vector<CascadeBid> bids, std::uint64_t pick) {
+  if (bids.empty()) return -1;
+  std::sort(bids.begin(), bids.end(), [](const CascadeBid& a, const CascadeBid& b) {
+    return a.load != b.load ? a.load < b.load : a.receiver < b.receiver;
+  });
+  bids.resize((bids.size() + 1) / 2);  // drop the more loaded half
+  std::sort(bids.begin(), bids.end(), [](const CascadeBid& a, const CascadeBid& b) {
+    return a.earliestS != b.earliestS ? a.earliestS < b.earliestS : a.receiver < b.receiver;
+  });
+  bids.resize(std::min<std::size_t>(3, bids.size()));  // the 3 earliest
+  return bids[static_cast<std::size_t>(pick % bids.size())].receiver;
+}
+
+double CascadeGlobal::earliestStart(int receiver) const {
+  double buffered = 0;
+  for (const PendingMove& m : queues_[static_cast<std::size_t>(receiver)]) buffered += static_cast<double>(m.tokens);
+  return buffered * sim_->config().kvBytesPerToken / transferBps_[static_cast<std::size_t>(receiver)];
+}
+
+void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool interStage) {
+  const int sender = r.instance;
+  std::vector<int> candidates;
+  for (int c : candidates0)
+    if (c != sender) candidates.push_back(c);
+  if (candidates.empty()) return;
+  asked_.insert(r.id);
+  ++bidRounds_;
+  if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 1;
+  const RequestHandle h = sim_->handleOf(r);
+  const std::int64_t id = r.id;
+  const SimTime lat = secondsToNs(cfg_.messageLatencyS);
+  // Ask: reaches every candidate after one message latency; each bids its
+  // load and earliest start as it stands then; the bids travel back.
+  sim_->sendMessage(lat, [this, h, id, sender, candidates, interStage, lat] {
+    std::vector<CascadeBid> bids;
+    for (int c : candidates) bids.push_back({c, demand(c), earliestStart(c)});
+    sim_->sendMessage(lat, [this, h, id, sender, bids, interStage, lat] {
+      Request* q = sim_->resolve(h);
+      if (!q || q->instance != sender || q->state == ReqState::Finished) {
+        asked_.erase(id);
+        if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
+        return;
+      }
+      // All bids arrive together: the "first reply" among the kept ones is a seeded tie-break.
+      const int winner = chooseBid(bids, sim_->rng("cascade-bidask").next());
+      const double senderLoad = demand(sender);
+      // Confirm: ownership passes to the winner's priority queue.
+      sim_->sendMessage(lat, [this, h, id, sender, winner, senderLoad, interStage] {
+        if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
+        Request* q2 = sim_->resolve(h);
+        if (!q2 || q2->instance != sender) {
+          asked_.erase(id);
+          return;
+        }
+        (void)id;
+        enqueueMove(winner, *q2, senderLoad, interStage);
+        pump(winner);
+      });
+    });
+  });
+}
+
+void CascadeGlobal::enqueueMove(int receiver, const Request& r, double senderLoad, bool interStage) {
+  asked_.insert(r.id);
+  PendingMove m;
+  m.h = sim_->handleOf(r);
+  m.id = r.id;
+  m.sender = r.instance;
+  m.senderLoad = senderLoad;
+  m.tokens = static_cast<std::int64_t>(r.input) + r.generated;
+  m.interStage = interStage;
+  auto& qu = queues_[static_cast<std::size_t>(receiver)];
+  qu.push_back(m);
+  // Highest sender load first; by request id on ties.
+  std::stable_sort(qu.begin(), qu.end(), [](const PendingMove& a, const PendingMove& b) {
+    return a.senderLoad != b.senderLoad ? a.senderLoad > b.senderLoad : a.id < b.id;
+  });
+  inboundTokens_[static_cast<std::size_t>(receiver)] += m.tokens;
+}
+
+bool CascadeGlobal::senderTransmitting(int sender) {
+  auto& out = outgoing_[static_cast<std::size_t>(sender)];
+  std::vector<Request*> cancelled;
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const RequestHandle& h) {
+                             Request* r = sim_->resolve(h);
+                             if (r && r->migration < 0 && r->instance == sender) cancelled.push_back(r);
+                             return !r || r->migration < 0 || r->instance != sender;
+                           }),
+            out.end());
+  // A live move the engine abandoned (the request was preempted on its
+  // source): the request may be asked for again.
+  for (Request* r : cancelled) {
+    asked_.erase(r->id);
+    armWatch(*r);
+  }
+  return !out.empty();
+}
+
+void CascadeGlobal::pump(int rcv) {
+  auto& qu = queues_[static_cast<std::size_t>(rcv)];
+  const auto drop = [&](std::size_t k) {
+    inboundTokens_[static_cast<std::size_t>(rcv)] -= qu[k].tokens;
+    if (starvingId_[static_cast<std::size_t>(rcv)] == qu[k].id) starvingId_[static_cast<std::size_t>(rcv)] = -1;
+    qu.erase(qu.begin() + static_cast<std::ptrdiff_t>(k));
+  };
+  for (std::size_t k = 0; k < qu.size();) {
+    if (sim_->liveMigrations(rcv) >= cfg_.migrationCap) return;
+    PendingMove& m = qu[k];
+    Request* r = sim_->resolve(m.h);
+    if (!r || r->instance != m.sender) {  // finished, or moved elsewhere
+      asked_.erase(m.id);
+      drop(k);
+      continue;
+    }
+    const std::int64_t starving = starvingId_[static_cast<std::size_t>(rcv)];
+    if (starving >= 0 && starving != m.id) {  // waiting for a starved request: nothing else
+      ++k;
+      continue;
+    }
+    if (senderTransmitting(m.sender) || sim_->liveMigrations(m.sender) >= cfg_.migrationCap) {
+      if (starving < 0) {
+        ++m.skips;
+        ++skips_;
+        if (m.skips > cfg_.starveLimit) {
+          starvingId_[static_cast<std::size_t>(rcv)] = m.id;
+          ++starvations_;
+          return;  // the sender sends it right after its current transmission
+        }
+      }
+      ++k;
+      continue;
+    }
+    if (!movable(*r) || !sim_->migrateLive(*r, rcv)) {
+      ++refused_;
+      ++k;
+      continue;
+    }
+    outgoing_[static_cast<std::size_t>(m.sender)].push_back(m.h);
+    if (m.interStage) ++handovers_;
+    else ++rebalances_;
+    drop(k);
+  }
+}
+
+void CascadeGlobal::pumpAll() {
+  for (int i = 0; i < sim_->numInstances(); ++i)
+    if (!queues_[static_cast<std::size_t>(i)].empty()) pump(i);
+}
+
+void CascadeGlobal::onMigrationDone(Request& r, int src, int dst) {
+  (void)dst;
+  asked_.erase(r.id);
+  senderTransmitting(src);  // prunes the finished transfer
+  armWatch(r);
+  pumpAll();
+}
+
+void CascadeGlobal::onFinished(const Request& r) {
+  asked_.erase(r.id);
+  observed_.emplace_back(r.input, r.outputLen());
+  if (observed_.size() > 4096) observed_.pop_front();
+}
+
+void CascadeGlobal::onTimer(int timer) {
+  if (timer == tPump_) pumpAll();
+  else if (timer == tRefine_) refineNow();
+  else if (timer == tRebalance_) rebalanceNow();
+  else if (timer == tReplan_) planNow(false);
+}
+
+std::vector<std::pair<double, double>> CascadeGlobal::divide(std::vector<std::pair<double, double>> set, int m) {
+  if (m <= 1) return set;
+  std::sort(set.begin(), set.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+  std::vector<std::pair<double, double>> out;
+  for (std::size_t k = static_cast<std::size_t>(m / 2); k < set.size(); k += static_cast<std::size_t>(m)) out.push_back(set[k]);
+  return out;
+}
+
+std::int32_t CascadeGlobal::refineTarget(const QoeModel& q, RefineMode mode, std::vector<std::pair<double, double>> pooled,
+                                         int minRequests) {
+  const std::size_t n = pooled.size();
+  if (n < static_cast<std::size_t>(std::max(2, minRequests))) return -1;
+  std::sort(pooled.begin(), pooled.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+  std::vector<QoeFeatures> prefix(n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    prefix[i + 1] = prefix[i];
+    prefix[i + 1].add(pooled[i].first, pooled[i].second);
+  }
+  const QoeFeatures& all = prefix[n];
+  std::size_t best = 1;
+  if (mode == RefineMode::Quantity) {
+    best = n / 2;
+  } else if (mode == RefineMode::Memory) {
+    best = 1;
+    while (best < n - 1 && prefix[best].sumL < all.sumL / 2) ++best;
+  } else {
+    double bestCost = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 1; i < n; ++i) {
+      const QoeFeatures right{all.n - prefix[i].n, all.sumI - prefix[i].sumI, all.sumI2 - prefix[i].sumI2, all.sumL - prefix[i].sumL};
+      const double c = q.batch(prefix[i]) + q.batch(right);
+      if (c < bestCost) {
+        bestCost = c;
+        best = i;
+      }
+    }
+  }
+  best = std::clamp<std::size_t>(best, 1, n - 1);
+  return static_cast<std::int32_t>(std::lround(pooled[best].second));
+}
+
+void CascadeGlobal::refineNow() {
+  const int S = stages();
+  if (S < 2) return;
+  std::vector<std::vector<std::pair<double, double>>> lens(static_cast<std::size_t>(S));
+  sim_->forEachActive([&](const Request& r) {
+    if (r.synthetic || r.instance < 0) return;
+    lens[static_cast<std::size_t>(stageOf(r.instance))].emplace_back(r.input, static_cast<double>(r.input) + r.generated);
+  });
+  bool moved = false;
+  for (int s = 0; s + 1 < S; ++s) {
+    auto pooled = divide(lens[static_cast<std::size_t>(s)], static_cast<int>(members(s).size()));
+    const auto succ = divide(lens[static_cast<std::size_t>(s) + 1], static_cast<int>(members(s + 1).size()));
+    pooled.insert(pooled.end(), succ.begin(), succ.end());
+    const std::int32_t target = refineTarget(qoe_, cfg_.refine, pooled, cfg_.refineMinRequests);
+    if (target < 0) {
+      ++frozen_;
+      continue;
+    }
+    double b = cfg_.emaAlpha * target + (1 - cfg_.emaAlpha) * bounds_[static_cast<std::size_t>(s)];
+    const double lo = lower(s) + 1.0;
+    const double hi = s + 2 < S ? upper(s + 1) - 1.0 : std::numeric_limits<double>::infinity();
+    b = std::clamp(b, lo, std::max(lo, hi));
+    ++refinements_;
+    if (std::lround(b) != upper(s)) moved = true;
+    bounds_[static_cast<std::size_t>(s)] = b;
+  }
+  if (!moved) return;
+  for (int s = 0; s < S; ++s) {
+    boundaryLog_.push_back({sim_->now(), s, upper(s)});
+    const std::string label = stageLabel(s);
+    for (int m : members(s)) sim_->setPoolLabel(m, label);
+  }
+  sim_->forEachActive([&](const Request& r) {
+    if (!r.synthetic && r.instance >= 0) armWatch(const_cast<Request&>(r));
+  });
+}
+
+void CascadeGlobal::rebalanceNow() {
+  for (int s = 0; s < stages(); ++s) {
+    const auto& m = members(s);
+    if (m.size() < 2) continue;
+    double mean = 0;
+    for (int i : m) mean += demand(i);
+    mean /= static_cast<double>(m.size());
+    if (mean <= 0) continue;
+    for (int i : m) {
+      if (rebalancing_[static_cast<std::size_t>(i)] || demand(i) < (1 + cfg_.rebalanceThreshold) * mean) continue;
+      // The longest movable sequence not already on its way: relieves the most demand.
+      const Request* pick = nullptr;
+      sim_->forEachActive([&](const Request& r) {
+        if (r.instance != i || !movable(r) || asked_.count(r.id)) return;
+        if (!pick || r.kvTokens > pick->kvTokens || (r.kvTokens == pick->kvTokens && r.id < pick->id)) pick = &r;
+      });
+      if (pick) ask(const_cast<Request&>(*pick), m, false);
+    }
+  }
+}
+
+bool CascadeGlobal::setKnob(const std::string& name, double value) {
+  if (name == "refine_interval_s") {
+    cfg_.refineIntervalS = value;
+    if (tRefine_ >= 0 && value > 0) sim_->setTimerPeriod(tRefine_, secondsToNs(value));
+  } else if (name == "ema_alpha") cfg_.emaAlpha = value;
+  else if (name == "starve_limit") cfg_.starveLimit = static_cast<int>(value);
+  else if (name == "migration_cap") cfg_.migrationCap = static_cast<int>(value);
+  else if (name == "message_latency_s") cfg_.messageLatencyS = value;
+  else if (name == "rebalance_threshold") cfg_.rebalanceThreshold = value;
+  else return false;
+  return true;
+}
+
+void CascadeGlobal::publishInstance(int i, std::vector<PolicyField>& out) const {
+  const int s = stageOf(i);
+  out.push_back({"stage", static_cast<double>(s + 1), "", "pipeline stage of this instance (1 = shortest sequences)"});
+  out.push_back({"lo", static_cast<double>(lower(s)), "tokens", "lower bound of the stage's length range"});
+  if (s + 1 < stages()) out.push_back({"hi", static_cast<double>(upper(s)), "tokens", "upper bound: a sequence reaching it is handed to the next stage"});
+  out.push_back({"demand", demand(i), "tokens", "KV demand: tokens held plus tokens on their way in"});
+  out.push_back({"inq", static_cast<double>(queues_[static_cast<std::size_t>(i)].size()), "requests",
+                 "requests won by bid-ask, waiting in this receiver's priority queue"});
+}
+
+void CascadeGlobal::publishCluster(std::vector<PolicyField>& out) const {
+  for (int s = 0; s + 1 < stages(); ++s) {
+    std::string label = "b", tip = "boundary between stage ";
+    label.append(std::to_string(s + 1));
+    tip.append(std::to_string(s + 1));
+    tip.append(" and the next");
+    out.push_back({label, static_cast<double>(upper(s)), "tokens", tip});
+  }
+  out.push_back({"handovers", static_cast<double>(handovers_), "migrations", "inter-stage hand-overs started"});
+  out.push_back({"rebalances", static_cast<double>(rebalances_), "migrations", "intra-stage rebalancing migrations started"});
+}
+
+void CascadeGlobal::report(std::vector<PolicyReportEntry>& out) const {
+  out.push_back({"qoe_model/mean_relative_error", qoeErr_});
+  if (unfitted_) out.push_back({"qoe_model/unfitted", 1});
+  static const char* dk[] = {"qoe_model/D0", "qoe_model/D1", "qoe_model/D2", "qoe_model/D3", "qoe_model/D4"};
+  for (int k = 0; k < 5; ++k) out.push_back({dk[k], qoe_.d[static_cast<std::size_t>(k)]});
+  out.push_back({"stages", static_cast<double>(stages())});
+  for (int s = 0; s < stages(); ++s) {
+    std::string key = "stage";
+    key.append(std::to_string(s + 1));
+    out.push_back({key + "/instances", static_cast<double>(members(s).size())});
+    if (s + 1 < stages()) out.push_back({key + "/upper_tokens", static_cast<double>(upper(s))});
+  }
+  out.push_back({"plan_cost", plan_.cost});
+  out.push_back({"replans", static_cast<double>(replans_)});
+  out.push_back({"handovers", static_cast<double>(handovers_)});
+  out.push_back({"rebalances", static_cast<double>(rebalances_)});
+  out.push_back({"bid_rounds", static_cast<double>(bidRounds_)});
+  out.push_back({"refinements", static_cast<double>(refinements_)});
+  out.push_back({"refinements_frozen", static_cast<double>(frozen_)});
+  out.push_back({"receiver_skips", static_cast<double>(skips_)});
+  out.push_back({"starvations", static_cast<double>(starvations_)});
+  out.push_back({"migrations_refused", static_cast<double>(refused_)});
+}
+
+// ---- Llumnix
+
+void LlumnixGlobal::attach(Simulator& sim) {
+  GlobalPolicy::attach(sim);
+  timer_ = sim.startTimer("llumnix-balance", secondsToNs(cfg_.intervalS));
+}
+
+double LlumnixGlobal::usage(int i) const {
+  const Instance& in = sim_->instance(i);
+  return in.config().gpuBlocks > 0 ? static_cast<double>(in.kvFootprintBlocks() + in.gpuBlocksReserved()) /
+                                         static_cast<double>(in.config().gpuBlocks)
+                                   : 0.0;
+}
+
+int LlumnixGlobal::route(const Request&) {
+  int best = 0;
+  for (int i = 1; i < sim_->numInstances(); ++i)
+    if (sim_->instance(i).freeGpuBlocks() > sim_->instance(best).freeGpuBlocks()) best = i;
+  return best;
+}
+
+bool LlumnixGlobal::balanceNow() {
+  const int n = sim_->numInstances();
+  if (n < 2) return false;
+  int hi = 0, lo = 0;
+  for (int i = 1; i < n; ++i) {
+    if (usage(i) > usage(hi)) hi = i;
+    if (usage(i) < usage(lo)) lo = i;
+  }
+  const double gap = usage(hi) - usage(lo);
+  if (hi == lo || gap <= cfg_.gapThreshold) return false;
+  // The movable request on `hi` with the least KV (quickest to copy) whose move narrows the gap.
+  const Request* pick = nullptr;
+  sim_->forEachActive([&](const Request& r) {
+    if (r.instance != hi || !movable(r)) return;
+    if (!pick || r.kvTokens < pick->kvTokens || (r.kvTokens == pick->kvTokens && r.id < pick->id)) pick = &r;
+  });
+  if (!pick) return false;
+  const double cap = static_cast<double>(sim_->instance(hi).config().gpuBlocks);
+  const double moved = static_cast<double>(pick->blocksGpu + pick->blocksCpu) / cap;
+  if (std::abs(gap - 2 * moved) >= gap) return false;
+  if (!sim_->migrateLive(const_cast<Request&>(*pick), lo)) return false;
+  ++started_;
+  return true;
+}
+
+void LlumnixGlobal::onTimer(int timer) {
+  if (timer == timer_) balanceNow();
+}
+
+bool LlumnixGlobal::setKnob(const std::string& name, double value) {
+  if (name == "gap_threshold") cfg_.gapThreshold = value;
+  else return false;
+  return true;
+}
+
+void LlumnixGlobal::publishCluster(std::vector<PolicyField>& out) const {
+  out.push_back({"migrations", static_cast<double>(started_), "migrations", "live migrations started by the balancer"});
+}
+
+void LlumnixGlobal::report(std::vector<PolicyReportEntry>& out) const {
+  out.push_back({"migrations_started", static_cast<double>(started_)});
+}
+
+}  // namespace sl

@@ -1,0 +1,199 @@
+#pragma once
+// CascadeInfer's global scheduler (paper §4, 30-schedulers.md
+// "CascadeInfer"): instances form stages over ordered length ranges; a new
+// request goes to the first stage covering its prompt; a sequence that
+// outgrows its instance's upper bound is handed to the next stage by live
+// migration, the receiver chosen by the bid-ask protocol. Stages are planned
+// (DP over exponential length buckets, latency model fitted at start-up),
+// replanned every replan interval and their boundaries refined every refine
+// interval; an instance whose KV demand is >= 25 % over its stage's mean
+// sheds a request to a peer through the same protocol.
+#include <cstdint>
+#include <deque>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/policy_api.h"
+#include "engine/request.h"
+#include "policy/cascade/planner.h"
+#include "policy/cascade/qoe_model.h"
+
+namespace sl {
+
+enum class CascadeLayout : std::uint8_t { Planned = 0, Chain = 1, Single = 2 };
+enum class RefineMode : std::uint8_t { Qoe = 0, Quantity = 1, Memory = 2 };
+
+struct CascadeConfig {
+  CascadeLayout layout = CascadeLayout::Planned;
+  RefineMode refine = RefineMode::Qoe;
+  bool exactPlanner = false;       // exact DP instead of the two-phase heuristic
+  bool intraStage = true;          // intra-stage bid-ask rebalancing
+  double replanIntervalS = 60;     // 0: plan once
+  double refineIntervalS = 5;      // 0: no refinement
+  double emaAlpha = 0.3;
+  int refineMinRequests = 5;
+  double messageLatencyS = 0.0002;
+  int starveLimit = 3;
+  int migrationCap = 3;            // live migrations per instance the policy starts (engine cap applies too)
+  double rebalanceThreshold = 0.25;
+  double rebalanceIntervalS = 0.5;
+  double pumpIntervalS = 0.02;     // receivers retry their queues
+  std::int64_t bucketBase = 256;   // first bucket edge, tokens
+  int profileOutput = 128;         // decode steps of each profiling batch
+  /// Prior for the start-up plan: (input, output) pairs drawn from the
+  /// scenario's workload, and its arrival rate (req/s). Empty: one stage
+  /// until the first replan.
+  std::vector<std::pair<std::int64_t, std::int64_t>> prior;
+  double priorRate = 0;
+};
+
+/// One bid (ask reply) from a receiver.
+struct CascadeBid {
+  int receiver = -1;
+  double load = 0;          // KV demand, tokens
+  double earliestS = 0;     // buffered tokens / measured transfer throughput
+};
+
+/// An entry of a receiver's priority queue.
+struct PendingMove {
+  RequestHandle h;
+  std::int64_t id = 0;
+  int sender = -1;
+  double senderLoad = 0;  // priority (higher first)
+  int skips = 0;
+  std::int64_t tokens = 0;  // sequence length when it was queued (receiver's buffered load)
+  bool interStage = true;
+};
+
+class CascadeGlobal : public GlobalPolicy {
+public:
+  explicit CascadeGlobal(CascadeConfig cfg);
+  const char* name() const override { return "cascade"; }
+  void attach(Simulator& sim) override;
+  void onArrival(Request& r) override;
+  int route(const Request& r) override;
+  void onLengthReached(Request& r) override;
+  void onMigrationDone(Request& r, int src, int dst) override;
+  void onFinished(const Request& r) override;
+  void onTimer(int timer) override;
+  bool setKnob(const std::string& name, double value) override;
+  void publishInstance(int instance, std::vector<PolicyField>& out) const override;
+  void publishCluster(std::vector<PolicyField>& out) const override;
+  void report(std::vector<PolicyReportEntry>& out) const override;
+
+  // ---- state (tests, experiments)
+  int stages() const { return static_cast<int>(bounds_.size()); }
+  int stageOf(int instance) const { return stageOf_[static_cast<std::size_t>(instance)]; }
+  /// Upper bound of stage s (tokens); the last stage's is "none" (INT32_MAX).
+  std::int32_t upper(int s) const;
+  std::int32_t lower(int s) const { return s == 0 ? 0 : upper(s - 1); }
+  const std::vector<int>& members(int s) const { return members_[static_cast<std::size_t>(s)]; }
+  const QoeModel& qoe() const { return qoe_; }
+  double qoeFitError() const { return qoeErr_; }
+  const Plan& plan() const { return plan_; }
+  const std::vector<PendingMove>& queueOf(int receiver) const { return queues_[static_cast<std::size_t>(receiver)]; }
+  std::int64_t handovers() const { return handovers_; }
+  std::int64_t rebalances() const { return rebalances_; }
+  std::int64_t refinements() const { return refinements_; }
+  std::int64_t frozenRefinements() const { return frozen_; }
+  std::int64_t starvations() const { return starvations_; }
+  std::int64_t bidRounds() const { return bidRounds_; }
+  /// Boundary history: (time, stage, new upper bound).
+  struct BoundaryChange { SimTime t; int stage; std::int32_t upper; };
+  const std::vector<BoundaryChange>& boundaryLog() const { return boundaryLog_; }
+  /// Stage layout (tests, experiments): stage s gets instances given, upper bounds `uppers` (S-1 values).
+  void setLayout(const std::vector<int>& instancesPerStage, const std::vector<std::int32_t>& uppers);
+  /// KV demand of an instance: tokens of its requests plus those on their way to it.
+  double demand(int instance) const;
+
+  // ---- the algorithms on their own (tests)
+  /// Bid-ask choice: drop the more loaded half, keep the 3 earliest, then the
+  /// first reply (all replies arrive together: ties by `pick` in [0, kept)).
+  static int chooseBid(std::vector<CascadeBid> bids, std::uint64_t pick);
+  /// Range refinement's target boundary for `local` lengths and the
+  /// successors' average (pairs of prompt, current length); -1 when frozen
+  /// (fewer than minRequests in the pooled set).
+  static std::int32_t refineTarget(const QoeModel& q, RefineMode mode, std::vector<std::pair<double, double>> pooled,
+                                   int minRequests);
+  /// Set division (§4.2 footnote): every m-th element of the sorted set, from the m/2-th.
+  static std::vector<std::pair<double, double>> divide(std::vector<std::pair<double, double>> set, int m);
+  /// Runs one refinement pass now (the timer's work).
+  void refineNow();
+  /// Runs one receiver pump now.
+  void pump(int receiver);
+  /// Puts `r` in `receiver`'s priority queue as the confirm message does (tests).
+  void enqueueMove(int receiver, const Request& r, double senderLoad, bool interStage = true);
+  /// Starts the bid-ask for moving `r` (sender = its instance) to one of `candidates`.
+  void ask(Request& r, const std::vector<int>& candidates, bool interStage);
+
+private:
+  void planNow(bool startup);
+  void applyPlan(const Plan& p, const LengthHistogram& h);
+  void armWatch(Request& r);
+  int stageForLength(std::int64_t len) const;
+  std::string stageLabel(int s) const;
+  void rebalanceNow();
+  double earliestStart(int receiver) const;
+  bool senderTransmitting(int sender);
+  void pumpAll();
+
+  CascadeConfig cfg_;
+  QoeModel qoe_;
+  double qoeErr_ = 0;
+  bool unfitted_ = false;
+  Plan plan_;
+  std::vector<std::int64_t> edges_;
+  std::vector<double> bounds_;                // upper bound of each stage (last: +inf), EMA state
+  std::vector<std::vector<int>> members_;
+  std::vector<int> stageOf_;
+  std::vector<std::vector<PendingMove>> queues_;  // per receiver
+  std::vector<std::int64_t> inboundTokens_;
+  std::vector<std::vector<RequestHandle>> outgoing_;  // live moves this policy started, per sender
+  std::vector<std::int64_t> starvingId_;      // per receiver: request id it waits for (-1 none)
+  std::vector<std::uint8_t> rebalancing_;     // per sender: a rebalance ask in flight
+  std::set<std::int64_t> asked_;              // ids with an ask or a queued move
+  std::vector<double> transferBps_;           // measured per receiver
+  std::deque<std::pair<std::int64_t, std::int64_t>> observed_;  // finished (input, output)
+  std::int64_t arrivalsSinceReplan_ = 0;
+  SimTime lastReplan_ = 0;
+  int tReplan_ = -1, tRefine_ = -1, tRebalance_ = -1, tPump_ = -1;
+  double cutSecondsPerToken_ = 0;
+  std::vector<BoundaryChange> boundaryLog_;
+  std::int64_t handovers_ = 0, rebalances_ = 0, refinements_ = 0, frozen_ = 0, starvations_ = 0, bidRounds_ = 0,
+               replans_ = 0, refused_ = 0, skips_ = 0;
+  double planSeconds_ = 0;
+};
+
+/// Llumnix (the paper's baseline): dispatch to the instance with the most
+/// free KV; every interval, live-migrate one request from the most to the
+/// least loaded instance when their KV-usage gap exceeds a threshold and the
+/// move narrows it.
+struct LlumnixConfig {
+  double intervalS = 0.1;
+  double gapThreshold = 0.1;  // fraction of KV capacity
+};
+
+class LlumnixGlobal : public GlobalPolicy {
+public:
+  explicit LlumnixGlobal(LlumnixConfig cfg) : cfg_(cfg) {}
+  const char* name() const override { return "llumnix"; }
+  void attach(Simulator& sim) override;
+  int route(const Request& r) override;
+  void onTimer(int timer) override;
+  bool setKnob(const std::string& name, double value) override;
+  void publishCluster(std::vector<PolicyField>& out) const override;
+  void report(std::vector<PolicyReportEntry>& out) const override;
+  std::int64_t migrationsStarted() const { return started_; }
+  /// One balancing pass (the timer's work); true when a migration started.
+  bool balanceNow();
+
+private:
+  double usage(int i) const;
+  LlumnixConfig cfg_;
+  int timer_ = -1;
+  std::int64_t started_ = 0;
+};
+
+}  // namespace sl

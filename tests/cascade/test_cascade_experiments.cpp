@@ -1,0 +1,68 @@
+// The CascadeInfer experiments: registered, quick runs give well-formed
+// tables, the ShareGPT workload is used when the shared file is there.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "experiments/cascade/cascade_experiments.h"
+
+namespace sl::exp {
+namespace {
+
+double cell(const Table& t, std::size_t row, const std::string& col) {
+  return std::stod(t.rows.at(row).at(static_cast<std::size_t>(t.column(col))));
+}
+
+TEST(CascadeExperiments, AllRegistered) {
+  std::set<std::string> ids;
+  for (const Experiment& e : experimentRegistry()) ids.insert(e.id);
+  for (const char* id : {"cascade-fig6-7-latency", "cascade-fig9-testbeds", "cascade-fig10-throughput",
+                         "cascade-fig12-slo", "cascade-fig13-model-error", "cascade-fig14-layouts",
+                         "cascade-fig15-refinement", "cascade-fig16-imbalance", "cascade-planner-cost"})
+    EXPECT_TRUE(ids.count(id)) << id;
+}
+
+TEST(CascadeExperiments, ModelErrorBeatsTheStaticPredictor) {
+  ExperimentOptions o;
+  o.quick = true;
+  const ExperimentResult r = findExperiment("cascade-fig13-model-error")->run(o);
+  ASSERT_EQ(r.table.rows.size(), 1u);
+  EXPECT_LT(cell(r.table, 0, "q_error_validation_pct"), cell(r.table, 0, "static_error_pct"));
+  ASSERT_EQ(r.charts.size(), 1u);
+  EXPECT_EQ(r.charts[0].csv.rfind("model,set,q,q_model,q_static\n", 0), 0u);
+}
+
+TEST(CascadeExperiments, PlannerCostHeuristicNeverBelowExactAndCheaper) {
+  ExperimentOptions o;
+  o.quick = true;
+  const ExperimentResult a = findExperiment("cascade-planner-cost")->run(o);
+  const ExperimentResult b = findExperiment("cascade-planner-cost")->run(o);
+  ASSERT_EQ(a.table.rows.size(), 2u);
+  EXPECT_EQ(a.table.csv(), b.table.csv());  // reproducible: no wall time in the table
+  for (std::size_t i = 0; i < a.table.rows.size(); ++i) {
+    EXPECT_GE(cell(a.table, i, "heuristic_over_exact_cost"), 1.0 - 1e-9);
+    EXPECT_LT(cell(a.table, i, "heuristic_stage_evals"), cell(a.table, i, "exact_stage_evals"));
+  }
+}
+
+TEST(CascadeExperiments, ShareGptLengthsWhenTheSharedFileIsThere) {
+  const auto path = cascadeShareGptPath();
+  if (!path) GTEST_SKIP() << "shared ShareGPT statistics absent";
+  const Scenario s = cascadeScenario("cascade", "llama-3.1-8b", "h20-141g", 16, 2, 5, 100);
+  EXPECT_EQ(s.cluster.instances, 8);
+  EXPECT_EQ(s.workload.input_tokens.kind, LengthDist::Kind::Empirical);
+  EXPECT_EQ(s.workload.input_tokens.column, "num_prefill_tokens");
+  EXPECT_EQ(s.workload.answer_tokens.column, "num_decode_tokens");
+  EXPECT_EQ(s.workload.arrival.process, ArrivalSpec::Process::Poisson);
+}
+
+TEST(CascadeExperiments, LayoutAblationQuickRun) {
+  ExperimentOptions o;
+  o.quick = true;
+  const ExperimentResult r = findExperiment("cascade-fig14-layouts")->run(o);
+  ASSERT_EQ(r.table.rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_GT(cell(r.table, i, "tokens_per_s_saturated"), 0);
+}
+
+}  // namespace
+}  // namespace sl::exp
