@@ -29,9 +29,10 @@ shot teaching-1920x1080 --tour pascal:5 --lecture --run-for 120 --size 1920x1080
 shot teaching-1024x768 --tour pascal:4 --lecture --run-for 100 --size 1024x768
 shot teaching-arrow-1024x768 --tour arrow:4 --lecture --run-for 16 --size 1024x768
 shot teaching-selfsched-1024x768 --tour selfsched:3 --lecture --run-for 60 --size 1024x768
+shot teaching-cascade-1280x800 --tour cascade:4 --lecture --run-for 40 --size 1280x800
 shot compare-1280x800 --scenario samples/pascal-phase-aware.json --compare pascal,fcfs,rr --run-for 200 --size 1280x800
 shot compare-1920x1080 --scenario samples/pascal-phase-aware.json --compare pascal,fcfs,rr --run-for 200 --size 1920x1080
 shot walkthrough-compare-1280x800 --scenario samples/pascal-baseline-fcfs.json --compare fcfs,rr,pascal --run-for 300 \
   --size 1280x800
 shot walkthrough-pascal-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120 --size 1280x800
-echo "regenerate: 12 screenshots in $out/" >&2
+echo "regenerate: 13 screenshots in $out/" >&2

@@ -357,7 +357,7 @@ private slots:
     const auto tours = availableTours(MainWindow::samplesDir());
     QStringList ids;
     for (const Tour& t : tours) ids << t.id;
-    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched"}));
+    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched", "cascade"}));
     for (const Tour& t : tours) {
       MainWindow w;
       w.resize(1024, 768);

@@ -34,13 +34,11 @@ CascadeGlobal::CascadeGlobal(CascadeConfig cfg) : cfg_(std::move(cfg)) {}
 
 std::string CascadeGlobal::stageLabel(int s) const {
   // Appended piecewise: GCC 12's -Wrestrict misfires on chained operator+.
-  std::string label = "stage ";
-  label.append(std::to_string(s + 1));
-  label.append(" · ");
-  label.append(shortTokens(lower(s)));
+  // Only the range, in tokens ("0–5.3k", "5.3k–∞"): the badge of a narrow
+  // card has room for little more, and the ranges give the stages' order.
+  std::string label = shortTokens(lower(s));
   label.append("–");
   label.append(shortTokens(upper(s)));
-  label.append(" tok");
   return label;
 }
 
@@ -60,6 +58,9 @@ void CascadeGlobal::attach(Simulator& sim) {
   rebalancing_.assign(n, 0);
   const double bw = sim.config().nvlinkBytesPerSec > 0 ? sim.config().nvlinkBytesPerSec : sim.config().nicBytesPerSec;
   transferBps_.assign(n, bw);
+  asks_.assign(n, 0);
+  bids_.assign(n, 0);
+  wins_.assign(n, 0);
   cutSecondsPerToken_ = sim.config().kvBytesPerToken / bw;
 
   // The latency model: profiling runs of the cost model, least squares.
@@ -276,6 +277,7 @@ void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool in
   if (candidates.empty()) return;
   asked_.insert(r.id);
   ++bidRounds_;
+  ++asks_[static_cast<std::size_t>(sender)];
   if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 1;
   const RequestHandle h = sim_->handleOf(r);
   const std::int64_t id = r.id;
@@ -284,7 +286,10 @@ void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool in
   // load and earliest start as it stands then; the bids travel back.
   sim_->sendMessage(lat, [this, h, id, sender, candidates, interStage, lat] {
     std::vector<CascadeBid> bids;
-    for (int c : candidates) bids.push_back({c, demand(c), earliestStart(c)});
+    for (int c : candidates) {
+      bids.push_back({c, demand(c), earliestStart(c)});
+      ++bids_[static_cast<std::size_t>(c)];
+    }
     sim_->sendMessage(lat, [this, h, id, sender, bids, interStage, lat] {
       Request* q = sim_->resolve(h);
       if (!q || q->instance != sender || q->state == ReqState::Finished) {
@@ -304,6 +309,7 @@ void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool in
           return;
         }
         (void)id;
+        ++wins_[static_cast<std::size_t>(winner)];
         enqueueMove(winner, *q2, senderLoad, interStage);
         pump(winner);
       });
@@ -532,13 +538,21 @@ bool CascadeGlobal::setKnob(const std::string& name, double value) {
 }
 
 void CascadeGlobal::publishInstance(int i, std::vector<PolicyField>& out) const {
-  const int s = stageOf(i);
-  out.push_back({"stage", static_cast<double>(s + 1), "", "pipeline stage of this instance (1 = shortest sequences)"});
-  out.push_back({"lo", static_cast<double>(lower(s)), "tokens", "lower bound of the stage's length range"});
-  if (s + 1 < stages()) out.push_back({"hi", static_cast<double>(upper(s)), "tokens", "upper bound: a sequence reaching it is handed to the next stage"});
+  // The stage and its length range are the card's badge (setPoolLabel).
   out.push_back({"demand", demand(i), "tokens", "KV demand: tokens held plus tokens on their way in"});
   out.push_back({"inq", static_cast<double>(queues_[static_cast<std::size_t>(i)].size()), "requests",
                  "requests won by bid-ask, waiting in this receiver's priority queue"});
+  // Bid-ask as it happens (lecture mode calls out each counter's growth):
+  // the sender asks, the candidates bid, the winner queues the request.
+  const auto k = static_cast<std::size_t>(i);
+  out.push_back({"asked", static_cast<double>(asks_[k]), "requests",
+                 "bid-ask rounds this instance started as a sender (a hand-over or a rebalancing move)",
+                 "asked for a receiver (bid-ask)"});
+  out.push_back({"bids", static_cast<double>(bids_[k]), "bids",
+                 "bids this instance sent as a candidate receiver: its KV demand and earliest start",
+                 "bid: its load and earliest start"});
+  out.push_back({"won", static_cast<double>(wins_[k]), "requests",
+                 "bids this instance won: the request joined its priority queue", "won a bid: takes the request"});
 }
 
 void CascadeGlobal::publishCluster(std::vector<PolicyField>& out) const {

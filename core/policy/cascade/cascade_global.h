@@ -155,6 +155,7 @@ private:
   std::vector<std::uint8_t> rebalancing_;     // per sender: a rebalance ask in flight
   std::set<std::int64_t> asked_;              // ids with an ask or a queued move
   std::vector<double> transferBps_;           // measured per receiver
+  std::vector<std::int64_t> asks_, bids_, wins_;  // bid-ask rounds per instance: started, bid in, won
   std::deque<std::pair<std::int64_t, std::int64_t>> observed_;  // finished (input, output)
   std::int64_t arrivalsSinceReplan_ = 0;
   SimTime lastReplan_ = 0;
