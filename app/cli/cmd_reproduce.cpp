@@ -71,21 +71,26 @@ int runReproduce(const ReproduceArgs& a) {
     for (const auto& c : r.charts) {
       const std::string stem = c.name.substr(0, c.name.rfind('.'));
       const QString title = QString::fromStdString(e->id + ": " + stem);
-      try {
-        if (c.plots.empty()) {
+      if (c.plots.empty()) {
+        try {
           const std::vector<char> png = ui::renderCsvChartPng(c.csv, c.name, title);
           writeFileAtomic(dir + "/" + stem + ".png", std::string_view(png.data(), png.size()));
           pngs += (pngs.empty() ? "" : ", ") + stem + ".png";
+        } catch (const InputError& err) {
+          std::fprintf(stderr, "servelab-cli: note: no PNG for %s: %s\n", c.name.c_str(), err.what());
         }
-        // The experiment's own choice of axes, one PNG per plot.
-        for (const exp::PlotSpec& p : c.plots) {
+      }
+      // The experiment's own choice of axes, one PNG per plot (a plot whose
+      // rows a --quick run did not make is left out with a note).
+      for (const exp::PlotSpec& p : c.plots) {
+        try {
           const QString t = p.title.empty() ? title : QString::fromStdString(e->id + ": " + p.title);
           const QByteArray png = ui::csvChart(c.csv, c.name, t, p)->renderPng(QSize(960, 600), 1.0);
           writeFileAtomic(dir + "/" + stem + p.suffix + ".png", std::string_view(png.data(), png.size()));
           pngs += (pngs.empty() ? "" : ", ") + stem + p.suffix + ".png";
+        } catch (const InputError& err) {
+          std::fprintf(stderr, "servelab-cli: note: no PNG %s%s.png: %s\n", stem.c_str(), p.suffix.c_str(), err.what());
         }
-      } catch (const InputError& err) {
-        std::fprintf(stderr, "servelab-cli: note: no PNG for %s: %s\n", c.name.c_str(), err.what());
       }
     }
     if (!pngs.empty()) std::cout << "wrote " << dir << "/" << pngs << "\n";

@@ -173,7 +173,18 @@ ExperimentResult latencyVsRate(const std::vector<std::tuple<std::string, std::st
                           p.system == "cascade" ? num(pct(p.s.ttft_s.mean, pts[2].s.ttft_s.mean), 1) : ""});
     }
   }
-  out.charts.push_back({chart, csv});
+  // The paper's panels: mean TPOT and mean TTFT vs rate, one PNG per setting.
+  std::vector<PlotSpec> plots;
+  for (std::size_t k = 0; k < settings.size(); ++k) {
+    const std::string& name = std::get<0>(settings[k]);
+    std::string tag = "_";  // appended: GCC 12's -Wrestrict misfires on "_" + std::to_string
+    tag += std::to_string(k + 1);
+    plots.push_back({tag + "_tpot", "rate_rps", {"tpot_mean_s"}, {"system"}, {{"setting", name}},
+                     name + ": mean TPOT vs rate", "mean TPOT (s)"});
+    plots.push_back({tag + "_ttft", "rate_rps", {"ttft_mean_s"}, {"system"}, {{"setting", name}},
+                     name + ": mean TTFT vs rate", "mean TTFT (s)"});
+  }
+  out.charts.push_back({chart, csv, std::move(plots)});
   out.notes.push_back("Heavy load (the table's rows) = the rate at which the cluster's concurrent capacity is busy "
                       "by Little's law on the cost model (cascadeHeavyRate); the chart CSV has " +
                       std::to_string(loads.size()) + " loads. Negative % = cascade lower.");
@@ -223,7 +234,9 @@ ExperimentResult fig10(const ExperimentOptions& o) {
              num(p.s.requests_per_s, 3) + "\n";
     }
   }
-  out.charts.push_back({"fig10_throughput.csv", csv});
+  out.charts.push_back({"fig10_throughput.csv", csv,
+                        {{"", "model", {"tokens_per_s"}, {"system"}, {}, "fig10: saturated throughput per model",
+                          "output tokens/s", true}}});
   out.notes.push_back("Offered load: twice the heavy rate, so every system is saturated; throughput = output tokens / "
                       "simulated time until the last request finished.");
   out.notes.push_back(workloadNote());
@@ -264,7 +277,10 @@ ExperimentResult fig12(const ExperimentOptions& o) {
                         " req/s: TTFT " + num(base.s.ttft_s.mean, 3) + " s, TPOT " + num(base.s.tpot_s.mean * 1e3, 2) +
                         " ms; attainment at " + num(heavy, 2) + " req/s.");
   }
-  out.charts.push_back({"fig12_slo_attainment.csv", csv});
+  out.charts.push_back({"fig12_slo_attainment.csv", csv,
+                        {{"", "slo_scale", {"attainment"}, {"model", "system"}, {},
+                          "fig12: SLO attainment vs SLO scale (x the minimum-load latency)", "SLO attainment", false,
+                          {}, false, std::make_pair(0.0, 1.0)}}});
   out.notes.push_back(workloadNote());
   return out;
 }
@@ -301,7 +317,10 @@ ExperimentResult fig13(const ExperimentOptions& o) {
       csv += std::string(m.id) + ",validation," + num(val[i].q, 6) + "," + num(q.predict(val[i].f), 6) + "," +
              num(mean, 6) + "\n";
   }
-  out.charts.push_back({"fig13_model_error.csv", csv});
+  out.charts.push_back({"fig13_model_error.csv", csv,
+                        {{"", "q", {"q_model", "q_static"}, {}, {},
+                          "fig13: predicted vs measured per-request latency (validation runs)", "predicted (s)",
+                          false, {}, true, {}, false, "measured latency q (s)", {"Q model", "static mean"}}}});
   out.notes.push_back("Profiling runs of the cost model on 1 x h20-141g: buckets [128, 256), ... doubling, batch sizes "
                       "1, 2, 4, ... up to max_num_seqs or the KV memory, outputs 64/128/256 (validation: prompts "
                       "shifted, outputs 48/96/192); per-request relative error of Q vs the fit set's mean (static).");
@@ -338,7 +357,12 @@ ExperimentResult ablation(const std::vector<std::string>& systems, const Experim
     csv += systems[k] + "," + num(heavy, 3) + "," + num(lat[k] * 1e3, 3) + "," + num(pts[k].s.e2e_s.mean, 3) + "," +
            num(pts[k].s.tpot_s.mean * 1e3, 3) + "," + num(thr[k], 1) + "\n";
   }
-  out.charts.push_back({chart, csv});
+  const std::string stem = chart.substr(0, chart.find('_'));
+  out.charts.push_back({chart, csv,
+                        {{"", "system", {"norm_latency_mean_ms"}, {}, {},
+                          stem + ": mean normalized latency at the heavy rate", "normalized latency (ms/token)", true},
+                         {"_throughput", "system", {"tokens_per_s"}, {}, {},
+                          stem + ": saturated throughput (twice the heavy rate)", "output tokens/s", true}}});
   out.notes.push_back("Llama-3.1-8B on 16 x h20-141g at the heavy rate " + num(heavy, 2) +
                       " req/s (latency) and twice it (saturated throughput). Latency = mean normalized latency "
                       "(e2e / output tokens). cascade_*_vs_pct: cascade relative to the row's system.");
@@ -390,7 +414,9 @@ ExperimentResult fig16(const ExperimentOptions& o) {
     out.table.addRow({sys, std::to_string(stages.size()), num(cvs.back(), 4), num(mx, 4),
                       cvs.size() == 1 ? "" : num(pct(cvs[0], cvs.back()), 1)});
   }
-  out.charts.push_back({"fig16_imbalance.csv", csv});
+  out.charts.push_back({"fig16_imbalance.csv", csv,
+                        {{"", "instance", {"output_tokens"}, {"system"}, {},
+                          "fig16: output tokens per instance (stages in the CSV)", "output tokens", false, {}, true}}});
   out.notes.push_back("Llama-3.1-8B, 16 x h20-141g at " + num(heavy, 2) +
                       " req/s. CV = std / mean of output tokens produced per instance within a stage, averaged over "
                       "stages with 2+ instances (round-robin: one stage of all 16; the final stage layout).");
@@ -450,7 +476,10 @@ ExperimentResult plannerCost(const ExperimentOptions& o) {
       csv += std::to_string(e) + "," + std::to_string(ctx) + "," + formatDouble(ex.cost) + "," + formatDouble(he.cost) + "\n";
     }
   }
-  out.charts.push_back({"planner_cost.csv", csv});
+  out.charts.push_back({"planner_cost.csv", csv,
+                        {{"", "max_context", {"exact_cost", "heuristic_cost"}, {"instances"}, {},
+                          "planner: plan cost, exact DP vs two-phase heuristic", "plan cost", false, {}, false, {},
+                          false, "max context (tokens)", {"exact DP", "heuristic"}}}});
   out.notes.push_back("Stage-cost evaluations are the deterministic measure of planner work; wall-clock times "
                       "are printed as progress lines (not in the table, which stays byte-identical run to run).");
   return out;
