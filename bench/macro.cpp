@@ -40,6 +40,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/cascade/cascade_experiments.h"
 #include "run/execute.h"
 #include "run/run.h"
 #include "scenario/spec.h"
@@ -170,6 +171,17 @@ sl::Scenario scenarioA(const std::string& trace, const std::string& policy, std:
   s.slo.qoe_threshold = 1e-6;
   s.run.seed = 1;
   return s;
+}
+
+// C (issue 12 item 7): CascadeInfer on 16 × h20-141g, Llama-3.1-8B, 10^5
+// ShareGPT-like Poisson requests at the heavy rate of cascade-fig6-7-latency
+// for this setting, side by side with round-robin on the same workload
+// (target: cascade <= 2x the baseline's wall time). The lengths come from
+// the shared ShareGPT statistics when present, else their lognormal fit
+// (the experiments' own choice: exp::cascadeScenario).
+sl::Scenario scenarioC(const std::string& policy, std::int64_t requests) {
+  return sl::exp::cascadeScenario(policy, "llama-3.1-8b", "h20-141g", 16, 1,
+                                  sl::exp::cascadeHeavyRate("llama-3.1-8b", "h20-141g", 16, 1), requests, 1);
 }
 
 sl::Scenario scenarioB5(const Options& o, std::int64_t requests) {
@@ -377,7 +389,7 @@ std::string cpuModel() {
 
 void usage() {
   std::puts(
-      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,B5,H,G,A]] [--policy ID] [--router ID]\n"
+      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,B5,H,G,A,C]] [--policy ID] [--router ID]\n"
       "                     [--b1-rate R] [--b2-rate R] [--b2-requests N] [--b5-requests N]\n"
       "                     [--v3-trace FILE] [--a-trace FILE] [--repeat N] [--no-fork]\n"
       "  --json      print the results as one JSON object on stdout\n"
@@ -451,7 +463,7 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& id : o.only)
-    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "B5" && id != "H" && id != "G" && id != "A") {
+    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "B5" && id != "H" && id != "G" && id != "A" && id != "C") {
       std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3, V3, B5, H, G, A)\n",
                    id.c_str());
       return 2;
@@ -591,6 +603,25 @@ int main(int argc, char** argv) {
     out["A"] = a;
   }
 
+  // C: cascade vs round-robin, 10^5 ShareGPT-like requests on 16 instances.
+  if (wanted(o, "C")) {
+    ordered_json c;
+    const std::int64_t requests = o.quick ? 2000 : 100000;
+    for (const char* policy : {"cascade", "round-robin"}) {
+      if (!o.json) std::fprintf(stderr, "C (%s, 16 x h20-141g, ShareGPT-like lengths)\n", policy);
+      const sl::Scenario s = scenarioC(policy, requests);
+      ordered_json j = measure(s, o, std::string("C/") + policy);
+      j["instances"] = s.cluster.instances;
+      j["rate"] = s.workload.arrival.rate;
+      check(j);
+      c[policy] = j;
+    }
+    if (!c["cascade"].contains("error") && !c["round-robin"].contains("error"))
+      c["cascade_over_baseline"] = c["cascade"]["wall_s"].get<double>() / c["round-robin"]["wall_s"].get<double>();
+    c["lengths"] = sl::exp::cascadeShareGptPath().value_or("lognormal fit (no ShareGPT file)");
+    out["C"] = c;
+  }
+
   // The instruction guard's scenario: only when named (--only G).
   if (std::find(o.only.begin(), o.only.end(), "G") != o.only.end()) {
     Options g = o;
@@ -629,6 +660,12 @@ int main(int argc, char** argv) {
       row("A/vllm-col", out["A"]["vllm-colocated"]);
       if (out["A"].contains("arrow_over_baseline"))
         std::printf("A: arrow / vllm-colocated wall = %.2f (target <= 2)\n", out["A"]["arrow_over_baseline"].get<double>());
+    }
+    if (out.contains("C")) {
+      row("C/cascade", out["C"]["cascade"]);
+      row("C/rr", out["C"]["round-robin"]);
+      if (out["C"].contains("cascade_over_baseline"))
+        std::printf("C: cascade / round-robin wall = %.2f (target <= 2)\n", out["C"]["cascade_over_baseline"].get<double>());
     }
   }
   return failures ? 1 : 0;
