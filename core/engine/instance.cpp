@@ -77,7 +77,14 @@ bool IterationBuilder::addDecode(Request& r) {
   if (static_cast<std::int64_t>(r.kvTokens) + 1 > static_cast<std::int64_t>(r.blocksGpu) * inst_.cfg_.blockSize &&
       !allocate(r, blocksToRun(r) - r.blocksGpu))
     return false;
-  addEntry(r, 1, false);
+  if (!r.scheduled || r.blockingStart >= 0) [[unlikely]] {  // timeline bookkeeping: addEntry
+    addEntry(r, 1, false);
+    return true;
+  }
+  // addEntry's common case, inline: what every decode token does.
+  r.batchIndex = static_cast<std::int32_t>(inst_.batch_.size());
+  inst_.batch_.push_back(BatchEntry{&r, 1, false});
+  tokenBudget_ -= 1;
   return true;
 }
 

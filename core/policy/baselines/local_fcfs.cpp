@@ -60,7 +60,8 @@ void FcfsLocal::schedule(IterationBuilder& b) {
     for (std::size_t i = 0; i < running_.size(); ++i) {
       Request* r = running_[i];
       if (r->batchIndex >= 0 || r->prefillDone() != (pass == 0)) continue;
-      while (!b.run(*r)) {
+      // A running request past its prefill decodes: what run() would call.
+      while (!(pass == 0 && r->state == ReqState::Running ? b.addDecode(*r) : b.run(*r))) {
         if (b.seqSlotsLeft() <= 0 || b.tokenBudgetLeft() <= 0) goto admit;  // limits, not memory
         if (b.extraBlocksToRun(*r) <= b.freeBlocks()) break;              // cannot run for another reason
         Request* victim = running_.back();
