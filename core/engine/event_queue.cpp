@@ -20,13 +20,16 @@ const char* eventKindName(EventKind k) {
   return "?";
 }
 
+// The heap algorithms get a lambda, not the function pointer `later`, so
+// the comparison is inlined into them (same order, same heap: the
+// trajectory is unchanged; issue 16).
 void EventQueue::push(SimTime time, EventKind kind, std::int64_t a) {
   heap_.push_back(Event{time, nextSeq_++, kind, a});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::push_heap(heap_.begin(), heap_.end(), [](const Event& x, const Event& y) { return later(x, y); });
 }
 
 Event EventQueue::pop() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
+  std::pop_heap(heap_.begin(), heap_.end(), [](const Event& x, const Event& y) { return later(x, y); });
   Event e = heap_.back();
   heap_.pop_back();
   return e;

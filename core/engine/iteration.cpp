@@ -109,7 +109,7 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
     r.lengthWatch = -1;
     lengthHits_.push_back(&r);
   }
-  in.policy_->onToken(r);
+  if (in.policy_->wantsTokens()) in.policy_->onToken(r);
 }
 
 void Simulator::endIteration(Instance& in) {

@@ -33,8 +33,13 @@ public:
   virtual void remove(Request& r) = 0;
   /// Build this iteration's batch. Called at each iteration start.
   virtual void schedule(IterationBuilder& b) = 0;
-  /// After each output token of a request that ran in the iteration.
-  virtual void onToken(Request& /*r*/) {}
+  /// After each output token of a request that ran in the iteration. This
+  /// default does nothing and marks the hook unused, so the engine stops
+  /// calling it (one virtual call per token saved; issue 16). An override
+  /// must not call it.
+  virtual void onToken(Request& /*r*/) { tokenHookUnused_ = true; }
+  /// False once the default onToken has run: the policy does not override it.
+  bool wantsTokens() const { return !tokenHookUnused_; }
   /// Number of requests held (any state).
   virtual std::size_t size() const = 0;
   /// Queues for snapshots (cleared and refilled; cheap, no simulation effect).
@@ -46,6 +51,9 @@ public:
   /// completions and phase-boundary calls, before the next iteration is
   /// built. One call per iteration (O(1) unless the policy does more).
   virtual void onIterationEnd() {}
+
+private:
+  bool tokenHookUnused_ = false;
 };
 
 struct PolicyField;

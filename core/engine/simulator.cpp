@@ -124,6 +124,8 @@ Request* Simulator::allocRequest() {
   if (freeSlots_.empty()) {
     const auto base = static_cast<std::int32_t>(pool_.size() * kChunk);
     pool_.push_back(std::make_unique<Request[]>(kChunk));
+    if (generationFloor_ > 0)
+      for (std::size_t i = 0; i < kChunk; ++i) pool_.back()[i].generation = generationFloor_;
     for (std::size_t i = kChunk; i-- > 0;) freeSlots_.push_back(base + static_cast<std::int32_t>(i));
   }
   const std::int32_t slot = freeSlots_.back();
@@ -168,6 +170,19 @@ void Simulator::removeLocal(Instance& in, Request& r) {
     in.queuedPrefill_ -= r.prefillTarget - r.prefilled;
   }
   in.policy_->remove(r);
+}
+
+bool Simulator::releaseIdlePool() {
+  std::uint32_t maxGeneration = generationFloor_;
+  for (const auto& chunk : pool_)
+    for (std::size_t i = 0; i < kChunk; ++i) {
+      if (chunk[i].slot >= 0) return false;
+      maxGeneration = std::max(maxGeneration, chunk[i].generation);
+    }
+  generationFloor_ = maxGeneration;
+  std::vector<std::unique_ptr<Request[]>>().swap(pool_);
+  std::vector<std::int32_t>().swap(freeSlots_);
+  return true;
 }
 
 void Simulator::releaseRequest(Request* r) {

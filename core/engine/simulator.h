@@ -95,6 +95,12 @@ public:
   void sortRecordsById();
   /// Records of requests still in flight (call at the end of a run).
   std::vector<RequestRecord> inFlightRecords() const;
+  /// Frees the request pool's memory when it holds no request (the end of a
+  /// drained run, before its summary), so the run's peak memory is not the
+  /// pool's high-water mark plus the summary's buffer. A request allocated
+  /// later gets a fresh pool whose generations continue past every handle
+  /// given out so far (stale handles stay stale). Returns whether it freed.
+  bool releaseIdlePool();
   /// Hash over the event trajectory (time, kind, ids): the run's fingerprint.
   std::uint64_t fingerprint() const { return fingerprint_; }
   const SimConfig& config() const { return cfg_; }
@@ -259,6 +265,7 @@ private:
   // request pool: stable addresses, slots reused
   std::vector<std::unique_ptr<Request[]>> pool_;
   std::vector<std::int32_t> freeSlots_;
+  std::uint32_t generationFloor_ = 0;  // releaseIdlePool(): generations already handed out
   RequestSpec nextSpec_{};
   bool haveNext_ = false;
 

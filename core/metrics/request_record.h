@@ -15,15 +15,19 @@ namespace sl {
 inline constexpr SimTime kNoTime = -1;
 
 struct RequestRecord {
+  // Token counts are int32 as in Request (issue 16: 168 -> 144 bytes per
+  // record; a 10^6-request run holds 10^6 of them).
   std::int64_t id = -1;
   SimTime arrival = 0;          // a
-  std::int64_t input = 0;       // prompt tokens
-  std::int64_t reasoning = 0;   // R
-  std::int64_t answer = 0;      // A (= visible tokens)
-  std::int64_t predicted = -1;  // predicted output length (self-scheduling); -1 = none
-  std::int64_t generated = 0;   // output tokens produced so far (R + A once finished)
+  std::int32_t input = 0;       // prompt tokens
+  std::int32_t reasoning = 0;   // R
+  std::int32_t answer = 0;      // A (= visible tokens)
+  std::int32_t predicted = -1;  // predicted output length (self-scheduling); -1 = none
+  std::int32_t generated = 0;   // output tokens produced so far (R + A once finished)
   std::int32_t domain = -1;     // index into the run's domain-name table; -1 = none
   std::int32_t instance = -1;   // final instance; -1 = never placed
+  std::int32_t preemptions = 0;
+  std::int32_t migrations = 0;
   bool finished = false;
 
   SimTime first_token = kNoTime;    // g_1
@@ -38,13 +42,11 @@ struct RequestRecord {
   SimTime swapped = 0;        // total time with KV in CPU memory
   SimTime migrating = 0;      // total time with KV in flight
   SimTime handoff_wait = 0;   // disaggregated prefill->decode handoff wait
-  std::int32_t preemptions = 0;
-  std::int32_t migrations = 0;
   double qoe = -1;            // answer-stream QoE; < 0 = not scored
 
   // ---- derived (seconds); std::nullopt when undefined --------------------
   bool hasQoe() const { return qoe >= 0; }
-  std::int64_t outputTokens() const { return reasoning + answer; }
+  std::int64_t outputTokens() const { return static_cast<std::int64_t>(reasoning) + answer; }
 
   /// g_{R+1} − a.
   std::optional<double> ttft() const {
@@ -88,6 +90,7 @@ struct RequestRecord {
   double migratingS() const { return nsToSeconds(migrating); }
   double handoffWaitS() const { return nsToSeconds(handoff_wait); }
 };
+static_assert(sizeof(RequestRecord) <= 144, "RequestRecord: 144 bytes (docs/performance.md, issue 16)");
 
 /// Header line of requests.csv (with trailing '\n'). Column order is stable.
 std::string requestsCsvHeader();

@@ -51,32 +51,53 @@ Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrive
   Summary s;
   s.arrived = arrived;
   s.sim_s = nsToSeconds(sim_end);
-  std::vector<double> ttft, tpot, ttfat, reasoning, e2e, blocking, queueing, qoe;
+  // Memory (issue 16): one pass for the totals and each metric's count, then
+  // one pass per defined metric into a single buffer reserved once. Each
+  // metric sees the same values in the same (record) order as one vector per
+  // metric grown by push_back did, so every statistic keeps its bits; the
+  // peak is one value per finished request instead of five, without the
+  // doubling growth's freed-but-retained buffers.
+  std::int64_t nTtft = 0, nTpot = 0, nTtfat = 0, nReasoning = 0, nE2e = 0, nBlocking = 0, nQoe = 0;
   for (const auto& r : records) {
     s.output_tokens += r.generated;
     s.preemptions += r.preemptions;
     s.migrations += r.migrations;
     if (!r.finished) continue;
     ++s.finished;
-    if (auto v = r.ttft()) ttft.push_back(*v);
-    if (auto v = r.tpot()) tpot.push_back(*v);
-    if (auto v = r.ttfat()) ttfat.push_back(*v);
-    if (auto v = r.reasoningLatency()) reasoning.push_back(*v);
-    if (auto v = r.e2e()) e2e.push_back(*v);
-    if (auto v = r.blockingLatency()) blocking.push_back(*v);
-    queueing.push_back(r.queueingS());
-    if (r.hasQoe()) qoe.push_back(r.qoe);
+    nTtft += r.ttft().has_value();
+    nTpot += r.tpot().has_value();
+    nTtfat += r.ttfat().has_value();
+    nReasoning += r.reasoningLatency().has_value();
+    nE2e += r.e2e().has_value();
+    nBlocking += r.blockingLatency().has_value();
+    nQoe += r.hasQoe();
     if (meetsSlo(r, slo)) ++s.slo_met;
   }
   s.in_flight = arrived - s.finished;
-  s.ttft_s = computeStats(ttft);
-  s.tpot_s = computeStats(tpot);
-  s.ttfat_s = computeStats(ttfat);
-  s.reasoning_s = computeStats(reasoning);
-  s.e2e_s = computeStats(e2e);
-  s.blocking_s = computeStats(blocking);
-  s.queueing_s = computeStats(queueing);
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(s.finished));
+  const auto fill = [&](std::int64_t n, auto&& get) {
+    values.clear();
+    if (n > 0)
+      for (const auto& r : records) {
+        if (!r.finished) continue;
+        if (const std::optional<double> v = get(r)) values.push_back(*v);
+      }
+  };
+  const auto stats = [&](std::int64_t n, auto&& get) {
+    fill(n, get);
+    return computeStats(values);
+  };
+  s.ttft_s = stats(nTtft, [](const RequestRecord& r) { return r.ttft(); });
+  s.tpot_s = stats(nTpot, [](const RequestRecord& r) { return r.tpot(); });
+  s.ttfat_s = stats(nTtfat, [](const RequestRecord& r) { return r.ttfat(); });
+  s.reasoning_s = stats(nReasoning, [](const RequestRecord& r) { return r.reasoningLatency(); });
+  s.e2e_s = stats(nE2e, [](const RequestRecord& r) { return r.e2e(); });
+  s.blocking_s = stats(nBlocking, [](const RequestRecord& r) { return r.blockingLatency(); });
+  s.queueing_s = stats(s.finished, [](const RequestRecord& r) { return std::optional<double>(r.queueingS()); });
 
+  std::vector<double>& qoe = values;
+  fill(nQoe, [](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; });
   s.qoe_n = static_cast<std::int64_t>(qoe.size());
   if (!qoe.empty()) {
     std::sort(qoe.begin(), qoe.end());

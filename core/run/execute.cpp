@@ -139,6 +139,9 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
                  [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
     }
   }
+  // Nothing in flight: the request pool's memory goes before the summary's
+  // buffer comes (issue 16: B2's peak RSS).
+  sim.releaseIdlePool();
   const std::vector<RequestRecord>& records = merged.empty() ? sim.records() : merged;
   res.summary = summarize(records, sim.arrived(), sim.now(), s.slo);
 

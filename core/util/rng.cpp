@@ -13,12 +13,7 @@ namespace sl {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using detail::splitmix64;
 
 constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -123,15 +118,6 @@ std::uint64_t fnv1a64(std::string_view s, std::uint64_t h) {
     h *= 1099511628211ull;
   }
   return h;
-}
-
-std::uint64_t hashCombine(std::uint64_t h, std::uint64_t v) {
-  // Mix v through the SplitMix64 finalizer, then fold it into h
-  // (boost-style), then finalize again so nearby inputs scatter.
-  std::uint64_t x = v;
-  const std::uint64_t mv = splitmix64(x);
-  std::uint64_t y = h ^ (mv + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
-  return splitmix64(y);
 }
 
 }  // namespace sl

@@ -126,7 +126,7 @@ const std::vector<std::string> kCharPolicies = {"oracle", "fcfs", "rr"};
 
 ExperimentResult fig4(const ExperimentOptions& o) {
   const PhaseSpec spec{[](const RequestRecord& r) { return r.reasoningLatency(); },
-                       [](const RequestRecord& r) { return r.reasoning; }, nullptr};
+                       [](const RequestRecord& r) -> std::int64_t { return r.reasoning; }, nullptr};
   const Characterization ch = characterize("pascal-char-reasoning", o.quick ? 100 : 300, kCharPolicies, spec, o);
   ExperimentResult r;
   r.table.columns = {"policy",      "requests",      "reasoning_mean_s", "vs_oracle", "executed_pct",
@@ -156,7 +156,7 @@ bool answeringSloMet(const RequestRecord& r, const SloSpec& slo) {
 }
 
 ExperimentResult fig5(const ExperimentOptions& o) {
-  const PhaseSpec spec{[](const RequestRecord& r) { return r.e2e(); }, [](const RequestRecord& r) { return r.answer; },
+  const PhaseSpec spec{[](const RequestRecord& r) { return r.e2e(); }, [](const RequestRecord& r) -> std::int64_t { return r.answer; },
                        answeringSloMet};
   const Characterization ch = characterize("pascal-char-answering", o.quick ? 100 : 300, kCharPolicies, spec, o);
   ExperimentResult r;

@@ -56,11 +56,21 @@ void FcfsLocal::schedule(IterationBuilder& b) {
 
   bool preempted = false;
   // Running requests in arrival order; decodes first, then prefill chunks.
+  // The prefill pass only when the decode pass saw a running request still
+  // in its prefill: pass 0 visits every request that stays in running_, and
+  // none enters it or starts a new prefill there (issue 16).
+  bool anyPrefill = false;
   for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1 && !anyPrefill) break;
     for (std::size_t i = 0; i < running_.size(); ++i) {
       Request* r = running_[i];
-      if (r->batchIndex >= 0 || r->prefillDone() != (pass == 0)) continue;
-      while (!b.run(*r)) {
+      if (r->batchIndex >= 0) continue;
+      if (r->prefillDone() != (pass == 0)) {
+        anyPrefill = true;
+        continue;
+      }
+      // A running request past its prefill decodes: what run() would call.
+      while (!(pass == 0 && r->state == ReqState::Running ? b.addDecode(*r) : b.run(*r))) {
         if (b.seqSlotsLeft() <= 0 || b.tokenBudgetLeft() <= 0) goto admit;  // limits, not memory
         if (b.extraBlocksToRun(*r) <= b.freeBlocks()) break;              // cannot run for another reason
         Request* victim = running_.back();
