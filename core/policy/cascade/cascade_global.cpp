@@ -438,7 +438,13 @@ std::int32_t CascadeGlobal::refineTarget(const QoeModel& q, RefineMode mode, std
                                          int minRequests) {
   const std::size_t n = pooled.size();
   if (n < static_cast<std::size_t>(std::max(2, minRequests))) return -1;
-  std::sort(pooled.begin(), pooled.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+  // (current length, prompt) is a total order on the values: any sort gives
+  // the same sequence, so input that is sorted already (refineNow merges two
+  // sorted sets) is left as it is.
+  const auto byLength = [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second < b.second : a.first < b.first;
+  };
+  if (!std::is_sorted(pooled.begin(), pooled.end(), byLength)) std::sort(pooled.begin(), pooled.end(), byLength);
   std::vector<QoeFeatures> prefix(n + 1);
   for (std::size_t i = 0; i < n; ++i) {
     prefix[i + 1] = prefix[i];
@@ -475,10 +481,19 @@ void CascadeGlobal::refineNow() {
     lens[static_cast<std::size_t>(stageOf(r.instance))].emplace_back(r.input, static_cast<double>(r.input) + r.generated);
   });
   bool moved = false;
+  // Each stage's divided (sorted) set serves as "local" for its own boundary
+  // and as "successors" for the one before: computed once.
+  std::vector<std::vector<std::pair<double, double>>> divided(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s)
+    divided[static_cast<std::size_t>(s)] =
+        divide(std::move(lens[static_cast<std::size_t>(s)]), static_cast<int>(members(s).size()));
+  std::vector<std::pair<double, double>> pooled;
   for (int s = 0; s + 1 < S; ++s) {
-    auto pooled = divide(lens[static_cast<std::size_t>(s)], static_cast<int>(members(s).size()));
-    const auto succ = divide(lens[static_cast<std::size_t>(s) + 1], static_cast<int>(members(s + 1).size()));
-    pooled.insert(pooled.end(), succ.begin(), succ.end());
+    const auto& local = divided[static_cast<std::size_t>(s)];
+    const auto& succ = divided[static_cast<std::size_t>(s) + 1];
+    pooled.resize(local.size() + succ.size());
+    std::merge(local.begin(), local.end(), succ.begin(), succ.end(), pooled.begin(),
+               [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
     const std::int32_t target = refineTarget(qoe_, cfg_.refine, pooled, cfg_.refineMinRequests);
     if (target < 0) {
       ++frozen_;
