@@ -22,25 +22,49 @@ namespace {
 
 // The scatter's binned tail overlay: the tail TTFT of the metrics module
 // (bins of 256 reasoning tokens; the same numbers as tail_ttft.csv).
-std::vector<QPointF> tailOverlay(const std::vector<QPointF>& pts) {
-  std::vector<std::pair<std::int64_t, double>> samples;
-  samples.reserve(pts.size());
-  for (const QPointF& p : pts) samples.emplace_back(static_cast<std::int64_t>(std::llround(p.x())), p.y());
+using TailSamples = std::vector<std::pair<std::int64_t, double>>;
+
+void appendTailSamples(TailSamples& to, const QPointF* first, const QPointF* last) {
+  to.reserve(to.size() + static_cast<std::size_t>(last - first));
+  for (const QPointF* p = first; p != last; ++p) to.emplace_back(static_cast<std::int64_t>(std::llround(p->x())), p->y());
+}
+
+std::vector<QPointF> tailOverlay(const TailSamples& samples) {
   std::vector<QPointF> tail;
   for (const TailBin& b : binnedTailTtft(samples))
     tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
   return tail;
 }
 
+std::vector<QPointF> tailOverlay(const std::vector<QPointF>& pts) {
+  TailSamples samples;
+  appendTailSamples(samples, pts.data(), pts.data() + pts.size());
+  return tailOverlay(samples);
+}
+
 }  // namespace
 
 std::vector<QPointF> cdfPoints(std::vector<double> values) {
   std::sort(values.begin(), values.end());
+  return cdfPointsSorted(values);
+}
+
+std::vector<QPointF> cdfPointsSorted(const std::vector<double>& sorted) {
   std::vector<QPointF> out;
-  out.reserve(values.size());
-  const double n = static_cast<double>(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) out.emplace_back(values[i], static_cast<double>(i + 1) / n);
+  out.reserve(sorted.size());
+  const double n = static_cast<double>(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) out.emplace_back(sorted[i], static_cast<double>(i + 1) / n);
   return out;
+}
+
+const std::vector<double>& SortedValues::sorted() {
+  if (sorted_ < v_.size()) {
+    const auto mid = v_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+    std::sort(mid, v_.end());
+    std::inplace_merge(v_.begin(), mid, v_.end());
+    sorted_ = v_.size();
+  }
+  return v_;
 }
 
 ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
@@ -185,6 +209,8 @@ void ChartPanel::clear(int instances) {
   scatterPts_.clear();
   scatterSent_ = tailCount_ = 0;
   ++tailGen_;  // a tail job still running belongs to the old run
+  tailSamples_ = std::make_shared<TailSamples>();  // ... and keeps the old samples
+  tailHanded_ = 0;
   ttfts_.clear();
   tpots_.clear();
   e2es_.clear();
@@ -248,9 +274,9 @@ void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
 void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
   for (const FinishedPoint& p : points) {
     if (p.ttftS >= 0) scatterPts_.emplace_back(p.reasoning, p.ttftS);
-    if (p.ttftS >= 0) ttfts_.push_back(p.ttftS);
-    if (p.tpotS >= 0) tpots_.push_back(p.tpotS);
-    if (p.e2eS >= 0) e2es_.push_back(p.e2eS);
+    if (p.ttftS >= 0) ttfts_.add(p.ttftS);
+    if (p.tpotS >= 0) tpots_.add(p.tpotS);
+    if (p.e2eS >= 0) e2es_.add(p.e2eS);
     anyReasoning_ = anyReasoning_ || p.reasoning > 0;
   }
   cdfDirty_ = cdfDirty_ || !points.empty();
@@ -269,8 +295,19 @@ void ChartPanel::markPending(LiveChart* c) {
 }
 
 void ChartPanel::refresh() {
-  animating_ = false;
+  animating_ = live_ = false;
   prepare();
+  redrawPending();
+}
+
+void ChartPanel::refreshLive() {
+  animating_ = false;
+  live_ = true;
+  prepare();
+  redrawPending();
+}
+
+void ChartPanel::redrawPending() {
   if (kvStale_) markPending(kv_);
   for (LiveChart* c : pending_) {
     c->refresh();
@@ -289,7 +326,7 @@ bool ChartPanel::refreshOne() {
 }
 
 void ChartPanel::prepareAnimated() {
-  animating_ = true;
+  animating_ = live_ = true;
   prepare();
 }
 
@@ -318,8 +355,8 @@ void ChartPanel::prepare() {
       kvStale_ = true;
   }
   // The scatter with its tail overlay is O(finished requests): with many of
-  // them, while animating, it too gets new data once a second.
-  const bool scatterDue = !animating_ || scatterPts_.size() <= 20000 || !scatterSince_.isValid() ||
+  // them, while a run goes on (any mode), it too gets new data once a second.
+  const bool scatterDue = !live_ || scatterPts_.size() <= 20000 || !scatterSince_.isValid() ||
                           scatterSince_.elapsed() >= 1000;
   bool keepScatterDirty = false;
   if (scatterDirty_ && !scatterDue) keepScatterDirty = true;
@@ -328,13 +365,21 @@ void ChartPanel::prepare() {
     scatter_->appendSeriesData(0, std::vector<QPointF>(scatterPts_.begin() + static_cast<std::ptrdiff_t>(scatterSent_),
                                                        scatterPts_.end()));
     scatterSent_ = scatterPts_.size();
-    // The overlay, off the GUI thread while animating (7-20 ms at 300k
-    // requests: a dropped frame a second, B4); a job still running is left
-    // to finish first.
-    if (animating_ && !tailJob_.valid()) {
+    // The overlay, off the GUI thread while a run goes on (7-20 ms at 300k
+    // requests: a dropped frame a second, B4; 100+ ms per Fast-mode pull at
+    // 10^6); a job still running is left to finish first.
+    if (live_ && !tailJob_.valid()) {
       tailJobGen_ = tailGen_;
       tailJobCount_ = scatterPts_.size();
-      tailJob_ = std::async(std::launch::async, [pts = scatterPts_] { return tailOverlay(pts); });
+      // The job keeps the samples it has seen (tailSamples_, touched by
+      // one job at a time) and gets only the points new since the last one:
+      // O(new points) on the GUI thread, not a copy of all (B4).
+      std::vector<QPointF> fresh(scatterPts_.begin() + static_cast<std::ptrdiff_t>(tailHanded_), scatterPts_.end());
+      tailHanded_ = scatterPts_.size();
+      tailJob_ = std::async(std::launch::async, [state = tailSamples_, fresh = std::move(fresh)] {
+        appendTailSamples(*state, fresh.data(), fresh.data() + fresh.size());
+        return tailOverlay(*state);
+      });
     }
     // A workload without reasoning puts every dot at 0: say so.
     scatter_->setSubtitle(!scatterPts_.empty() && !anyReasoning_
@@ -342,9 +387,9 @@ void ChartPanel::prepare() {
                               : QString());
     markPending(scatter_);
   }
-  // Not animating (paused, finished, Fast, Express): the overlay is exact
-  // for every point shown, computed here.
-  if (!animating_ && tailCount_ != scatterPts_.size()) {
+  // No run going on (paused, finished): the overlay is exact for every
+  // point shown, computed here.
+  if (!live_ && tailCount_ != scatterPts_.size()) {
     if (tailJob_.valid()) tailJob_.wait();
     tailJob_ = {};
     ++tailGen_;  // whatever a job computed is older than this
@@ -360,14 +405,15 @@ void ChartPanel::prepare() {
     markPending(policy_);
     policyDirty_ = false;
   }
-  // The CDFs sort every finished request: while a run animates, only when
-  // their page is shown, at most once a second.
+  // The CDFs are O(finished requests) (a merge of the new values, then a
+  // point each): while a run goes on, only when their page is shown, at
+  // most once a second.
   const bool cdfShown = tabs_->currentIndex() == 1;
-  if (cdfDirty_ && (!animating_ || (cdfShown && (!cdfSince_.isValid() || cdfSince_.elapsed() >= 1000)))) {
+  if (cdfDirty_ && (!live_ || (cdfShown && (!cdfSince_.isValid() || cdfSince_.elapsed() >= 1000)))) {
     cdfSince_.restart();
-    cdfTtft_->setSeriesData(0, cdfPoints(ttfts_));
-    cdfTpot_->setSeriesData(0, cdfPoints(tpots_));
-    cdfE2e_->setSeriesData(0, cdfPoints(e2es_));
+    cdfTtft_->setSeriesData(0, cdfPointsSorted(ttfts_.sorted()));
+    cdfTpot_->setSeriesData(0, cdfPointsSorted(tpots_.sorted()));
+    cdfE2e_->setSeriesData(0, cdfPointsSorted(e2es_.sorted()));
     for (LiveChart* c : {cdfTtft_, cdfTpot_, cdfE2e_}) markPending(c);
     cdfDirty_ = false;
   }

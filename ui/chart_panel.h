@@ -14,6 +14,7 @@ class QTabWidget;
 #include <cstdint>
 #include <future>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,24 @@ struct PolicySample;
 
 /// (x = value, y = fraction of values <= x) of `values`, sorted: a CDF.
 std::vector<QPointF> cdfPoints(std::vector<double> values);
+/// The same from values already sorted ascending (no copy, no sort).
+std::vector<QPointF> cdfPointsSorted(const std::vector<double>& sorted);
+
+/// Values kept sorted as they arrive: a batch is sorted on its own and
+/// merged in, O(k log k + n) instead of re-sorting all n (the CDFs of a
+/// long run: re-sorting 10^6 values per refresh stalled the GUI, B4).
+class SortedValues {
+public:
+  void add(double v) { v_.push_back(v); }
+  void clear() { v_.clear(); sorted_ = 0; }
+  std::size_t size() const { return v_.size(); }
+  /// All values, ascending.
+  const std::vector<double>& sorted();
+
+private:
+  std::vector<double> v_;
+  std::size_t sorted_ = 0;  // v_[0, sorted_) is sorted
+};
 
 /// The charts of a live run, in a grid ("Live" tab), and the CDFs of the
 /// finished requests' TTFT, TPOT and E2E ("Distributions" tab).
@@ -45,6 +64,11 @@ public:
   void setChanges(const ChangeLog& changes);
   /// Redraw charts whose data changed (call at most a few times per second).
   void refresh();
+  /// For a run going on in Fast or Express mode: as refresh(), but the
+  /// O(finished requests) parts (the binned-tail overlay, the CDFs) are
+  /// brought up to date at most once a second and the overlay off the GUI
+  /// thread; refresh() when the run stops makes them exact.
+  void refreshLive();
   /// For a running animation: hand the new data to the charts now, but let
   /// refreshOne() redraw them one per call, so no single GUI frame pays for
   /// all of them (a full refresh costs tens of ms with long series); the
@@ -80,7 +104,7 @@ private:
             *kv_ = nullptr;
   std::size_t probeCount_ = 0;  // probe samples charted so far (each appended once)
   std::vector<QPointF> scatterPts_;
-  std::vector<double> ttfts_, tpots_, e2es_;  // finished requests, for the CDFs
+  SortedValues ttfts_, tpots_, e2es_;  // finished requests, for the CDFs
   bool anyReasoning_ = false;
   bool cdfDirty_ = false;
   QElapsedTimer cdfSince_;
@@ -103,6 +127,8 @@ private:
   QElapsedTimer kvSince_;            // since the KV chart was last redrawn
   QElapsedTimer scatterSince_;       // since the scatter last got new data
   bool animating_ = false;           // prepareAnimated(): heavy charts at most once a second
+  bool live_ = false;                // a run goes on (any mode): O(finished) work throttled, off-thread
+  void redrawPending();
   std::size_t scatterSent_ = 0;      // scatter points already handed to the chart
   // The binned-tail overlay is O(finished requests): while a run animates it
   // is computed on a worker thread from a copy of the points, and applied on
@@ -110,6 +136,9 @@ private:
   std::future<std::vector<QPointF>> tailJob_;
   std::uint64_t tailGen_ = 0, tailJobGen_ = 0;
   std::size_t tailCount_ = 0, tailJobCount_ = 0;  // points the overlay shown / being computed covers
+  std::shared_ptr<std::vector<std::pair<std::int64_t, double>>> tailSamples_ =
+      std::make_shared<std::vector<std::pair<std::int64_t, double>>>();  // what the jobs have seen
+  std::size_t tailHanded_ = 0;  // scatterPts_ handed to the jobs so far
   void markPending(LiveChart* c);
   void prepare();
   bool linked_ = true;

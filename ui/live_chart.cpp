@@ -398,7 +398,9 @@ void LiveChart::refresh() {
   const QSize px = d->chart->plotArea().size().toSize().expandedTo(QSize(200, 100));
   // Many lines on top of each other (one per instance): min/max per 2-pixel
   // column; they look the same and cost Qt Charts half the points.
-  const int lineColumns = d->series.size() > 8 ? std::max(100, px.width() / 2) : px.width();
+  const int lineColumns = d->series.size() > 16 ? std::max(100, px.width() / 4)
+                          : d->series.size() > 8 ? std::max(100, px.width() / 2)
+                                                 : px.width();
   QList<QPointF> buf;
   std::vector<QPointF> visible;
   d->drawn = 0;

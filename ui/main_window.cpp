@@ -764,14 +764,20 @@ void MainWindow::pull(bool force) {
   // they get new data at ~5 Hz and are redrawn one per frame, so no frame
   // pays for all six; otherwise all at once.
   const bool animating = f->running && f->mode == RunMode::Run && !force;
+  bool prepared = false;
   if (force || !f->running || sinceChartRefresh_.elapsed() >= 200) {
+    prepared = true;
     if (animating)
       charts_->prepareAnimated();
+    else if (f->running && !force)
+      charts_->refreshLive();  // Fast, Express
     else
       charts_->refresh();
     sinceChartRefresh_.restart();
   }
-  if (animating) charts_->refreshOne();
+  // A frame that prepared new chart data (up to ~10 ms with a long run)
+  // redraws no chart: the two never share a frame's 16.7 ms (B4).
+  if (animating && !prepared) charts_->refreshOne();
   applyFrame(*f);
   if (wasRunning_ != f->running) {
     wasRunning_ = f->running;
@@ -781,11 +787,16 @@ void MainWindow::pull(bool force) {
   // the next "ready" signal to arm the timer (that round trip cost a frame in
   // three). The beat is kept on a drift-free schedule: a timer armed for
   // "16 ms from now" fires after 17, which alone loses 3 frames a second.
+  // A frame that ran past its successor's beat by less than half a frame
+  // (a heavy chart's redraw once a second) lets that one come at once,
+  // a few ms late, rather than dropping it; further behind, the schedule
+  // starts afresh.
   if (f->running && f->mode == RunMode::Run && !pullTimer_->isActive()) {
     constexpr double kFrameMs = 1000.0 / 60.0;
     if (!beat_.isValid()) beat_.start();
     const double now = static_cast<double>(beat_.nsecsElapsed()) / 1e6;
-    nextBeatMs_ = nextBeatMs_ + kFrameMs < now ? now + kFrameMs : nextBeatMs_ + kFrameMs;
+    const double due = nextBeatMs_ + kFrameMs;
+    nextBeatMs_ = due < now - kFrameMs / 2 ? now + kFrameMs : due;
     pullTimer_->start(static_cast<int>(std::max(0.0, std::floor(nextBeatMs_ - now))));
   }
 }

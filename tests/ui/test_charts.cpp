@@ -508,6 +508,66 @@ private slots:
     QVERIFY(p.chart("ttft_vs_reasoning")->subtitle().isEmpty());
   }
 
+  // The CDFs' values are kept sorted batch by batch (a merge, not a
+  // re-sort of everything per refresh): the result must be the full sort.
+  void sortedValuesMergeBatches() {
+    SortedValues v;
+    std::vector<double> all;
+    std::uint32_t x = 12345;
+    for (int batch = 0; batch < 7; ++batch) {
+      for (int i = 0; i < 50 + 37 * batch; ++i) {
+        x = x * 1664525u + 1013904223u;
+        const double d = static_cast<double>(x % 1000) / 7.0;
+        v.add(d);
+        all.push_back(d);
+      }
+      std::vector<double> want = all;
+      std::sort(want.begin(), want.end());
+      QCOMPARE(v.sorted(), want);
+    }
+    v.clear();
+    QCOMPARE(v.size(), std::size_t{0});
+    QVERIFY(v.sorted().empty());
+  }
+
+  // While a run goes on in Fast or Express mode (refreshLive) the
+  // O(finished requests) views are brought up to date off the GUI thread or
+  // at most once a second; refresh() at the run's end makes them exact.
+  void liveRefreshThrottlesHeavyViewsThenCatchesUp() {
+    ChartPanel p;
+    p.clear(2);
+    auto batch = [](int n, int from) {
+      std::vector<FinishedPoint> pts;
+      for (int i = 0; i < n; ++i) {
+        FinishedPoint f;
+        f.reasoning = 100 * ((from + i) % 9);
+        f.ttftS = 0.01 * ((from + i) % 50);
+        f.tpotS = 0.02;
+        f.e2eS = 1.0 + i;
+        pts.push_back(f);
+      }
+      return pts;
+    };
+    p.addFinished(batch(30000, 0));
+    p.refreshLive();  // more than 20 000 points: scatter at most once a second
+    QCOMPARE(p.chart("ttft_vs_reasoning")->seriesData(0).size(), std::size_t{30000});
+    p.addFinished(batch(500, 30000));
+    p.refreshLive();  // within the second: not yet
+    QCOMPARE(p.chart("ttft_vs_reasoning")->seriesData(0).size(), std::size_t{30000});
+    QCOMPARE(p.chart("ttft_cdf")->seriesData(0).size(), std::size_t{0});  // CDF tab not shown
+    p.refresh();  // the run stopped: everything exact
+    QCOMPARE(p.chart("ttft_vs_reasoning")->seriesData(0).size(), std::size_t{30500});
+    QCOMPARE(p.chart("ttft_cdf")->seriesData(0).size(), std::size_t{30500});
+    // The overlay equals the one computed from every point at once.
+    std::vector<std::pair<std::int64_t, double>> all;
+    for (const auto& b : {batch(30000, 0), batch(500, 30000)})
+      for (const FinishedPoint& f : b) all.emplace_back(f.reasoning, f.ttftS);
+    const auto bins = binnedTailTtft(all);
+    const auto& tail = p.chart("ttft_vs_reasoning")->seriesData(1);
+    QCOMPARE(tail.size(), bins.size());
+    for (std::size_t i = 0; i < bins.size(); ++i) QCOMPARE(tail[i].y(), bins[i].value);
+  }
+
   void kvChartHasALegendForItsInstances() {
     QWidget host;
     auto* panel = new ChartPanel(&host);
