@@ -68,25 +68,7 @@ void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
   }
 }
 
-bool IterationBuilder::addDecode(Request& r) {
-  if (r.state != ReqState::Running || !r.prefillDone() || r.batchIndex >= 0) return false;
-  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
-  // The next token's KV fits the blocks held (kvTokens + 1 <= blocks *
-  // blockSize, i.e. blocksToRun(r) <= blocksGpu) in all but one token per
-  // block: no division on the common path (issue 16).
-  if (static_cast<std::int64_t>(r.kvTokens) + 1 > static_cast<std::int64_t>(r.blocksGpu) * inst_.cfg_.blockSize &&
-      !allocate(r, blocksToRun(r) - r.blocksGpu))
-    return false;
-  if (!r.scheduled || r.blockingStart >= 0) [[unlikely]] {  // timeline bookkeeping: addEntry
-    addEntry(r, 1, false);
-    return true;
-  }
-  // addEntry's common case, inline: what every decode token does.
-  r.batchIndex = static_cast<std::int32_t>(inst_.batch_.size());
-  inst_.batch_.push_back(BatchEntry{&r, 1, false});
-  tokenBudget_ -= 1;
-  return true;
-}
+bool IterationBuilder::growForNextToken(Request& r) { return allocate(r, blocksToRun(r) - r.blocksGpu); }
 
 bool IterationBuilder::addPrefillChunk(Request& r) {
   if (r.state != ReqState::Running || r.prefillDone() || r.batchIndex >= 0) return false;

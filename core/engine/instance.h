@@ -141,8 +141,9 @@ public:
   /// includes the watermark for an admission).
   std::int64_t extraBlocksToRun(const Request& r) const;
 
-  /// Running request with prefill complete: one decode token.
-  bool addDecode(Request& r);
+  /// Running request with prefill complete: one decode token. Inline: the
+  /// one call every decode token makes (issue 16).
+  inline bool addDecode(Request& r);
   /// Running request with prefill incomplete: next chunk (whole remainder
   /// without chunked prefill).
   bool addPrefillChunk(Request& r);
@@ -164,11 +165,33 @@ public:
 private:
   friend class Simulator;
   void addEntry(Request& r, std::int32_t tokens, bool prefill);
+  /// addDecode's rare part: the next token starts a new KV block.
+  bool growForNextToken(Request& r);
   bool allocate(Request& r, std::int64_t blocks);
 
   Simulator& sim_;
   Instance& inst_;
   std::int32_t tokenBudget_ = 0;
 };
+
+inline bool IterationBuilder::addDecode(Request& r) {
+  if (r.state != ReqState::Running || !r.prefillDone() || r.batchIndex >= 0) return false;
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  // The next token's KV fits the blocks held (kvTokens + 1 <= blocks *
+  // blockSize, i.e. blocksToRun(r) <= blocksGpu) in all but one token per
+  // block: no division on the common path (issue 16).
+  if (static_cast<std::int64_t>(r.kvTokens) + 1 > static_cast<std::int64_t>(r.blocksGpu) * inst_.cfg_.blockSize &&
+      !growForNextToken(r)) [[unlikely]]
+    return false;
+  if (!r.scheduled || r.blockingStart >= 0) [[unlikely]] {  // timeline bookkeeping: addEntry
+    addEntry(r, 1, false);
+    return true;
+  }
+  // addEntry's common case, inline: what every decode token does.
+  r.batchIndex = static_cast<std::int32_t>(inst_.batch_.size());
+  inst_.batch_.push_back(BatchEntry{&r, 1, false});
+  tokenBudget_ -= 1;
+  return true;
+}
 
 }  // namespace sl

@@ -52,21 +52,29 @@ void Simulator::startIteration(Instance& in) {
     return;
   }
   BatchShape shape{};
-  in.runningTokens_ = 0;
+  // The decode context sums in integers: every partial sum is an integer
+  // far below 2^53, so the doubles summed one by one were exact and equal
+  // these (bit for bit), without a conversion per request (issue 16).
+  std::int64_t running = 0, ctxSum = 0, ctxSumSq = 0;
+  int decodes = 0;
   for (const BatchEntry& e : in.batch_) {
     const Request& r = *e.r;
-    in.runningTokens_ += static_cast<std::int64_t>(r.kvTokens) + e.newTokens;
-    if (e.prefill) {
+    running += static_cast<std::int64_t>(r.kvTokens) + e.newTokens;
+    if (e.prefill) [[unlikely]] {
       ++shape.prefill_seqs;
       shape.prefill_tokens += e.newTokens;
       shape.prefill_attn += static_cast<double>(e.newTokens) * (r.prefilled + e.newTokens / 2.0);
     } else {
-      const double L = static_cast<double>(r.kvTokens) + 1.0;
-      ++shape.decode_seqs;
-      shape.decode_ctx_sum += L;
-      shape.decode_ctx_sumsq += L * L;
+      const std::int64_t L = static_cast<std::int64_t>(r.kvTokens) + 1;
+      ++decodes;
+      ctxSum += L;
+      ctxSumSq += L * L;
     }
   }
+  in.runningTokens_ = running;
+  shape.decode_seqs = decodes;
+  shape.decode_ctx_sum = static_cast<double>(ctxSum);
+  shape.decode_ctx_sumsq = static_cast<double>(ctxSumSq);
   double secs = cost_.iterationSeconds(shape);
   if (in.swapBytes_ > 0) secs += in.swapBytes_ / in.cfg_.hostLinkBytesPerSec;
   const SimTime dur = std::max<SimTime>(1, secondsToNs(secs));
@@ -123,6 +131,14 @@ void Simulator::endIteration(Instance& in) {
   finishers.clear();
   bool decoded = false;
   std::int64_t tokens = 0, syntheticTokens = 0;  // computed in this iteration (synthetic cost share)
+  // A decode token that is none of a stream's landmarks (first token,
+  // reasoning end, first answer token, a length threshold), of a user
+  // request, on an instance whose policy does not watch tokens, is
+  // emitToken's common case: done inline, the instance counters summed once
+  // after the loop (nothing reads them in between: onToken is the only
+  // reader inside the loop, and then no token takes this path). Issue 16.
+  const bool plainTokens = !in.policy_->wantsTokens();
+  std::int64_t plain = 0;
   for (const BatchEntry& e : in.batch_) {
     Request& r = *e.r;
     r.batchIndex = -1;
@@ -144,17 +160,32 @@ void Simulator::endIteration(Instance& in) {
     } else {
       r.kvTokens += 1;
       decoded = true;
-      emitToken(in, r, boundary);
+      const std::int32_t k = r.generated + 1;
+      if (plainTokens && k > 1 && k != r.reasoning && k != r.reasoning + 1 && r.lengthWatch < 0 && !r.synthetic)
+          [[likely]] {
+        r.generated = k;
+        if (k > r.reasoning) r.pacer.onToken(now_);
+        r.gLast = now_;
+        ++r.quantumUsed;
+        ++plain;
+      } else {
+        emitToken(in, r, boundary);
+      }
       if (r.finished()) finishers.push_back(&r);
     }
   }
+  in.assignedTokens_ += plain;
+  in.tokensProduced_ += plain;
+  probeTokens_ += plain;
   if (syntheticTokens > 0)
     synthetic_.gpuSeconds += nsToSeconds(in.iterEnd_ - in.iterStart_) * cfg_.tp * static_cast<double>(syntheticTokens) /
                              static_cast<double>(tokens);
   if (decoded) {
     in.decodeIters_.emplace_back(now_, in.iterEnd_ - in.iterStart_);
     in.decodeDurSum_ += in.iterEnd_ - in.iterStart_;
-    (void)in.recentDecodeIntervalS(now_);  // drops what left the window: O(1) amortized
+    // What left the window is dropped by the next reader, or here once the
+    // list grows long (bounded memory, O(1) amortized, no call per iteration).
+    if (in.decodeIters_.size() > 512) (void)in.recentDecodeIntervalS(now_);
   }
   for (SimObserver* o : observers_) o->onIteration(in, in.iterStart_, in.iterEnd_);
   // Completions first (they free memory), then phase-boundary decisions.

@@ -60,9 +60,22 @@ void FcfsLocal::schedule(IterationBuilder& b) {
   // in its prefill: pass 0 visits every request that stays in running_, and
   // none enters it or starts a new prefill there (issue 16).
   bool anyPrefill = false;
+  // Pass 0's common case, a running request past its prefill that gets its
+  // decode token, without the generic loop's checks (issue 16); anything
+  // else falls through to the generic loop below from that request on.
+  std::size_t start = 0;
+  for (const std::size_t n = running_.size(); start < n; ++start) {
+    Request& r = *running_[start];
+    if (r.batchIndex >= 0) continue;
+    if (!r.prefillDone()) {
+      anyPrefill = true;
+      continue;
+    }
+    if (r.state != ReqState::Running || !b.addDecode(r)) break;
+  }
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1 && !anyPrefill) break;
-    for (std::size_t i = 0; i < running_.size(); ++i) {
+    for (std::size_t i = pass == 0 ? start : 0; i < running_.size(); ++i) {
       Request* r = running_[i];
       if (r->batchIndex >= 0) continue;
       if (r->prefillDone() != (pass == 0)) {
