@@ -65,6 +65,9 @@ void FcfsLocal::schedule(IterationBuilder& b) {
   // else falls through to the generic loop below from that request on.
   std::size_t start = 0;
   for (const std::size_t n = running_.size(); start < n; ++start) {
+    // Fetched a few requests ahead: other instances ran since these were
+    // last touched (cache misses bound B2; issue 16).
+    if (start + 4 < n) __builtin_prefetch(running_[start + 4], 1);
     Request& r = *running_[start];
     if (r.batchIndex >= 0) continue;
     if (!r.prefillDone()) {
