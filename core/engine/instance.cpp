@@ -170,8 +170,12 @@ void IterationBuilder::preempt(Request& r) {
 std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   // Blocks the prefix may use: everything not held by requests outside `order`.
   std::int64_t heldByOrder = 0;
+  std::size_t runningInOrder = 0;
   for (const Request* r : order)
-    if (r->state == ReqState::Running) heldByOrder += r->blocksGpu;
+    if (r->state == ReqState::Running) {
+      heldByOrder += r->blocksGpu;
+      ++runningInOrder;
+    }
   const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
   // Admissions (and swap-ins, as vLLM's can_swap_in) happen while every
   // other prefix member holds its blocks, so once the prefix contains one
@@ -179,7 +183,7 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   // counted before it).
   std::int64_t cum = 0;
   bool admits = false;
-  std::size_t n = 0;
+  std::size_t n = 0, runningInPrefix = 0;
   for (; n < order.size(); ++n) {
     const Request& r = *order[n];
     if (static_cast<std::int32_t>(n) >= inst_.cfg_.maxNumSeqs) break;
@@ -191,9 +195,14 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
     if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
     cum += need;
     admits = admitsNow;
+    runningInPrefix += r.state == ReqState::Running;
   }
-  for (std::size_t i = order.size(); i-- > n;)
-    if (order[i]->state == ReqState::Running) preempt(*order[i]);
+  // Running requests past the prefix are preempted, tail first; when the
+  // prefix holds every running one (the common case) there is none to look
+  // for in a long tail of waiting requests (issue 16).
+  if (runningInPrefix < runningInOrder)
+    for (std::size_t i = order.size(); i-- > n;)
+      if (order[i]->state == ReqState::Running) preempt(*order[i]);
 
   const auto prefix = order.first(n);
   if (!inst_.cfg_.chunkedPrefill) {
