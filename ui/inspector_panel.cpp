@@ -328,6 +328,7 @@ void InspectorPanel::showRequest(std::int64_t id) {
   requestId_ = id;
   instance_ = -1;
   ctl_->timelines().setWatched(id);
+  ctl_->refreshWatched();  // its token times as of now, on the next frame
   pages_->setCurrentIndex(1);
   refresh();
 }
@@ -354,14 +355,20 @@ void InspectorPanel::refresh() {
   if (mode_ == Mode::Request) {
     if (ctl_->timelines().watched() != requestId_) ctl_->timelines().setWatched(requestId_);
     if (auto t = ctl_->timelines().request(requestId_)) {
-      // Ranks arrive when a rank prompt finishes, not at an event of the
-      // request itself: the latest snapshot's chip has the current ones.
+      // Ranks arrive when a rank prompt finishes, and tokens between the
+      // request's own events; the worker refreshes the watched request only
+      // while it runs, so a request picked while paused would show its
+      // progress at its last event: the latest snapshot's chip is current.
       for (const InstanceSnapshot& in : ctl_->latest()->snapshot.instances)
         for (const QueueSnapshot& q : in.queues)
           for (const RequestChip& c : q.requests)
             if (c.id == requestId_ && !c.synthetic) {
               t->rank = c.rank;
               t->predicted = c.predicted;
+              if (!t->finished && c.generated > t->generated) {
+                t->generated = c.generated;
+                t->state = c.state;
+              }
             }
       fillRequest(*t, now);
     } else {
@@ -527,6 +534,8 @@ void InspectorPanel::fillPolicy(const Snapshot& s) {
   policy_->setText(html);
   policy_->setToolTip(pv::fieldsTooltip(in.policyFields));
 }
+
+QString InspectorPanel::statusText() const { return reqStatus_->text(); }
 
 QString InspectorPanel::title() const {
   switch (mode_) {

@@ -80,6 +80,8 @@ public:
   std::int64_t requestId() const { return requestId_; }
   int instanceId() const { return instance_; }
   QString title() const;
+  /// The request page's status line ("in flight · running · 12 of 300 ...").
+  QString statusText() const;
   /// Event rows shown (time text, event text), for tests.
   int eventRows() const;
   QString eventText(int row) const;

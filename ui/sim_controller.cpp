@@ -221,6 +221,7 @@ public:
     arm(0);
   }
   void step(std::uint64_t seq) { runTo(clockNs_ + kNsPerSecond, seq); }
+  void republish() { publish(true); }
   void setSpeed(double s) {
     speed_ = s;
     anchor();
@@ -644,6 +645,10 @@ void SimController::runTo(double simSeconds) {
 }
 void SimController::reset() {
   if (loaded_) load(scenario_, replay_);
+}
+void SimController::refreshWatched() {
+  if (!loaded_) return;
+  post([w = worker_] { w->republish(); });
 }
 void SimController::setSpeed(double speed) {
   post([w = worker_, speed] { w->setSpeed(speed); });

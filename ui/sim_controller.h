@@ -111,6 +111,11 @@ public:
   void reset();
   /// Simulated seconds per wall second; <= 0 or infinity = as fast as possible.
   void setSpeed(double speed);
+  /// Bring the watched request's timeline (TimelineStore::setWatched) up to
+  /// date now and publish a frame: the worker refreshes it on its own only
+  /// while the run goes on, so one picked while paused would show its
+  /// progress at its latest event.
+  void refreshWatched();
   void setMode(RunMode m);
   /// Live arrival rate (req/s): applied at the next event boundary and logged.
   void setArrivalRate(double rate);

@@ -84,7 +84,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
       for (const Request* r : views[q].requests)
         chips.push_back(RequestChip{r->id, static_cast<std::uint8_t>(r->phase()),
                                     static_cast<std::uint8_t>(r->state), r->kvTokens, r->batchIndex >= 0,
-                                    r->synthetic, r->rank, r->predicted});
+                                    r->synthetic, r->rank, r->predicted, r->generated});
     }
   }
   s.transfers.clear();

@@ -21,6 +21,7 @@ struct RequestChip {
   bool synthetic = false;      // injected by the policy (a rank prompt): real work, no user request
   std::int32_t rank = -1;      // Request::rank (-1: none)
   std::int32_t predicted = -1; // Request::predicted output length (-1: none)
+  std::int32_t generated = 0;  // output tokens so far (the inspector's progress while paused)
 };
 
 struct QueueSnapshot {

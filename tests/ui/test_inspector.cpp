@@ -297,7 +297,18 @@ private slots:
     cv->grab();  // paint: the hit-test rectangles come from drawing
     const std::vector<std::int64_t> ids = cv->drawnRequests();
     QVERIFY(!ids.empty());
-    const std::int64_t id = ids[ids.size() / 2];
+    // A request that is decoding (running, past its prefill) at the pause.
+    std::int64_t id = -1;
+    int decodingChipKv = -1;
+    for (const InstanceSnapshot& in : w.controller()->latest()->snapshot.instances)
+      for (const QueueSnapshot& q : in.queues)
+        for (const RequestChip& ch : q.requests)
+          if (id < 0 && ch.state == static_cast<std::uint8_t>(ReqState::Running) && ch.phase != 0 && !ch.synthetic &&
+              std::find(ids.begin(), ids.end(), ch.id) != ids.end()) {
+            id = ch.id;
+            decodingChipKv = ch.kvTokens;
+          }
+    QVERIFY(id >= 0);
     const QRect r = cv->chipRect(id);
     QVERIFY(!r.isEmpty());
     QCOMPARE(cv->requestAt(r.center()).value_or(-1), id);
@@ -313,6 +324,17 @@ private slots:
     QVERIFY(t.has_value());
     QVERIFY(ins->eventRows() >= static_cast<int>(t->events.size()));
     QVERIFY(ins->eventText(0).startsWith("arrived"));
+    // Picked while paused: its progress is the run's, not the one at its
+    // last event (the worker refreshes the watched request only while it
+    // runs). A running request past its prefill holds the KV of its prompt
+    // and of every output token but the last.
+    const int generated = decodingChipKv - t->input + 1;
+    QVERIFY2(ins->statusText().contains(QString(" %1 of %2 output tokens").arg(generated).arg(t->reasoning + t->answer)),
+             qPrintable(ins->statusText() + QString(" / expected %1").arg(generated)));
+    // ... and the store's timeline itself (token times for the bar) is
+    // brought up to date by the worker on the next frame.
+    QTRY_VERIFY_WITH_TIMEOUT((w.pullNow(), w.controller()->timelines().request(id)->generated == generated), 5000);
+    QVERIFY(w.controller()->timelines().request(id)->firstToken >= 0);
     QVERIFY(!ins->timelineBar()->spans().empty());
     QCOMPARE(ins->timelineBar()->spans().front().kind, SpanKind::Queued);
     QVERIFY(ins->metricsText().contains("TTFT"));
