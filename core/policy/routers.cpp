@@ -54,8 +54,12 @@ int RouterPolicy::route(const Request&) {
     case RouterKind::LeastLoaded:
     case RouterKind::LeastKv: {
       int best = 0;
+      std::int64_t bestLoad = load(0);
       for (int i = 1; i < n; ++i)
-        if (load(i) < load(best)) best = i;
+        if (const std::int64_t l = load(i); l < bestLoad) {
+          best = i;
+          bestLoad = l;
+        }
       return best;
     }
   }

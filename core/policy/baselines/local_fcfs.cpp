@@ -63,11 +63,13 @@ void FcfsLocal::schedule(IterationBuilder& b) {
   // Pass 0's common case, a running request past its prefill that gets its
   // decode token, without the generic loop's checks (issue 16); anything
   // else falls through to the generic loop below from that request on.
+  // Fetched ahead, the first kAhead at once: other instances ran since
+  // these were last touched (cache misses bound B2 and B5; issue 16).
+  constexpr std::size_t kAhead = 12;
   std::size_t start = 0;
+  for (std::size_t i = 0; i < std::min(running_.size(), kAhead); ++i) __builtin_prefetch(running_[i], 1);
   for (const std::size_t n = running_.size(); start < n; ++start) {
-    // Fetched a few requests ahead: other instances ran since these were
-    // last touched (cache misses bound B2; issue 16).
-    if (start + 4 < n) __builtin_prefetch(running_[start + 4], 1);
+    if (start + kAhead < n) __builtin_prefetch(running_[start + kAhead], 1);
     Request& r = *running_[start];
     if (r.batchIndex >= 0) continue;
     if (!r.prefillDone()) {
