@@ -68,6 +68,17 @@ void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
   }
 }
 
+void IterationBuilder::runLane() {
+  DecodeLane& lane = *inst_.lane_;
+  const std::int64_t demand = lane.blockDemand();
+  assert(demand <= inst_.freeGpuBlocks());
+  inst_.gpuUsed_ += demand;
+  const auto n = static_cast<std::int32_t>(lane.size());
+  tokenBudget_ -= n;
+  inst_.laneSeqs_ = n;
+  lane.beginStep();
+}
+
 bool IterationBuilder::growForNextToken(Request& r) { return allocate(r, blocksToRun(r) - r.blocksGpu); }
 
 bool IterationBuilder::addPrefillChunk(Request& r) {
@@ -77,7 +88,7 @@ bool IterationBuilder::addPrefillChunk(Request& r) {
   std::int32_t chunk = remaining;
   if (inst_.cfg_.chunkedPrefill) {
     chunk = std::min(remaining, tokenBudget_);
-  } else if (remaining > tokenBudget_ && !inst_.batch_.empty()) {
+  } else if (remaining > tokenBudget_ && !empty()) {
     return false;  // whole prompts only; an oversized prompt runs alone
   }
   if (!allocate(r, blocksToRun(r) - r.blocksGpu)) return false;
@@ -90,7 +101,7 @@ bool IterationBuilder::admit(Request& r) {
   if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
   const std::int64_t need = inst_.blocksFor(r.prefillTarget);
   if (inst_.freeGpuBlocks() - need < inst_.cfg_.watermarkBlocks) return false;
-  if (!inst_.cfg_.chunkedPrefill && r.prefillTarget - r.prefilled > tokenBudget_ && !inst_.batch_.empty())
+  if (!inst_.cfg_.chunkedPrefill && r.prefillTarget - r.prefilled > tokenBudget_ && !empty())
     return false;
   allocate(r, need - r.blocksGpu);
   const bool wasPreempted = r.everPreempted;

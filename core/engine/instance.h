@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost/cost_model.h"
+#include "engine/decode_lane.h"
 #include "engine/policy_api.h"
 #include "engine/request.h"
 
@@ -84,7 +85,12 @@ public:
   bool busy() const { return busy_; }
   SimTime iterationStart() const { return iterStart_; }
   SimTime iterationEnd() const { return iterEnd_; }
+  /// The running iteration's batch. Members of a lazy decode lane that
+  /// step in it are not listed (laneSequences() counts them); a lane runs
+  /// only when no observer is attached (engine/decode_lane.h).
   const std::vector<BatchEntry>& batch() const { return batch_; }
+  /// Sequences of the running iteration: the batch plus the lane's step.
+  std::int32_t batchSequences() const { return static_cast<std::int32_t>(batch_.size()) + laneSeqs_; }
   std::int64_t iterations() const { return iterations_; }
 
 private:
@@ -108,6 +114,9 @@ private:
   SimTime iterStart_ = 0, iterEnd_ = 0;
   std::int64_t iterations_ = 0;
   std::vector<BatchEntry> batch_;
+  DecodeLane* lane_ = nullptr;  // the local policy's lane, when the run allows lanes
+  bool laneOn_ = false;         // new steps allowed (off once an observer attaches)
+  std::int32_t laneSeqs_ = 0;   // lane members stepping in the running iteration
   BatchShape shape_{};
   double swapBytes_ = 0;
   int preemptionsThisIter_ = 0;
@@ -126,12 +135,10 @@ public:
   const InstanceConfig& config() const { return inst_.cfg_; }
   SimTime now() const;
   std::int64_t freeBlocks() const { return inst_.freeGpuBlocks(); }
-  std::int32_t seqSlotsLeft() const {
-    return inst_.cfg_.maxNumSeqs - static_cast<std::int32_t>(inst_.batch_.size());
-  }
+  std::int32_t seqSlotsLeft() const { return inst_.cfg_.maxNumSeqs - inst_.batchSequences(); }
   std::int32_t tokenBudgetLeft() const { return tokenBudget_; }
   bool chunkedPrefill() const { return inst_.cfg_.chunkedPrefill; }
-  bool empty() const { return inst_.batch_.empty(); }
+  bool empty() const { return inst_.batch_.empty() && inst_.laneSeqs_ == 0; }
   bool inBatch(const Request& r) const { return r.batchIndex >= 0; }
   int preemptionsThisIteration() const { return inst_.preemptionsThisIter_; }
 
@@ -155,6 +162,15 @@ public:
   bool run(Request& r);
   /// Evict a Running request (swap, or recompute when swap is off or full).
   void preempt(Request& r);
+
+  /// Whether this instance's local policy may use its decode lane in this
+  /// run (engine/decode_lane.h): no observer, a progress-blind global policy.
+  bool laneAllowed() const { return inst_.laneOn_; }
+  std::int32_t blockSize() const { return inst_.cfg_.blockSize; }
+  /// The lane's step runs in this iteration: its block demand is taken
+  /// (the caller checked it fits: blockDemand() <= freeBlocks()) and its
+  /// members count against the sequence and token limits.
+  void runLane();
 
   /// Run the longest prefix of `order` that fits in GPU memory and the
   /// iteration's limits; running requests outside the prefix are preempted,

@@ -8,6 +8,7 @@
 #include "metrics/summary.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cassert>
 #include <cmath>
 
@@ -22,12 +23,13 @@ constexpr std::size_t kPrefetchAhead = 12;  // requests ahead in a batch loop
 void Simulator::startIteration(Instance& in) {
   if (in.busy_ || in.policy_->size() == 0) return;
   in.batch_.clear();
+  in.laneSeqs_ = 0;
   in.swapBytes_ = 0;
   in.preemptionsThisIter_ = 0;
   IterationBuilder b(*this, in);
   b.tokenBudget_ = in.cfg_.maxBatchedTokens;
   in.policy_->schedule(b);
-  if (in.batch_.empty()) {
+  if (in.batch_.empty() && in.laneSeqs_ == 0) {
     // Nothing can run (memory held by transfers, or only requests that cannot
     // fit). A lone request that can never grow further is aborted so the
     // instance cannot deadlock.
@@ -74,6 +76,13 @@ void Simulator::startIteration(Instance& in) {
       ctxSum += L;
       ctxSumSq += L * L;
     }
+  }
+  if (in.laneSeqs_ > 0) {  // the lane's step: its members' decode tokens, kept as sums
+    const DecodeLane& lane = *in.lane_;
+    running += lane.ctxSum();
+    decodes += in.laneSeqs_;
+    ctxSum += lane.ctxSum();
+    ctxSumSq += lane.ctxSumSq();
   }
   in.runningTokens_ = running;
   shape.decode_seqs = decodes;
@@ -133,6 +142,9 @@ void Simulator::endIteration(Instance& in) {
   lengthHits_.clear();
   std::vector<Request*>& finishers = scratchFinished_;  // in batch order
   finishers.clear();
+  // Decode entries come before prefill entries in a batch built with a
+  // lane (FcfsLocal): the lane's finishers merge with the decode ones.
+  std::size_t decodeFinishers = 0;
   bool decoded = false;
   std::int64_t tokens = 0, syntheticTokens = 0;  // computed in this iteration (synthetic cost share)
   // A decode token that is none of a stream's landmarks (first token,
@@ -189,7 +201,33 @@ void Simulator::endIteration(Instance& in) {
       } else {
         emitToken(in, r, boundary);
       }
-      if (r.finished()) finishers.push_back(&r);
+      if (r.finished()) {
+        finishers.push_back(&r);
+        decodeFinishers = finishers.size();
+      }
+    }
+  }
+  if (in.laneSeqs_ > 0) {
+    // The lane's step: every member produced a plain token at now_.
+    std::vector<Request*>& laneDone = scratchLaneDone_;
+    laneDone.clear();
+    const std::int64_t n = in.lane_->endStep(now_, laneDone);
+    in.laneSeqs_ = 0;
+    tokens += n;
+    plain += n;
+    decoded = true;
+    if (!laneDone.empty()) {
+      // Batch order: the decodes in arrival order (then id), as the local
+      // policy's running list, then the prefill entries.
+      std::vector<Request*>& merged = scratchMerged_;
+      merged.clear();
+      const auto byArrival = [](const Request* a, const Request* b) {
+        return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
+      };
+      std::merge(finishers.begin(), finishers.begin() + static_cast<std::ptrdiff_t>(decodeFinishers), laneDone.begin(),
+                 laneDone.end(), std::back_inserter(merged), byArrival);
+      merged.insert(merged.end(), finishers.begin() + static_cast<std::ptrdiff_t>(decodeFinishers), finishers.end());
+      finishers.swap(merged);
     }
   }
   in.assignedTokens_ += plain;

@@ -15,6 +15,7 @@ struct Request;
 class IterationBuilder;
 class Simulator;
 class DecisionLog;
+class DecodeLane;
 
 /// One queue of a local policy as the GUI shows it.
 struct QueueView {
@@ -51,6 +52,11 @@ public:
   /// completions and phase-boundary calls, before the next iteration is
   /// built. One call per iteration (O(1) unless the policy does more).
   virtual void onIterationEnd() {}
+  /// The policy's lazy decode lane (engine/decode_lane.h), or null when it
+  /// keeps none. A policy with one moves requests into it only when
+  /// IterationBuilder::laneAllowed(), steps it with runLane() and answers
+  /// size(), describe() and remove() for its members too.
+  virtual DecodeLane* decodeLane() { return nullptr; }
 
 private:
   bool tokenHookUnused_ = false;
@@ -125,6 +131,11 @@ public:
   virtual void report(std::vector<PolicyReportEntry>& /*out*/) const {}
   /// A live knob change, as LocalPolicy::setKnob.
   virtual bool setKnob(const std::string& /*name*/, double /*value*/) { return false; }
+  /// True when the policy never reads an in-flight request's progress
+  /// (generated, KV tokens and blocks, token times, pacer) between events
+  /// and never moves, hands off, watches or injects requests: the engine may
+  /// then keep plain decode progress lazily (engine/decode_lane.h).
+  virtual bool progressBlind() const { return false; }
 
 protected:
   Simulator* sim_ = nullptr;

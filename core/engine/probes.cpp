@@ -34,7 +34,7 @@ void Simulator::probe() {
     p.gpuBlocks = in.gpuUsed_;
     p.cpuBlocks = in.cpuUsed_;
     p.gpuCapacity = in.cfg_.gpuBlocks;
-    p.batch = static_cast<std::int32_t>(in.batch_.size());
+    p.batch = in.batchSequences();
     p.role = static_cast<std::int32_t>(in.role_);
     p.queued = 0;
     p.running = 0;
@@ -51,6 +51,7 @@ void Simulator::probe() {
 // ---------------------------------------------------------------- snapshot
 
 void Simulator::fillSnapshot(Snapshot& s) const {
+  syncLanes();
   s.now = now_;
   s.arrived = arrived_;
   s.finished = static_cast<std::int64_t>(records_.size());
@@ -68,7 +69,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.gpuBlocks = in.cfg_.gpuBlocks;
     is.cpuBlocksUsed = in.cpuUsed_;
     is.cpuBlocks = in.cfg_.cpuBlocks;
-    is.batchSize = static_cast<std::int32_t>(in.batch_.size());
+    is.batchSize = in.batchSequences();
     is.busy = in.busy_;
     is.tokensProduced = in.tokensProduced_;
     views.clear();
@@ -83,7 +84,8 @@ void Simulator::fillSnapshot(Snapshot& s) const {
       chips.clear();
       for (const Request* r : views[q].requests)
         chips.push_back(RequestChip{r->id, static_cast<std::uint8_t>(r->phase()),
-                                    static_cast<std::uint8_t>(r->state), r->kvTokens, r->batchIndex >= 0,
+                                    static_cast<std::uint8_t>(r->state), r->kvTokens,
+                                    r->batchIndex >= 0 || (r->laneIndex >= 0 && in.laneSeqs_ > 0),
                                     r->synthetic, r->rank, r->predicted, r->generated});
     }
   }

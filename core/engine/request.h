@@ -103,6 +103,12 @@ struct alignas(64) Request {
   SimTime gFirstVisible = -1;      // g_{R+1}
   SimTime blocking = -1;           // PASCAL blocking latency (ns), -1 when undefined
 
+  // ---- lazy decode lane (engine/decode_lane.h); engine bookkeeping
+  std::int64_t laneSince = 0;      // lane steps completed when its fields were last synced
+  std::int64_t laneTicket = 0;     // its current membership (stale finish entries do not match)
+  std::int32_t laneIndex = -1;     // index among the lane's members, -1 if not in a lane
+  std::int32_t laneBucket = 0;     // the lane's block bucket it is counted in
+
   std::int32_t outputLen() const { return reasoning + answer; }
   bool prefillDone() const { return prefilled >= prefillTarget; }
   bool finished() const { return generated >= reasoning + answer; }

@@ -146,6 +146,7 @@ const Request* Simulator::resolve(RequestHandle h) const {
   if (h.slot < 0 || static_cast<std::size_t>(h.slot) >= pool_.size() * kChunk) return nullptr;
   const Request& r = pool_[static_cast<std::size_t>(h.slot) / kChunk][static_cast<std::size_t>(h.slot) % kChunk];
   if (r.slot != h.slot || r.generation != h.generation || r.state == ReqState::Finished) return nullptr;
+  if (r.laneIndex >= 0) instances_[static_cast<std::size_t>(r.instance)]->lane_->sync(const_cast<Request&>(r));
   return &r;
 }
 
@@ -212,7 +213,37 @@ void Simulator::notify(RequestEvent e, const Request& r, int inst) {
 
 // ---------------------------------------------------------------- event loop
 
+void Simulator::addObserver(SimObserver* o) {
+  observers_.push_back(o);
+  syncLanes();
+  for (auto& in : instances_) in->laneOn_ = false;
+}
+
+void Simulator::startLanes() {
+  started_ = true;
+  if (!observers_.empty() || !global_->progressBlind()) return;
+  for (const auto& in : instances_)
+    if (in->role_ != InstanceRole::Both) return;
+  for (auto& in : instances_) {
+    in->lane_ = in->policy_->decodeLane();
+    in->laneOn_ = in->lane_ != nullptr;
+    anyLane_ = anyLane_ || in->laneOn_;
+  }
+}
+
+void Simulator::laneViolation(const char* what) const {
+  throw std::logic_error(std::string("policy '") + global_->name() + "' says it is progress-blind but calls " + what +
+                         " on a request whose decode progress is kept lazily");
+}
+
+void Simulator::syncLanes() const {
+  if (!anyLane_) return;
+  for (const auto& in : instances_)
+    if (in->lane_) in->lane_->syncAll();
+}
+
 bool Simulator::step() {
+  if (!started_) startLanes();
   if (done_) return false;
   if ((workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0) || events_q_.empty()) {
     done_ = true;

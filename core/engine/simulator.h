@@ -56,7 +56,9 @@ public:
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  void addObserver(SimObserver* o) { observers_.push_back(o); }
+  /// Observers see every request exact: attaching one stops lazy decode
+  /// lanes (engine/decode_lane.h) from taking new steps.
+  void addObserver(SimObserver* o);
 
   /// Process one event. Returns false when the run is over.
   bool step();
@@ -175,7 +177,10 @@ public:
   /// which `r`'s sequence (prompt + generated tokens) reaches `tokens`. One
   /// threshold per request: a new call replaces it, -1 clears it. Checked by
   /// one comparison per token, no virtual call per token.
-  void watchLength(Request& r, std::int32_t tokens) { r.lengthWatch = tokens; }
+  void watchLength(Request& r, std::int32_t tokens) {
+    laneGuard(r, "watchLength");
+    r.lengthWatch = tokens;
+  }
   /// A named periodic timer: GlobalPolicy::onTimer(id) every `period`
   /// (first at now + period). A policy may run several, each with its own
   /// period. Returns the timer's id.
@@ -189,6 +194,7 @@ public:
 
   /// Every request currently held by an instance's local policy or in flight to it.
   template <class F> void forEachActive(F&& f) const {
+    syncLanes();
     for (const auto& chunk : pool_)
       for (std::size_t i = 0; i < kChunk; ++i)
         if (chunk[i].slot >= 0 && chunk[i].state != ReqState::Finished) f(chunk[i]);
@@ -212,6 +218,18 @@ private:
     bool active = false;
   };
 
+  /// A lane member is never moved or watched: only a progress-blind global
+  /// policy runs with lanes, and it promised not to (a policy bug: throws).
+  void laneGuard(const Request& r, const char* what) const {
+    if (r.laneIndex >= 0) [[unlikely]]
+      laneViolation(what);
+  }
+  [[noreturn]] void laneViolation(const char* what) const;
+  /// Decide once, at the first event, whether lanes may run.
+  void startLanes();
+  /// Bring every lane member's fields up to date (logically const: what a
+  /// reader sees is what the eager path would have written).
+  void syncLanes() const;
   Request* allocRequest();
   void releaseRequest(Request* r);
   void setState(Request& r, ReqState s);
@@ -259,6 +277,8 @@ private:
   bool stalled_ = false;
   int stallChecks_ = 0;
   bool workloadDone_ = false;
+  bool started_ = false;
+  bool anyLane_ = false;
   std::int64_t events_ = 0;
   std::uint64_t fingerprint_ = 1469598103934665603ull;
 
@@ -301,6 +321,8 @@ private:
   std::vector<std::int64_t> scratchTags_;
   std::vector<Request*> scratchBoundary_;
   std::vector<Request*> scratchFinished_;
+  std::vector<Request*> scratchLaneDone_;
+  std::vector<Request*> scratchMerged_;
   std::vector<Request*> pendingMoves_;
   std::uint64_t netWakeVersion_ = 0;
 

@@ -50,6 +50,7 @@ std::int64_t Simulator::newMigration(Request& r, int src, int dst, bool live, bo
 }
 
 bool Simulator::migrate(Request& r, int dst) {
+  laneGuard(r, "migrate");
   if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
   if (r.state == ReqState::Finished || r.state == ReqState::Migrating || r.state == ReqState::HandoffWait)
     return false;
@@ -287,6 +288,7 @@ void Simulator::completeMigration(std::int64_t id) {
 }
 
 bool Simulator::migrateLive(Request& r, int dst) {
+  laneGuard(r, "migrateLive");
   if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
   if (r.state != ReqState::Running || !r.prefillDone()) return false;
   const int src = r.instance;

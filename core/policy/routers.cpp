@@ -1,5 +1,6 @@
 #include "policy/routers.h"
 
+#include <typeinfo>
 #include <vector>
 
 #include "engine/simulator.h"
@@ -27,6 +28,8 @@ RouterKind parseRouter(const std::string& id) {
   msg += "; known: round-robin, least-loaded, least-kv, random, power-of-two";
   throw InputError(msg);
 }
+
+bool RouterPolicy::progressBlind() const { return typeid(*this) == typeid(RouterPolicy); }
 
 const char* RouterPolicy::name() const { return routerId(kind_); }
 

@@ -17,6 +17,9 @@ public:
   explicit RouterPolicy(RouterKind kind) : kind_(kind) {}
   const char* name() const override;
   int route(const Request& r) override;
+  /// Routing reads instance counters only (assigned tokens, KV footprint);
+  /// a subclass may do more, so only this class itself says so.
+  bool progressBlind() const override;
 
 private:
   std::int64_t load(int i) const;

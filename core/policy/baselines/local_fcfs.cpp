@@ -1,6 +1,8 @@
 #include "policy/baselines/local_fcfs.h"
 
 #include <algorithm>
+#include <iterator>
+#include <typeinfo>
 
 #include "engine/instance.h"
 #include "engine/request.h"
@@ -25,6 +27,10 @@ void FcfsLocal::enqueue(Request& r) {
 }
 
 void FcfsLocal::remove(Request& r) {
+  if (r.laneIndex >= 0) {
+    lane_.leave(r);
+    return;
+  }
   if (auto it = std::find(running_.begin(), running_.end(), &r); it != running_.end()) {
     running_.erase(it);
     return;
@@ -36,6 +42,44 @@ void FcfsLocal::requeueFront(Request* r) {
   queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), r, order_), r);
 }
 
+DecodeLane* FcfsLocal::decodeLane() {
+  return typeid(*this) == typeid(FcfsLocal) && order_ == &FcfsLocal::byArrival ? &lane_ : nullptr;
+}
+
+void FcfsLocal::leaveLane() {
+  if (lane_.empty()) return;
+  const std::vector<Request*> back = lane_.leaveAll();
+  std::vector<Request*> merged;
+  merged.reserve(running_.size() + back.size());
+  std::merge(running_.begin(), running_.end(), back.begin(), back.end(), std::back_inserter(merged), order_);
+  running_.swap(merged);
+}
+
+bool FcfsLocal::stepLane(IterationBuilder& b) {
+  // What the generic passes below would do with the lane's members in
+  // running_: each running request decodes (or runs its prefill chunk)
+  // without a preemption, when all of them fit at once. Then the order in
+  // which they are added changes nothing but the batch order, which the
+  // engine restores for the finishers (the only readers of that order).
+  std::int64_t demand = lane_.blockDemand();
+  std::int64_t seqs = static_cast<std::int64_t>(lane_.size());
+  for (const Request* r : running_) {
+    if (r->state != ReqState::Running || r->batchIndex >= 0) return false;
+    ++seqs;
+    demand += b.extraBlocksToRun(*r);
+  }
+  if (seqs > b.seqSlotsLeft() || seqs > b.tokenBudgetLeft() || demand > b.freeBlocks()) return false;
+  const std::int32_t bs = b.blockSize();
+  std::size_t keep = 0;
+  for (Request* r : running_) {
+    if (DecodeLane::eligible(*r, bs)) lane_.join(*r, bs);
+    else running_[keep++] = r;
+  }
+  running_.resize(keep);
+  b.runLane();
+  return true;
+}
+
 void FcfsLocal::schedule(IterationBuilder& b) {
   // Without chunked prefill (vLLM V0) an iteration that can admit the head
   // prompt(s) is prefill-only; resumes of swapped requests come first. As in
@@ -44,7 +88,7 @@ void FcfsLocal::schedule(IterationBuilder& b) {
   if (!b.chunkedPrefill() && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
     bool admitted = false;
     const auto maxSeqs = static_cast<std::size_t>(b.config().maxNumSeqs);
-    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && running_.size() < maxSeqs &&
+    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && running_.size() + lane_.size() < maxSeqs &&
            b.admit(*queue_.front())) {
       Request* r = queue_.front();
       queue_.pop_front();
@@ -53,6 +97,10 @@ void FcfsLocal::schedule(IterationBuilder& b) {
     }
     if (admitted) return;
   }
+
+  // The lazy lane steps when everything fits; otherwise its members go
+  // back into running_ and the passes below decide as always.
+  if (!b.laneAllowed() || !stepLane(b)) leaveLane();
 
   bool preempted = false;
   // Running requests in arrival order; decodes first, then prefill chunks.
@@ -124,6 +172,12 @@ admit:
 
 void FcfsLocal::describe(std::vector<QueueView>& out) const {
   QueueView run{"running", {running_.begin(), running_.end()}};
+  if (!lane_.empty()) {  // the lane's members belong to the running queue, in order
+    std::vector<Request*> lane(lane_.members().begin(), lane_.members().end());
+    std::sort(lane.begin(), lane.end(), order_);
+    run.requests.clear();
+    std::merge(running_.begin(), running_.end(), lane.begin(), lane.end(), std::back_inserter(run.requests), order_);
+  }
   QueueView wait{"waiting", {queue_.begin(), queue_.end()}};
   out.push_back(std::move(run));
   out.push_back(std::move(wait));

@@ -9,6 +9,7 @@
 #include <deque>
 #include <vector>
 
+#include "engine/decode_lane.h"
 #include "engine/policy_api.h"
 
 namespace sl {
@@ -28,8 +29,11 @@ public:
   void enqueue(Request& r) override;
   void remove(Request& r) override;
   void schedule(IterationBuilder& b) override;
-  std::size_t size() const override { return running_.size() + queue_.size(); }
+  std::size_t size() const override { return running_.size() + lane_.size() + queue_.size(); }
   void describe(std::vector<QueueView>& out) const override;
+  /// vLLM's FCFS in arrival order keeps plain decodes in a lazy lane
+  /// (engine/decode_lane.h); the priority variants and subclasses do not.
+  DecodeLane* decodeLane() override;
 
 protected:
   /// Re-sort both queues (after keys the order reads have changed).
@@ -39,7 +43,15 @@ protected:
 
 private:
   void requeueFront(Request* r);
+  /// The lane's step in this iteration when every running request's decode
+  /// and prefill chunk fits (memory, sequence and token limits): eligible
+  /// requests join, the lane steps, and false is returned otherwise (nothing
+  /// changed; the caller takes the lane's members back into running_).
+  bool stepLane(IterationBuilder& b);
+  /// Every lane member back into running_, in order.
+  void leaveLane();
   Order order_;
+  DecodeLane lane_;  // running requests past their prefill, advanced lazily; disjoint from running_
 };
 
 }  // namespace sl

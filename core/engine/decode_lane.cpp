@@ -1,0 +1,130 @@
+#include "engine/decode_lane.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace sl {
+
+namespace {
+constexpr std::size_t kLogSyncAt = 4096;  // steps kept before every member is synced and the log emptied
+}  // namespace
+
+std::size_t DecodeLane::bucketOf(const Request& r) const {
+  // The step (mod blockSize) at which r crosses its next block boundary:
+  // constant while it is a member (a sync moves both terms by the same).
+  const std::int64_t spare = static_cast<std::int64_t>(r.blocksGpu) * blockSize_ - r.kvTokens;
+  return static_cast<std::size_t>((r.laneSince + spare) % blockSize_);
+}
+
+void DecodeLane::join(Request& r, std::int32_t blockSize) {
+  assert(eligible(r, blockSize) && r.laneIndex < 0 && !stepping_);
+  if (blockSize_ == 0) {
+    blockSize_ = blockSize;
+    buckets_.assign(static_cast<std::size_t>(blockSize), 0);
+  }
+  r.laneSince = steps_;
+  r.laneIndex = static_cast<std::int32_t>(members_.size());
+  r.laneTicket = nextTicket_++;
+  members_.push_back(&r);
+  r.laneBucket = static_cast<std::int32_t>(bucketOf(r));
+  ++buckets_[static_cast<std::size_t>(r.laneBucket)];
+  const std::int64_t L = static_cast<std::int64_t>(r.kvTokens) + 1;
+  s1_ += L;
+  s2_ += L * L;
+  const std::int64_t left = static_cast<std::int64_t>(r.reasoning) + r.answer - r.generated;  // >= 1
+  finishes_.push_back(Finish{steps_ + left - 1, r.arrival, r.id, &r, r.laneTicket});
+  std::push_heap(finishes_.begin(), finishes_.end(), later);
+}
+
+void DecodeLane::removeMember(Request& r) {
+  const auto i = static_cast<std::size_t>(r.laneIndex);
+  members_[i] = members_.back();
+  members_[i]->laneIndex = static_cast<std::int32_t>(i);
+  members_.pop_back();
+  r.laneIndex = -1;
+}
+
+void DecodeLane::leave(Request& r) {
+  assert(r.laneIndex >= 0 && !stepping_);
+  sync(r);  // (the engine may have released its blocks already: the bucket is the one it joined)
+  --buckets_[static_cast<std::size_t>(r.laneBucket)];
+  const std::int64_t L = static_cast<std::int64_t>(r.kvTokens) + 1;
+  s1_ -= L;
+  s2_ -= L * L;
+  removeMember(r);  // its heap entry goes stale (the ticket no longer matches)
+  if (members_.empty()) {
+    finishes_.clear();
+    s1_ = s2_ = 0;
+  }
+}
+
+std::vector<Request*> DecodeLane::leaveAll() {
+  assert(!stepping_);
+  syncAll();
+  std::vector<Request*> out;
+  out.swap(members_);
+  for (Request* r : out) r->laneIndex = -1;
+  std::sort(out.begin(), out.end(), [](const Request* a, const Request* b) {
+    return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
+  });
+  finishes_.clear();
+  std::fill(buckets_.begin(), buckets_.end(), 0);
+  s1_ = s2_ = 0;
+  return out;
+}
+
+std::int64_t DecodeLane::blockDemand() const {
+  if (members_.empty()) return 0;
+  return buckets_[static_cast<std::size_t>(steps_ % blockSize_)];
+}
+
+std::int64_t DecodeLane::endStep(SimTime end, std::vector<Request*>& finishers) {
+  if (!stepping_) return 0;
+  stepping_ = false;
+  const auto n = static_cast<std::int64_t>(members_.size());
+  log_.push_back(end);
+  const std::int64_t done = steps_++;
+  // Every L grows by one: Σ(L+1) = Σ L + n, Σ(L+1)² = Σ L² + 2 Σ L + n.
+  s2_ += 2 * s1_ + n;
+  s1_ += n;
+  while (!finishes_.empty() && finishes_.front().step <= done) {
+    const Finish f = finishes_.front();
+    std::pop_heap(finishes_.begin(), finishes_.end(), later);
+    finishes_.pop_back();
+    if (f.r->laneIndex < 0 || f.r->laneTicket != f.ticket) continue;  // left the lane since
+    assert(f.step == done);
+    sync(*f.r);
+    finishers.push_back(f.r);
+  }
+  if (log_.size() >= kLogSyncAt) syncAll();
+  return n;
+}
+
+void DecodeLane::sync(Request& r) {
+  const std::int64_t d = steps_ - r.laneSince;  // steps completed since the last sync
+  // A step takes its blocks when it starts (as addDecode does): a step under
+  // way has them already, its token not yet.
+  const std::int64_t allocated = d + (stepping_ ? 1 : 0);
+  const std::int64_t spare = static_cast<std::int64_t>(r.blocksGpu) * blockSize_ - r.kvTokens;
+  // Steps j = spare, spare + blockSize, ... (j < allocated) each took one
+  // block (spare may be blockSize after a sync within a step that grew it).
+  const std::int64_t grown = allocated > spare ? (allocated - 1 - spare) / blockSize_ + 1 : 0;
+  r.blocksGpu += static_cast<std::int32_t>(grown);
+  if (d <= 0) return;
+  const auto di = static_cast<std::int32_t>(d);
+  r.generated += di;
+  r.kvTokens += di;
+  r.quantumUsed += di;
+  const SimTime* t = log_.data() + (r.laneSince - logBase_);
+  for (std::int64_t j = 0; j < d; ++j) r.pacer.onToken(t[j]);  // every member's tokens are answer tokens
+  r.gLast = t[d - 1];
+  r.laneSince = steps_;
+}
+
+void DecodeLane::syncAll() {
+  for (Request* r : members_) sync(*r);
+  logBase_ = steps_;
+  log_.clear();
+}
+
+}  // namespace sl

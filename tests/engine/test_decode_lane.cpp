@@ -1,0 +1,209 @@
+// The lazy decode lane (engine/decode_lane.h) must be invisible: a run in
+// which FCFS keeps plain decodes in its lane (no observer, a progress-blind
+// router) and the same run with an observer attached (every token eager)
+// have the same trajectory, records, counters and snapshots, bit for bit.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "engine/decode_lane.h"
+#include "engine_test_util.h"
+#include "util/rng.h"
+
+namespace sl::enginetest {
+namespace {
+
+struct LaneCase {
+  std::uint64_t seed = 1;
+  int instances = 2;
+  std::int64_t gpuBlocks = 400;
+  std::int64_t cpuBlocks = 1000;  // 0: preemption recomputes
+  std::int32_t blockSize = 16;
+  bool chunked = true;
+  std::int32_t maxNumSeqs = 256;
+  std::int32_t maxTokens = 8192;
+  bool reasoning = false;
+  int requests = 120;
+  SimTime gap = 2 * kMs;           // mean inter-arrival time
+  std::optional<SimTime> stopAt;   // end with requests in flight
+  RouterKind router = RouterKind::LeastLoaded;
+};
+
+struct ChipKey {
+  std::int64_t id;
+  std::uint8_t phase, state;
+  std::int32_t kv, generated;
+  bool inBatch;
+  friend bool operator==(const ChipKey&, const ChipKey&) = default;
+};
+
+struct LaneOutcome {
+  std::uint64_t fp = 0;
+  std::int64_t events = 0, finished = 0, preemptions = 0;
+  std::vector<RequestRecord> records, open;
+  std::vector<std::int64_t> counters;       // per instance: tokens, assigned tokens, KV blocks, iterations
+  std::vector<std::vector<ChipKey>> snaps;  // every 5th step
+  std::vector<std::int32_t> batchSizes;
+  std::int64_t laneSteps = 0;
+};
+
+std::vector<RequestSpec> workload(const LaneCase& c) {
+  Rng g = Rng::forStream(c.seed, "lane-test");
+  std::vector<RequestSpec> out;
+  SimTime t = 0;
+  for (int i = 0; i < c.requests; ++i) {
+    t += static_cast<SimTime>(g.uniform01() * 2.0 * static_cast<double>(c.gap));
+    const auto input = static_cast<std::int32_t>(1 + g.below(300));
+    const auto reasoning = c.reasoning ? static_cast<std::int32_t>(g.below(60)) : 0;
+    const auto answer = static_cast<std::int32_t>(1 + g.below(g.uniform01() < 0.2 ? 400 : 60));
+    out.push_back(spec(i, t, input, reasoning, answer));
+  }
+  return out;
+}
+
+LaneOutcome runCase(const LaneCase& c, bool observe) {
+  const CostModel& cost = llama8b();
+  SimConfig cfg = smallConfig(cost, c.instances, c.gpuBlocks, c.blockSize);
+  cfg.instance.cpuBlocks = c.cpuBlocks;
+  cfg.instance.chunkedPrefill = c.chunked;
+  cfg.instance.maxNumSeqs = c.maxNumSeqs;
+  cfg.instance.maxBatchedTokens = c.maxTokens;
+  cfg.instance.swapPreemption = c.cpuBlocks > 0;
+  cfg.probeInterval = 50 * kMs;
+  cfg.stopAt = c.stopAt;
+  cfg.seed = c.seed;
+  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(workload(c)), std::make_unique<RouterPolicy>(c.router),
+                fcfsFactory());
+  SimObserver watcher;  // does nothing: its presence alone turns the lanes off
+  if (observe) sim.addObserver(&watcher);
+  LaneOutcome o;
+  Snapshot snap;
+  std::int64_t n = 0;
+  while (sim.step()) {
+    if (++n % 5 == 0) {
+      sim.fillSnapshot(snap);
+      std::vector<ChipKey> chips;
+      for (const InstanceSnapshot& is : snap.instances) {
+        o.batchSizes.push_back(is.batchSize);
+        for (const auto& q : is.queues)
+          for (const RequestChip& ch : q.requests)
+            chips.push_back({ch.id, ch.phase, ch.state, ch.kvTokens, ch.generated, ch.inBatch});
+      }
+      o.snaps.push_back(std::move(chips));
+    }
+    if (n > 5'000'000) break;
+  }
+  EXPECT_TRUE(sim.done());
+  o.fp = sim.fingerprint();
+  o.events = sim.eventsProcessed();
+  o.finished = sim.finishedCount();
+  o.preemptions = sim.preemptions();
+  o.records = sim.records();
+  o.open = sim.inFlightRecords();
+  for (int i = 0; i < sim.numInstances(); ++i) {
+    Instance& in = sim.instance(i);
+    o.counters.insert(o.counters.end(), {in.tokensProduced(), in.assignedTokens(), in.gpuBlocksUsed(),
+                                         in.cpuBlocksUsed(), in.iterations(), in.queuedPrefillTokens()});
+    if (const DecodeLane* lane = in.policy().decodeLane()) o.laneSteps += lane->steps();
+  }
+  return o;
+}
+
+void expectSameRun(const LaneOutcome& lazy, const LaneOutcome& eager) {
+  EXPECT_EQ(lazy.fp, eager.fp);
+  EXPECT_EQ(lazy.events, eager.events);
+  EXPECT_EQ(lazy.preemptions, eager.preemptions);
+  EXPECT_EQ(lazy.counters, eager.counters);
+  EXPECT_EQ(lazy.batchSizes, eager.batchSizes);
+  ASSERT_EQ(lazy.records.size(), eager.records.size());
+  for (std::size_t i = 0; i < lazy.records.size(); ++i)
+    EXPECT_TRUE(recordKey(lazy.records[i]) == recordKey(eager.records[i])) << "record " << i;
+  ASSERT_EQ(lazy.open.size(), eager.open.size());
+  for (std::size_t i = 0; i < lazy.open.size(); ++i)
+    EXPECT_TRUE(recordKey(lazy.open[i]) == recordKey(eager.open[i])) << "in-flight record " << i;
+  ASSERT_EQ(lazy.snaps.size(), eager.snaps.size());
+  for (std::size_t i = 0; i < lazy.snaps.size(); ++i) EXPECT_TRUE(lazy.snaps[i] == eager.snaps[i]) << "snapshot " << i;
+}
+
+void checkCase(const LaneCase& c, bool expectLane = true) {
+  SCOPED_TRACE("seed " + std::to_string(c.seed));
+  const LaneOutcome lazy = runCase(c, false);
+  const LaneOutcome eager = runCase(c, true);
+  EXPECT_EQ(eager.laneSteps, 0);  // an observer turns the lanes off
+  if (expectLane) EXPECT_GT(lazy.laneSteps, 0);  // the lane did take over decodes
+  expectSameRun(lazy, eager);
+}
+
+TEST(DecodeLane, RoomyClusterMatchesEagerRun) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    LaneCase c;
+    c.seed = seed;
+    c.gpuBlocks = 4000;
+    checkCase(c);
+  }
+}
+
+TEST(DecodeLane, MemoryPressureWithSwapMatchesEagerRun) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    LaneCase c;
+    c.seed = seed;
+    c.gpuBlocks = 160;  // preemptions: the lane hands its members back and forth
+    const LaneOutcome lazy = runCase(c, false);
+    EXPECT_GT(lazy.preemptions, 0);
+    checkCase(c);
+  }
+}
+
+TEST(DecodeLane, RecomputePreemptionOddBlockSizesAndNoChunking) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed)
+    for (std::int32_t bs : {1, 5, 16}) {
+      LaneCase c;
+      c.seed = seed;
+      c.blockSize = bs;
+      c.gpuBlocks = 2600 / bs;
+      c.cpuBlocks = seed % 2 ? 0 : 1000;
+      c.chunked = seed > 2;
+      checkCase(c);
+    }
+}
+
+TEST(DecodeLane, SequenceAndTokenLimits) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    LaneCase c;
+    c.seed = seed;
+    c.gpuBlocks = 3000;
+    c.maxNumSeqs = 6;
+    c.maxTokens = seed % 2 ? 40 : 300;
+    c.router = RouterKind::RoundRobin;
+    checkCase(c);
+  }
+}
+
+TEST(DecodeLane, ReasoningStreamsAndARunStoppedMidway) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    LaneCase c;
+    c.seed = seed;
+    c.reasoning = true;
+    c.gpuBlocks = seed % 2 ? 250 : 3000;
+    c.instances = 3;
+    c.stopAt = 150 * kMs;  // ends with lane members in flight: their records are synced
+    const LaneOutcome lazy = runCase(c, false);
+    EXPECT_FALSE(lazy.open.empty());
+    checkCase(c);
+  }
+}
+
+TEST(DecodeLane, OnlyPlainFcfsWithAProgressBlindRouterUsesIt) {
+  FcfsLocal fcfs;
+  EXPECT_NE(fcfs.decodeLane(), nullptr);
+  FcfsLocal priority([](const Request* a, const Request* b) { return a->id > b->id; });
+  EXPECT_EQ(priority.decodeLane(), nullptr);
+  EXPECT_TRUE(RouterPolicy(RouterKind::LeastLoaded).progressBlind());
+  struct Moving : RouterPolicy {
+    Moving() : RouterPolicy(RouterKind::RoundRobin) {}
+  };
+  EXPECT_FALSE(Moving().progressBlind());  // a subclass may read or move requests
+}
+
+}  // namespace
+}  // namespace sl::enginetest
