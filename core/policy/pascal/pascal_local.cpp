@@ -58,14 +58,13 @@ void PascalLocal::schedule(IterationBuilder& b) {
   b.runPrefix(order_);
 }
 
-bool PascalLocal::inFirstAnsweringQuantum(const Request& r) const {
-  return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
-}
-
 std::int64_t PascalLocal::freshAnsweringCount(const Request* except) const {
   std::int64_t n = 0;
-  for (const Request* r : low_)
+  for (const Request* r : low_) {
+    // Ordered by quanta used: the first-quantum requests lead the queue.
+    if (cfg_.byQuanta && r->policyKey != 0) break;
     if (r != except && inFirstAnsweringQuantum(*r)) ++n;
+  }
   return n;
 }
 

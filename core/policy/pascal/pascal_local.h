@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/policy_api.h"
+#include "engine/request.h"
 
 namespace sl {
 
@@ -56,7 +57,9 @@ class PascalLocal : public LocalPolicy {
   /// first low-queue quantum (`except` is left out of the count).
   std::int64_t freshAnsweringCount(const Request* except = nullptr) const;
   /// Whether `r` (held by this policy) is still in its first low-queue quantum.
-  bool inFirstAnsweringQuantum(const Request& r) const;
+  bool inFirstAnsweringQuantum(const Request& r) const {
+    return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
+  }
   /// Requests demoted so far (reasoning requests moved to low by KV size).
   std::int64_t demotions() const { return demotions_; }
 
