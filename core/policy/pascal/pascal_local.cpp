@@ -4,7 +4,6 @@
 
 #include "engine/instance.h"
 #include "engine/request.h"
-#include "policy/baselines/local_rr.h"
 
 namespace sl {
 
@@ -13,54 +12,123 @@ namespace sl {
 // a low-queue request with policyKey 0 counts in a_i); `quantumUsed` = tokens
 // of its current quantum (local_rr.h).
 
+namespace {
+
+// Tail of level `level` in [first, last), ordered by quanta used (policyKey).
+std::vector<Request*>::iterator levelEnd(std::vector<Request*>::iterator first, std::vector<Request*>::iterator last,
+                                         std::int64_t level) {
+  return std::upper_bound(first, last, level, [](std::int64_t l, const Request* r) { return l < r->policyKey; });
+}
+
+}  // namespace
+
+void PascalLocal::insertFresh(std::int32_t q, Request& r) {
+  r.queue = q;
+  r.quantumUsed = 0;
+  r.policyKey = 0;
+  const auto first = queues_.begin() + static_cast<std::ptrdiff_t>(q == kHigh ? 0 : nHigh_);
+  const auto last = q == kHigh ? queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_) : queues_.end();
+  queues_.insert(cfg_.byQuanta ? levelEnd(first, last, 0) : last, &r);
+  if (q == kHigh) ++nHigh_;
+}
+
 void PascalLocal::enqueue(Request& r) {
   if (r.inReasoning() && r.kvTokens <= cfg_.demoteTokens) {
-    r.queue = kHigh;
-    enqueueRoundRobin(high_, r, cfg_.byQuanta);
+    insertFresh(kHigh, r);
   } else {  // answering (migrated in, or handed over), or already too large
-    r.queue = kLow;
-    enqueueRoundRobin(low_, r, cfg_.byQuanta);
+    insertFresh(kLow, r);
   }
+}
+
+bool PascalLocal::erase(std::int32_t q, const Request& r) {
+  const auto first = queues_.begin() + static_cast<std::ptrdiff_t>(q == kHigh ? 0 : nHigh_);
+  const auto last = q == kHigh ? queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_) : queues_.end();
+  const auto it = std::find(first, last, &r);
+  if (it == last) return false;
+  queues_.erase(it);
+  if (q == kHigh) --nHigh_;
+  return true;
 }
 
 void PascalLocal::remove(Request& r) {
-  auto& q = r.queue == kHigh ? high_ : low_;
-  if (auto it = std::find(q.begin(), q.end(), &r); it != q.end()) {
-    q.erase(it);
-    return;
-  }
-  auto& other = r.queue == kHigh ? low_ : high_;  // defensive: scratch overwritten elsewhere
-  if (auto it = std::find(other.begin(), other.end(), &r); it != other.end()) other.erase(it);
+  const std::int32_t q = r.queue == kHigh ? kHigh : kLow;
+  if (!erase(q, r)) erase(q == kHigh ? kLow : kHigh, r);  // defensive: scratch overwritten elsewhere
 }
 
 void PascalLocal::toLow(Request& r) {
-  if (auto it = std::find(high_.begin(), high_.end(), &r); it != high_.end()) high_.erase(it);
+  // Erase from high and insert at the tail of low's first level (or of low)
+  // in one move: only the requests in between shift.
+  const auto it = std::find(queues_.begin(), queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_), &r);
+  if (it == queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_)) {
+    insertFresh(kLow, r);
+    return;
+  }
   r.queue = kLow;
-  enqueueRoundRobin(low_, r, cfg_.byQuanta);
+  r.quantumUsed = 0;
+  r.policyKey = 0;
+  const auto lowBegin = queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_);
+  const auto to = cfg_.byQuanta ? levelEnd(lowBegin, queues_.end(), 0) : queues_.end();
+  std::rotate(it, it + 1, to);
+  --nHigh_;
+}
+
+void PascalLocal::leaveHigh(Request& r) {
+  if (r.inReasoning()) ++demotions_;  // demotion (§IV-C); else it produced its R-th token: `</think>`
+  toLow(r);
 }
 
 void PascalLocal::onToken(Request& r) {
-  if (r.queue != kHigh) return;
-  if (!r.inReasoning()) {  // produced its R-th token: `</think>`
-    toLow(r);
-  } else if (r.kvTokens > cfg_.demoteTokens) {  // demotion (§IV-C)
-    ++demotions_;
-    toLow(r);
+  // The common cases need no call: a low-queue token, a reasoning token.
+  if (r.queue != kHigh) {
+    if (r.quantumUsed >= cfg_.answeringQuantum) rotateLow_ = true;
+    return;
+  }
+  if (!r.inReasoning() || r.kvTokens > cfg_.demoteTokens) [[unlikely]] {
+    leaveHigh(r);
+    return;
+  }
+  if (r.quantumUsed >= cfg_.reasoningQuantum) rotateHigh_ = true;
+}
+
+void PascalLocal::rotate(std::int32_t q, int quantum) {
+  // rotateExhausted (local_rr.h) on one queue of the vector.
+  const std::size_t begin = q == kHigh ? 0 : nHigh_;
+  const std::size_t end = q == kHigh ? nHigh_ : queues_.size();
+  scratch_.clear();
+  std::size_t kept = begin;
+  for (std::size_t i = begin; i < end; ++i) {
+    Request* r = queues_[i];
+    if (r->quantumUsed < quantum) queues_[kept++] = r;
+    else scratch_.push_back(r);
+  }
+  if (scratch_.empty()) return;
+  const auto at = [&](std::size_t i) { return queues_.begin() + static_cast<std::ptrdiff_t>(i); };
+  queues_.erase(at(kept), at(end));
+  for (Request* r : scratch_) {
+    r->quantumUsed = 0;
+    ++r->policyKey;
+    queues_.insert(cfg_.byQuanta ? levelEnd(at(begin), at(kept), r->policyKey) : at(kept), r);
+    ++kept;
   }
 }
 
 void PascalLocal::schedule(IterationBuilder& b) {
-  rotateExhausted(high_, cfg_.reasoningQuantum, cfg_.byQuanta, scratch_);
-  rotateExhausted(low_, cfg_.answeringQuantum, cfg_.byQuanta, scratch_);
-  order_.clear();
-  order_.insert(order_.end(), high_.begin(), high_.end());
-  order_.insert(order_.end(), low_.begin(), low_.end());
-  b.runPrefix(order_);
+  // Only a request that produced a token (onToken) or a smaller quantum can
+  // have used its quantum up; otherwise a rotation would leave the queue as is.
+  if (rotateHigh_ || cfg_.reasoningQuantum <= 0) {
+    rotateHigh_ = false;
+    rotate(kHigh, cfg_.reasoningQuantum);
+  }
+  if (rotateLow_ || cfg_.answeringQuantum <= 0) {
+    rotateLow_ = false;
+    rotate(kLow, cfg_.answeringQuantum);
+  }
+  b.runPrefix(queues_);
 }
 
 std::int64_t PascalLocal::freshAnsweringCount(const Request* except) const {
   std::int64_t n = 0;
-  for (const Request* r : low_) {
+  for (const Request* r : lowQueue()) {
     // Ordered by quanta used: the first-quantum requests lead the queue.
     if (cfg_.byQuanta && r->policyKey != 0) break;
     if (r != except && inFirstAnsweringQuantum(*r)) ++n;
@@ -72,8 +140,10 @@ bool PascalLocal::setKnob(const std::string& name, double value) {
   const int v = static_cast<int>(value);
   if (name == "reasoning_quantum") {
     cfg_.reasoningQuantum = v;
+    rotateHigh_ = true;
   } else if (name == "answering_quantum") {
     cfg_.answeringQuantum = v;
+    rotateLow_ = true;
   } else if (name == "demote_tokens") {
     cfg_.demoteTokens = v;
   } else {
@@ -83,8 +153,9 @@ bool PascalLocal::setKnob(const std::string& name, double value) {
 }
 
 void PascalLocal::describe(std::vector<QueueView>& out) const {
-  out.push_back(QueueView{"reasoning", {high_.begin(), high_.end()}});
-  out.push_back(QueueView{"answering", {low_.begin(), low_.end()}});
+  const auto high = highQueue(), low = lowQueue();
+  out.push_back(QueueView{"reasoning", {high.begin(), high.end()}});
+  out.push_back(QueueView{"answering", {low.begin(), low.end()}});
 }
 
 }  // namespace sl

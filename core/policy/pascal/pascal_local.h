@@ -16,7 +16,7 @@
 // the token, so the global policy's counters (r_i, a_i) are current when it
 // runs Algorithm 2 at the same boundary.
 #include <cstdint>
-#include <deque>
+#include <span>
 #include <vector>
 
 #include "engine/policy_api.h"
@@ -42,17 +42,17 @@ class PascalLocal : public LocalPolicy {
   void remove(Request& r) override;
   void schedule(IterationBuilder& b) override;
   void onToken(Request& r) override;
-  std::size_t size() const override { return high_.size() + low_.size(); }
+  std::size_t size() const override { return queues_.size(); }
   void describe(std::vector<QueueView>& out) const override;
   /// Live reasoning_quantum, answering_quantum, demote_tokens (next iteration / next token).
   bool setKnob(const std::string& name, double value) override;
 
   const PascalLocalConfig& config() const { return cfg_; }
   /// The two queues in RR order (high = reasoning, low = answering).
-  const std::deque<Request*>& highQueue() const { return high_; }
-  const std::deque<Request*>& lowQueue() const { return low_; }
+  std::span<Request* const> highQueue() const { return std::span<Request* const>(queues_).first(nHigh_); }
+  std::span<Request* const> lowQueue() const { return std::span<Request* const>(queues_).subspan(nHigh_); }
   /// r_i of Algorithm 2: requests in the high-priority (reasoning) queue.
-  std::int64_t reasoningCount() const { return static_cast<std::int64_t>(high_.size()); }
+  std::int64_t reasoningCount() const { return static_cast<std::int64_t>(nHigh_); }
   /// a_i of Algorithm 2: low-queue requests that have not exhausted their
   /// first low-queue quantum (`except` is left out of the count).
   std::int64_t freshAnsweringCount(const Request* except = nullptr) const;
@@ -65,10 +65,24 @@ class PascalLocal : public LocalPolicy {
 
  private:
   void toLow(Request& r);
+  /// onToken's rare part: `</think>` or demotion moves `r` to the low queue.
+  [[gnu::noinline]] void leaveHigh(Request& r);
+  /// Insert `r` into queue `q` as a fresh request (enqueueRoundRobin's rule).
+  void insertFresh(std::int32_t q, Request& r);
+  /// Take `r` out of queue `q`; false when it is not there.
+  bool erase(std::int32_t q, const Request& r);
+  /// rotateExhausted's rule on queue `q` (local_rr.h).
+  void rotate(std::int32_t q, int quantum);
 
   PascalLocalConfig cfg_;
-  std::deque<Request*> high_, low_;
-  std::vector<Request*> order_, scratch_;
+  // Both queues in one vector, high then low: the order schedule() hands to
+  // IterationBuilder::runPrefix as it is, with no copy per iteration.
+  std::vector<Request*> queues_;
+  std::size_t nHigh_ = 0;
+  // A queue may hold a request that used up its quantum (set by onToken and
+  // by quantum changes): only then does schedule() rotate it.
+  bool rotateHigh_ = false, rotateLow_ = false;
+  std::vector<Request*> scratch_;
   std::int64_t demotions_ = 0;
 };
 
