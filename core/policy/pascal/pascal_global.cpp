@@ -55,9 +55,16 @@ bool PascalGlobal::behindPace(const Request& r, SimTime now) const {
 
 bool PascalGlobal::onPace(int i, const Request* except) const {
   const SimTime now = sim_->now();
-  if (const PascalLocal* L = local(i))
+  if (const PascalLocal* L = local(i)) {
+    // A request behind pace tends to stay so: the one found last time first.
+    const Request* w = L->paceWitness();
+    if (w && w != except && !w->inReasoning() && behindPace(*w, now)) return false;
     for (const Request* q : L->lowQueue())
-      if (q != except && !q->inReasoning() && behindPace(*q, now)) return false;
+      if (q != except && !q->inReasoning() && behindPace(*q, now)) {
+        L->setPaceWitness(q);
+        return false;
+      }
+  }
   // Answering requests in flight to `i` will join its low queue.
   for (const Inbound& b : inbound_[static_cast<std::size_t>(i)])
     if (inboundValid(b) && b.r != except && !b.r->inReasoning() && behindPace(*b.r, now)) return false;
@@ -68,7 +75,7 @@ std::int64_t PascalGlobal::reasoningCount(int i, const Request* except) const {
   const PascalLocal* L = local(i);
   if (!L) return 0;
   std::int64_t n = L->reasoningCount();
-  if (except)
+  if (except && except->queue == PascalLocal::kHigh)  // else it is in no high queue
     for (const Request* q : L->highQueue())
       if (q == except) --n;
   return n;

@@ -51,6 +51,7 @@ bool PascalLocal::erase(std::int32_t q, const Request& r) {
 }
 
 void PascalLocal::remove(Request& r) {
+  if (&r == paceWitness_) paceWitness_ = nullptr;
   const std::int32_t q = r.queue == kHigh ? kHigh : kLow;
   if (!erase(q, r)) erase(q == kHigh ? kLow : kHigh, r);  // defensive: scratch overwritten elsewhere
 }

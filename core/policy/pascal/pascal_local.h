@@ -60,6 +60,11 @@ class PascalLocal : public LocalPolicy {
   bool inFirstAnsweringQuantum(const Request& r) const {
     return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
   }
+  /// A low-queue request the global policy last found behind its pacer, to
+  /// test first next time (null once it left the queue). A cache: no effect
+  /// on scheduling.
+  const Request* paceWitness() const { return paceWitness_; }
+  void setPaceWitness(const Request* r) const { paceWitness_ = r; }
   /// Requests demoted so far (reasoning requests moved to low by KV size).
   std::int64_t demotions() const { return demotions_; }
 
@@ -83,6 +88,7 @@ class PascalLocal : public LocalPolicy {
   // by quantum changes): only then does schedule() rotate it.
   bool rotateHigh_ = false, rotateLow_ = false;
   std::vector<Request*> scratch_;
+  mutable const Request* paceWitness_ = nullptr;
   std::int64_t demotions_ = 0;
 };
 
