@@ -1,6 +1,7 @@
 #include "policy/pascal/pascal_local.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "engine/instance.h"
 #include "engine/request.h"
@@ -28,8 +29,10 @@ void PascalLocal::insertFresh(std::int32_t q, Request& r) {
   r.policyKey = 0;
   const auto first = queues_.begin() + static_cast<std::ptrdiff_t>(q == kHigh ? 0 : nHigh_);
   const auto last = q == kHigh ? queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_) : queues_.end();
-  queues_.insert(cfg_.byQuanta ? levelEnd(first, last, 0) : last, &r);
+  const auto at = queues_.insert(cfg_.byQuanta ? levelEnd(first, last, 0) : last, &r);
   if (q == kHigh) ++nHigh_;
+  const auto p = static_cast<std::size_t>(at - queues_.begin());
+  runningBound_ = p < runningBound_ ? runningBound_ + 1 : p + 1;  // it may be running (migrated in)
 }
 
 void PascalLocal::enqueue(Request& r) {
@@ -45,6 +48,7 @@ bool PascalLocal::erase(std::int32_t q, const Request& r) {
   const auto last = q == kHigh ? queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_) : queues_.end();
   const auto it = std::find(first, last, &r);
   if (it == last) return false;
+  if (static_cast<std::size_t>(it - queues_.begin()) < runningBound_) --runningBound_;
   queues_.erase(it);
   if (q == kHigh) --nHigh_;
   return true;
@@ -71,6 +75,7 @@ void PascalLocal::toLow(Request& r) {
   const auto to = cfg_.byQuanta ? levelEnd(lowBegin, queues_.end(), 0) : queues_.end();
   std::rotate(it, it + 1, to);
   --nHigh_;
+  runningBound_ = std::max(runningBound_, static_cast<std::size_t>(to - queues_.begin()));
 }
 
 void PascalLocal::leaveHigh(Request& r) {
@@ -111,6 +116,7 @@ void PascalLocal::rotate(std::int32_t q, int quantum) {
     queues_.insert(cfg_.byQuanta ? levelEnd(at(begin), at(kept), r->policyKey) : at(kept), r);
     ++kept;
   }
+  if (runningBound_ > begin) runningBound_ = std::max(runningBound_, end);
 }
 
 void PascalLocal::schedule(IterationBuilder& b) {
@@ -124,7 +130,31 @@ void PascalLocal::schedule(IterationBuilder& b) {
     rotateLow_ = false;
     rotate(kLow, cfg_.answeringQuantum);
   }
-  b.runPrefix(queues_);
+  runningBound_ = b.runPrefix(std::span<Request* const>(queues_).first(prefixOrderLength(b)));
+}
+
+std::size_t PascalLocal::prefixOrderLength(IterationBuilder& b) const {
+#ifndef NDEBUG
+  for (std::size_t i = runningBound_; i < queues_.size(); ++i) assert(queues_[i]->state != ReqState::Running);
+#endif
+  const std::size_t size = queues_.size();
+  if (runningBound_ >= size) return size;
+  // runPrefix stops at the first request that does not fit: at the latest
+  // where the blocks needed so far (counted low: a running request's held
+  // blocks, no watermark) exceed the unreserved ones, or at max_num_seqs.
+  // The requests past that and past every running one change nothing it
+  // does, so they are left out (issue 16).
+  const std::int64_t room = b.config().gpuBlocks - b.instance().gpuBlocksReserved();
+  const std::size_t cap =
+      std::min(size, static_cast<std::size_t>(std::max<std::int32_t>(0, b.config().maxNumSeqs)) + 1);
+  std::int64_t need = 0;
+  std::size_t n = 0;
+  while (n < cap) {
+    const Request& r = *queues_[n++];
+    need += r.state == ReqState::Running ? r.blocksGpu : b.blocksToRun(r);
+    if (need > room) break;
+  }
+  return std::max(n, runningBound_);
 }
 
 std::int64_t PascalLocal::freshAnsweringCount(const Request* except) const {

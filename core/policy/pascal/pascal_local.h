@@ -78,6 +78,9 @@ class PascalLocal : public LocalPolicy {
   bool erase(std::int32_t q, const Request& r);
   /// rotateExhausted's rule on queue `q` (local_rr.h).
   void rotate(std::int32_t q, int quantum);
+  /// How much of the queues to hand to runPrefix: a prefix of them it treats
+  /// exactly as the whole (every running request, and the request it stops at).
+  std::size_t prefixOrderLength(IterationBuilder& b) const;
 
   PascalLocalConfig cfg_;
   // Both queues in one vector, high then low: the order schedule() hands to
@@ -87,6 +90,10 @@ class PascalLocal : public LocalPolicy {
   // A queue may hold a request that used up its quantum (set by onToken and
   // by quantum changes): only then does schedule() rotate it.
   bool rotateHigh_ = false, rotateLow_ = false;
+  // No request at this position of queues_ or later is running. A queued
+  // request starts running only in runPrefix, inside the prefix it returns
+  // (the new bound), or arrives running through enqueue (the bound moves past it).
+  std::size_t runningBound_ = 0;
   std::vector<Request*> scratch_;
   mutable const Request* paceWitness_ = nullptr;
   std::int64_t demotions_ = 0;
