@@ -86,49 +86,58 @@ void PascalLocal::leaveHigh(Request& r) {
 void PascalLocal::onToken(Request& r) {
   // The common cases need no call: a low-queue token, a reasoning token.
   if (r.queue != kHigh) {
-    if (r.quantumUsed >= cfg_.answeringQuantum) rotateLow_ = true;
+    if (r.quantumUsed >= cfg_.answeringQuantum) rotateLow_ = std::max(rotateLow_, kRotateRan);
     return;
   }
   if (!r.inReasoning() || r.kvTokens > cfg_.demoteTokens) [[unlikely]] {
     leaveHigh(r);
     return;
   }
-  if (r.quantumUsed >= cfg_.reasoningQuantum) rotateHigh_ = true;
+  if (r.quantumUsed >= cfg_.reasoningQuantum) rotateHigh_ = std::max(rotateHigh_, kRotateRan);
 }
 
-void PascalLocal::rotate(std::int32_t q, int quantum) {
-  // rotateExhausted (local_rr.h) on one queue of the vector.
+void PascalLocal::rotate(std::int32_t q, int quantum, bool whole) {
+  // rotateExhausted (local_rr.h) on one queue of the vector. Only a request
+  // that ran since the last rotation can have used its quantum up, and those
+  // lie before runningBound_; `whole` (a quantum was lowered) looks at all.
   const std::size_t begin = q == kHigh ? 0 : nHigh_;
   const std::size_t end = q == kHigh ? nHigh_ : queues_.size();
+  const std::size_t scanEnd = whole ? end : std::clamp(runningBound_, begin, end);
+#ifndef NDEBUG
+  for (std::size_t i = scanEnd; i < end; ++i) assert(queues_[i]->quantumUsed < quantum);
+#endif
   scratch_.clear();
   std::size_t kept = begin;
-  for (std::size_t i = begin; i < end; ++i) {
+  for (std::size_t i = begin; i < scanEnd; ++i) {
     Request* r = queues_[i];
     if (r->quantumUsed < quantum) queues_[kept++] = r;
     else scratch_.push_back(r);
   }
   if (scratch_.empty()) return;
   const auto at = [&](std::size_t i) { return queues_.begin() + static_cast<std::ptrdiff_t>(i); };
-  queues_.erase(at(kept), at(end));
+  queues_.erase(at(kept), at(scanEnd));
+  std::size_t last = end - scratch_.size(), furthest = 0;
   for (Request* r : scratch_) {
     r->quantumUsed = 0;
     ++r->policyKey;
-    queues_.insert(cfg_.byQuanta ? levelEnd(at(begin), at(kept), r->policyKey) : at(kept), r);
-    ++kept;
+    const auto it = queues_.insert(cfg_.byQuanta ? levelEnd(at(begin), at(last), r->policyKey) : at(last), r);
+    furthest = std::max(furthest, static_cast<std::size_t>(it - queues_.begin()));
+    ++last;
   }
-  if (runningBound_ > begin) runningBound_ = std::max(runningBound_, end);
+  // In [begin, end) a request moved at most scratch_.size() places back, or
+  // is one of them; past `end` nothing moved.
+  if (runningBound_ > begin)
+    runningBound_ = std::max(runningBound_, std::min(end, std::max(runningBound_, furthest + 1) + scratch_.size()));
 }
 
 void PascalLocal::schedule(IterationBuilder& b) {
-  // Only a request that produced a token (onToken) or a smaller quantum can
-  // have used its quantum up; otherwise a rotation would leave the queue as is.
-  if (rotateHigh_ || cfg_.reasoningQuantum <= 0) {
-    rotateHigh_ = false;
-    rotate(kHigh, cfg_.reasoningQuantum);
+  if (rotateHigh_ != kRotateNone || cfg_.reasoningQuantum <= 0) {
+    rotate(kHigh, cfg_.reasoningQuantum, rotateHigh_ == kRotateAll || cfg_.reasoningQuantum <= 0);
+    rotateHigh_ = kRotateNone;
   }
-  if (rotateLow_ || cfg_.answeringQuantum <= 0) {
-    rotateLow_ = false;
-    rotate(kLow, cfg_.answeringQuantum);
+  if (rotateLow_ != kRotateNone || cfg_.answeringQuantum <= 0) {
+    rotate(kLow, cfg_.answeringQuantum, rotateLow_ == kRotateAll || cfg_.answeringQuantum <= 0);
+    rotateLow_ = kRotateNone;
   }
   runningBound_ = b.runPrefix(std::span<Request* const>(queues_).first(prefixOrderLength(b)));
 }
@@ -171,10 +180,10 @@ bool PascalLocal::setKnob(const std::string& name, double value) {
   const int v = static_cast<int>(value);
   if (name == "reasoning_quantum") {
     cfg_.reasoningQuantum = v;
-    rotateHigh_ = true;
+    rotateHigh_ = kRotateAll;
   } else if (name == "answering_quantum") {
     cfg_.answeringQuantum = v;
-    rotateLow_ = true;
+    rotateLow_ = kRotateAll;
   } else if (name == "demote_tokens") {
     cfg_.demoteTokens = v;
   } else {

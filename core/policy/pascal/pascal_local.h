@@ -77,7 +77,7 @@ class PascalLocal : public LocalPolicy {
   /// Take `r` out of queue `q`; false when it is not there.
   bool erase(std::int32_t q, const Request& r);
   /// rotateExhausted's rule on queue `q` (local_rr.h).
-  void rotate(std::int32_t q, int quantum);
+  void rotate(std::int32_t q, int quantum, bool whole);
   /// How much of the queues to hand to runPrefix: a prefix of them it treats
   /// exactly as the whole (every running request, and the request it stops at).
   std::size_t prefixOrderLength(IterationBuilder& b) const;
@@ -87,12 +87,15 @@ class PascalLocal : public LocalPolicy {
   // IterationBuilder::runPrefix as it is, with no copy per iteration.
   std::vector<Request*> queues_;
   std::size_t nHigh_ = 0;
-  // A queue may hold a request that used up its quantum (set by onToken and
-  // by quantum changes): only then does schedule() rotate it.
-  bool rotateHigh_ = false, rotateLow_ = false;
-  // No request at this position of queues_ or later is running. A queued
-  // request starts running only in runPrefix, inside the prefix it returns
-  // (the new bound), or arrives running through enqueue (the bound moves past it).
+  // Whether a queue may hold a request that used its quantum up: only then
+  // does schedule() rotate it. Ran: one that ran (onToken saw it); All: a
+  // quantum changed, any may have.
+  static constexpr std::uint8_t kRotateNone = 0, kRotateRan = 1, kRotateAll = 2;
+  std::uint8_t rotateHigh_ = kRotateNone, rotateLow_ = kRotateNone;
+  // No request at this position of queues_ or later is running or ran in
+  // the last iteration. A queued request runs only in runPrefix, inside the
+  // prefix it returns (the new bound), or arrives running through enqueue
+  // (the bound moves past it).
   std::size_t runningBound_ = 0;
   std::vector<Request*> scratch_;
   mutable const Request* paceWitness_ = nullptr;
