@@ -53,27 +53,49 @@ bool PascalGlobal::behindPace(const Request& r, SimTime now) const {
   return r.pacer.buffered(now) <= cfg_.paceLowWatermark;
 }
 
+bool PascalGlobal::onPace(int i, const Request* except) const {
+  const SimTime now = sim_->now();
+  if (const PascalLocal* L = local(i)) {
+    // A request behind pace tends to stay so: the one found last time first.
+    const Request* w = L->paceWitness();
+    if (w && w != except && !w->inReasoning() && behindPace(*w, now)) return false;
+    for (const Request* q : L->lowQueue())
+      if (q != except && !q->inReasoning() && behindPace(*q, now)) {
+        L->setPaceWitness(q);
+        return false;
+      }
+  }
+  // Answering requests in flight to `i` will join its low queue.
+  for (const Inbound& b : inbound_[static_cast<std::size_t>(i)])
+    if (inboundValid(b) && b.r != except && !b.r->inReasoning() && behindPace(*b.r, now)) return false;
+  return true;
+}
+
+std::int64_t PascalGlobal::reasoningCount(int i, const Request* except) const {
+  const PascalLocal* L = local(i);
+  if (!L) return 0;
+  std::int64_t n = L->reasoningCount();
+  if (except && except->queue == PascalLocal::kHigh)  // else it is in no high queue
+    for (const Request* q : L->highQueue())
+      if (q == except) --n;
+  return n;
+}
+
+std::int64_t PascalGlobal::freshAnsweringCount(int i, const Request* except) const {
+  std::int64_t n = 0;
+  if (const PascalLocal* L = local(i)) n = L->freshAnsweringCount(except);
+  // Answering requests in flight to `i` will join its low queue, fresh.
+  for (const Inbound& b : inbound_[static_cast<std::size_t>(i)])
+    if (inboundValid(b) && b.r != except) ++n;
+  return n;
+}
+
 PascalInstanceStatus PascalGlobal::status(int i, const Request* except) const {
   PascalInstanceStatus st;
-  const Instance& in = sim_->instance(i);
-  const SimTime now = sim_->now();
-  st.footprint = in.kvFootprintBlocks();
-  if (const PascalLocal* L = local(i)) {
-    st.reasoning = L->reasoningCount();
-    for (const Request* q : L->highQueue())
-      if (q == except) --st.reasoning;
-    for (const Request* q : L->lowQueue()) {
-      if (q == except) continue;
-      if (L->inFirstAnsweringQuantum(*q)) ++st.freshAnswering;
-      if (st.onPace && !q->inReasoning() && behindPace(*q, now)) st.onPace = false;
-    }
-  }
-  // Answering requests in flight to `i` will join its low queue, fresh.
-  for (const Inbound& b : inbound_[static_cast<std::size_t>(i)]) {
-    if (!inboundValid(b) || b.r == except) continue;
-    ++st.freshAnswering;
-    if (st.onPace && !b.r->inReasoning() && behindPace(*b.r, now)) st.onPace = false;
-  }
+  st.footprint = sim_->instance(i).kvFootprintBlocks();
+  st.onPace = onPace(i, except);
+  st.reasoning = reasoningCount(i, except);
+  st.freshAnswering = freshAnsweringCount(i, except);
   return st;
 }
 
@@ -145,9 +167,9 @@ int PascalGlobal::route(const Request& r) {
   auto& st = scratchStatus_;
   auto& cands = scratchCands_;
   cands.clear();
-  for (int i = 0; i < n; ++i) {
-    st[static_cast<std::size_t>(i)] = status(i);
-    if (st[static_cast<std::size_t>(i)].onPace) cands.push_back(i);
+  for (int i = 0; i < n; ++i) {  // Algorithm 1 reads t_i and m_i only
+    st[static_cast<std::size_t>(i)].footprint = sim_->instance(i).kvFootprintBlocks();
+    if (onPace(i, nullptr)) cands.push_back(i);
   }
   std::uint8_t sel = PascalSelection::SloFiltered;
   if (cands.empty()) {  // Algorithm 1, lines 4-5
@@ -179,14 +201,17 @@ void PascalGlobal::onReasoningEnd(Request& r) {
   auto& st = scratchStatus_;
   auto& cands = scratchCands_;
   cands.clear();
-  for (int i = 0; i < n; ++i) {
-    st[static_cast<std::size_t>(i)] = status(i, &r);
-    if (st[static_cast<std::size_t>(i)].onPace) cands.push_back(i);
+  for (int i = 0; i < n; ++i) {  // a_i only matters in the fallback
+    st[static_cast<std::size_t>(i)].reasoning = reasoningCount(i, &r);
+    if (onPace(i, &r)) cands.push_back(i);
   }
   std::uint8_t sel = PascalSelection::SloFiltered;
   if (cands.empty()) {  // Algorithm 2, lines 4-9: all instances, r_i + a_i
     sel = PascalSelection::FallbackRA;
-    for (int i = 0; i < n; ++i) cands.push_back(i);
+    for (int i = 0; i < n; ++i) {
+      st[static_cast<std::size_t>(i)].freshAnswering = freshAnsweringCount(i, &r);
+      cands.push_back(i);
+    }
   }
   auto key = [&](int i) {
     const PascalInstanceStatus& s = st[static_cast<std::size_t>(i)];

@@ -82,6 +82,10 @@ class PascalGlobal : public GlobalPolicy {
   };
   PascalLocal* local(int i) const;
   bool inboundValid(const Inbound& in) const;
+  // The parts of status(): t_i (stops at the first request behind pace), r_i, a_i.
+  bool onPace(int i, const Request* except) const;
+  std::int64_t reasoningCount(int i, const Request* except) const;
+  std::int64_t freshAnsweringCount(int i, const Request* except) const;
   std::int64_t blocksWithHeadroom(const Request& r, int instance) const;
 
   PascalGlobalConfig cfg_;

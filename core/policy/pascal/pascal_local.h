@@ -16,10 +16,11 @@
 // the token, so the global policy's counters (r_i, a_i) are current when it
 // runs Algorithm 2 at the same boundary.
 #include <cstdint>
-#include <deque>
+#include <span>
 #include <vector>
 
 #include "engine/policy_api.h"
+#include "engine/request.h"
 
 namespace sl {
 
@@ -41,31 +42,63 @@ class PascalLocal : public LocalPolicy {
   void remove(Request& r) override;
   void schedule(IterationBuilder& b) override;
   void onToken(Request& r) override;
-  std::size_t size() const override { return high_.size() + low_.size(); }
+  std::size_t size() const override { return queues_.size(); }
   void describe(std::vector<QueueView>& out) const override;
   /// Live reasoning_quantum, answering_quantum, demote_tokens (next iteration / next token).
   bool setKnob(const std::string& name, double value) override;
 
   const PascalLocalConfig& config() const { return cfg_; }
   /// The two queues in RR order (high = reasoning, low = answering).
-  const std::deque<Request*>& highQueue() const { return high_; }
-  const std::deque<Request*>& lowQueue() const { return low_; }
+  std::span<Request* const> highQueue() const { return std::span<Request* const>(queues_).first(nHigh_); }
+  std::span<Request* const> lowQueue() const { return std::span<Request* const>(queues_).subspan(nHigh_); }
   /// r_i of Algorithm 2: requests in the high-priority (reasoning) queue.
-  std::int64_t reasoningCount() const { return static_cast<std::int64_t>(high_.size()); }
+  std::int64_t reasoningCount() const { return static_cast<std::int64_t>(nHigh_); }
   /// a_i of Algorithm 2: low-queue requests that have not exhausted their
   /// first low-queue quantum (`except` is left out of the count).
   std::int64_t freshAnsweringCount(const Request* except = nullptr) const;
   /// Whether `r` (held by this policy) is still in its first low-queue quantum.
-  bool inFirstAnsweringQuantum(const Request& r) const;
+  bool inFirstAnsweringQuantum(const Request& r) const {
+    return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
+  }
+  /// A low-queue request the global policy last found behind its pacer, to
+  /// test first next time (null once it left the queue). A cache: no effect
+  /// on scheduling.
+  const Request* paceWitness() const { return paceWitness_; }
+  void setPaceWitness(const Request* r) const { paceWitness_ = r; }
   /// Requests demoted so far (reasoning requests moved to low by KV size).
   std::int64_t demotions() const { return demotions_; }
 
  private:
   void toLow(Request& r);
+  /// onToken's rare part: `</think>` or demotion moves `r` to the low queue.
+  [[gnu::noinline]] void leaveHigh(Request& r);
+  /// Insert `r` into queue `q` as a fresh request (enqueueRoundRobin's rule).
+  void insertFresh(std::int32_t q, Request& r);
+  /// Take `r` out of queue `q`; false when it is not there.
+  bool erase(std::int32_t q, const Request& r);
+  /// rotateExhausted's rule on queue `q` (local_rr.h).
+  void rotate(std::int32_t q, int quantum, bool whole);
+  /// How much of the queues to hand to runPrefix: a prefix of them it treats
+  /// exactly as the whole (every running request, and the request it stops at).
+  std::size_t prefixOrderLength(IterationBuilder& b) const;
 
   PascalLocalConfig cfg_;
-  std::deque<Request*> high_, low_;
-  std::vector<Request*> order_, scratch_;
+  // Both queues in one vector, high then low: the order schedule() hands to
+  // IterationBuilder::runPrefix as it is, with no copy per iteration.
+  std::vector<Request*> queues_;
+  std::size_t nHigh_ = 0;
+  // Whether a queue may hold a request that used its quantum up: only then
+  // does schedule() rotate it. Ran: one that ran (onToken saw it); All: a
+  // quantum changed, any may have.
+  static constexpr std::uint8_t kRotateNone = 0, kRotateRan = 1, kRotateAll = 2;
+  std::uint8_t rotateHigh_ = kRotateNone, rotateLow_ = kRotateNone;
+  // No request at this position of queues_ or later is running or ran in
+  // the last iteration. A queued request runs only in runPrefix, inside the
+  // prefix it returns (the new bound), or arrives running through enqueue
+  // (the bound moves past it).
+  std::size_t runningBound_ = 0;
+  std::vector<Request*> scratch_;
+  mutable const Request* paceWitness_ = nullptr;
   std::int64_t demotions_ = 0;
 };
 
