@@ -6,7 +6,7 @@
 namespace sl {
 
 namespace {
-constexpr std::size_t kLogSyncAt = 4096;  // steps kept before every member is synced and the log emptied
+constexpr std::size_t kLogSyncAt = 1024;  // steps kept before every member is synced and the log emptied
 }  // namespace
 
 std::size_t DecodeLane::bucketOf(const Request& r) const {
