@@ -130,7 +130,6 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
     r.lengthWatch = -1;
     lengthHits_.push_back(&r);
   }
-  if (in.policy_->wantsTokens()) in.policy_->onToken(r);
 }
 
 void Simulator::endIteration(Instance& in) {
@@ -149,11 +148,13 @@ void Simulator::endIteration(Instance& in) {
   std::int64_t tokens = 0, syntheticTokens = 0;  // computed in this iteration (synthetic cost share)
   // A decode token that is none of a stream's landmarks (first token,
   // reasoning end, first answer token, a length threshold), of a user
-  // request, on an instance whose policy does not watch tokens, is
-  // emitToken's common case: done inline, the instance counters summed once
-  // after the loop (nothing reads them in between: onToken is the only
-  // reader inside the loop, and then no token takes this path). Issue 16.
-  const bool plainTokens = !in.policy_->wantsTokens();
+  // request, is emitToken's common case: done inline, the instance counters
+  // summed once after the loop (nothing reads them in between). The local
+  // policy's token hook runs after the loop, in batch order, for every
+  // request that produced a token (issue 16: no hook call inside the loop).
+  const bool hook = in.policy_->wantsTokens();
+  std::vector<Request*>& tokened = scratchTokened_;
+  tokened.clear();
   std::int64_t plain = 0;
   const BatchEntry* const batch = in.batch_.data();
   const std::size_t batchSize = in.batch_.size();
@@ -185,14 +186,14 @@ void Simulator::endIteration(Instance& in) {
         continue;
       }
       emitToken(in, r, boundary);
+      if (hook) tokened.push_back(&r);
       if (r.finished()) finishers.push_back(&r);
       else if (in.role_ == InstanceRole::Prefill) prefillDone.push_back(&r);
     } else {
       r.kvTokens += 1;
       decoded = true;
       const std::int32_t k = r.generated + 1;
-      if (plainTokens && k > 1 && k != r.reasoning && k != r.reasoning + 1 && r.lengthWatch < 0 && !r.synthetic)
-          [[likely]] {
+      if (k > 1 && k != r.reasoning && k != r.reasoning + 1 && r.lengthWatch < 0 && !r.synthetic) [[likely]] {
         r.generated = k;
         if (k > r.reasoning) r.pacer.onToken(now_);
         r.gLast = now_;
@@ -201,6 +202,7 @@ void Simulator::endIteration(Instance& in) {
       } else {
         emitToken(in, r, boundary);
       }
+      if (hook) tokened.push_back(&r);
       if (r.finished()) {
         finishers.push_back(&r);
         decodeFinishers = finishers.size();
@@ -233,6 +235,7 @@ void Simulator::endIteration(Instance& in) {
   in.assignedTokens_ += plain;
   in.tokensProduced_ += plain;
   probeTokens_ += plain;
+  for (Request* r : tokened) in.policy_->onToken(*r);
   if (syntheticTokens > 0)
     synthetic_.gpuSeconds += nsToSeconds(in.iterEnd_ - in.iterStart_) * cfg_.tp * static_cast<double>(syntheticTokens) /
                              static_cast<double>(tokens);

@@ -34,7 +34,9 @@ public:
   virtual void remove(Request& r) = 0;
   /// Build this iteration's batch. Called at each iteration start.
   virtual void schedule(IterationBuilder& b) = 0;
-  /// After each output token of a request that ran in the iteration. This
+  /// After each output token of a request that ran in the iteration: called
+  /// at the iteration's end, once its tokens are all produced, in batch
+  /// order, before its completions and phase-boundary calls. This
   /// default does nothing and marks the hook unused, so the engine stops
   /// calling it (one virtual call per token saved; issue 16). An override
   /// must not call it.

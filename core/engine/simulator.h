@@ -322,6 +322,7 @@ private:
   std::vector<Request*> scratchBoundary_;
   std::vector<Request*> scratchFinished_;
   std::vector<Request*> scratchLaneDone_;
+  std::vector<Request*> scratchTokened_;
   std::vector<Request*> scratchMerged_;
   std::vector<Request*> pendingMoves_;
   std::uint64_t netWakeVersion_ = 0;
