@@ -116,7 +116,7 @@ void DecodeLane::sync(Request& r) {
   r.kvTokens += di;
   r.quantumUsed += di;
   const SimTime* t = log_.data() + (r.laneSince - logBase_);
-  for (std::int64_t j = 0; j < d; ++j) r.pacer.onToken(t[j]);  // every member's tokens are answer tokens
+  r.pacer.onTokens(t, d);  // every member's tokens are answer tokens
   r.gLast = t[d - 1];
   r.laneSince = steps_;
 }

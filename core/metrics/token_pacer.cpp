@@ -16,6 +16,44 @@ void TokenPacer::reset(SimTime t0, SimTime ttfatTarget, SimTime tpotTarget, std:
   runStart_ = 0;
 }
 
+void TokenPacer::onTokens(const SimTime* g, std::int64_t count) {
+  std::int64_t i = 0;
+  if (n_ == 0 && count > 0) onToken(g[i++]);
+  // The terms (n - 1)·(d_n − d_{n−1}) are integers >= 0, so the partial sums
+  // only grow: when the last one is below 2^53 every one was, each product
+  // and each double addition was exact, and the integer sum is the same
+  // number as the double one.
+  constexpr std::int64_t kExact = std::int64_t{1} << 53;
+  if (i < count && areaD_ < static_cast<double>(kExact)) {
+    std::int64_t n = n_, runStart = runStart_;
+    SimTime last = lastDigest_, runDigest = runDigest_;
+    auto acc = static_cast<std::int64_t>(areaD_);
+    bool overflow = false;
+    for (std::int64_t j = i; j < count; ++j) {
+      ++n;
+      const SimTime paced = last + tpot_;
+      const SimTime gj = g[j];
+      const bool behind = gj > paced;  // a new paced run starts at g
+      const SimTime d = behind ? gj : paced;
+      runStart = behind ? n : runStart;
+      runDigest = behind ? gj : runDigest;
+      std::int64_t term;
+      overflow |= __builtin_mul_overflow(n - 1, d - last, &term);
+      overflow |= __builtin_add_overflow(acc, term, &acc);
+      last = d;
+    }
+    if (!overflow && acc < kExact) {
+      n_ = static_cast<std::int32_t>(n);
+      runStart_ = static_cast<std::int32_t>(runStart);
+      lastDigest_ = last;
+      runDigest_ = runDigest;
+      areaD_ = static_cast<double>(acc);
+      return;
+    }
+  }
+  for (; i < count; ++i) onToken(g[i]);
+}
+
 std::int64_t TokenPacer::buffered(SimTime now) const {
   if (n_ == 0) return 0;
   // Tokens before the current run have d_k <= d_{j0-1} < g_{j0} <= now.

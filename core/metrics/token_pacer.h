@@ -52,6 +52,12 @@ public:
     lastDigest_ = d;
   }
 
+  /// onToken(g[0]), ..., onToken(g[count - 1]), with identical results (bit
+  /// for bit): the area is summed in integers while every partial sum stays
+  /// below 2^53 (then the double sums were exact too), else token by token.
+  /// The decode lane's replay (engine/decode_lane.h).
+  void onTokens(const SimTime* g, std::int64_t count);
+
   /// Tokens generated but not yet digested by `now` (now >= last token time).
   /// This is PASCAL's "meets pace" signal: > 0 means the user has a buffer.
   std::int64_t buffered(SimTime now) const;

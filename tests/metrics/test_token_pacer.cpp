@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -235,6 +236,41 @@ TEST(TokenPacer, BufferedMatchesBruteForce) {
         for (std::int64_t k = 0; k < n; ++k) brute += d[static_cast<std::size_t>(k)] > now ? 1 : 0;
         ASSERT_EQ(p.buffered(now), brute) << "iter " << iter << " n " << n << " now " << now;
       }
+    }
+  }
+}
+
+// The decode lane replays a request's tokens in one call: same state, same
+// area bits as token by token -- on the integer path (small areas) and on
+// the fallback (an area past 2^53 ns·tokens, or a product that overflows).
+TEST(TokenPacer, OnTokensMatchesTokenByTokenBitForBit) {
+  std::mt19937_64 rng(42);
+  const auto same = [](const TokenPacer& a, const TokenPacer& b) {
+    EXPECT_EQ(a.generated(), b.generated());
+    EXPECT_EQ(a.lastDigest(), b.lastDigest());
+    EXPECT_EQ(a.buffered(a.lastDigest() + 1), b.buffered(b.lastDigest() + 1));
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(a.digestedArea()), std::bit_cast<std::uint64_t>(b.digestedArea()));
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(a.qoe()), std::bit_cast<std::uint64_t>(b.qoe()));
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::int64_t len = 1 + static_cast<std::int64_t>(rng() % 3000);
+    // Gaps around the pace, with stalls; some trials with huge gaps (hours)
+    // so the area passes 2^53 and the replay must take the fallback.
+    const SimTime scale = trial % 10 == 0 ? 3'600'000'000'000 : 60'000'000;
+    std::vector<SimTime> g;
+    SimTime t = static_cast<SimTime>(rng() % 1'000'000'000);
+    for (std::int64_t k = 0; k < len; ++k) {
+      t += static_cast<SimTime>(rng() % static_cast<std::uint64_t>(scale)) + (rng() % 50 == 0 ? 2 * scale : 0);
+      g.push_back(t);
+    }
+    TokenPacer one(0, kTtfat, trial % 7 == 0 ? 0 : kTpot, len), many = one;
+    std::size_t k = 0;
+    while (k < g.size()) {  // in chunks, as a lane syncs now and then
+      const std::size_t chunk = std::min<std::size_t>(g.size() - k, 1 + rng() % 400);
+      for (std::size_t j = 0; j < chunk; ++j) one.onToken(g[k + j]);
+      many.onTokens(g.data() + k, static_cast<std::int64_t>(chunk));
+      k += chunk;
+      same(one, many);
     }
   }
 }
