@@ -235,7 +235,7 @@ void Simulator::endIteration(Instance& in) {
   in.assignedTokens_ += plain;
   in.tokensProduced_ += plain;
   probeTokens_ += plain;
-  for (Request* r : tokened) in.policy_->onToken(*r);
+  if (!tokened.empty()) in.policy_->onTokens(tokened);
   if (syntheticTokens > 0)
     synthetic_.gpuSeconds += nsToSeconds(in.iterEnd_ - in.iterStart_) * cfg_.tp * static_cast<double>(syntheticTokens) /
                              static_cast<double>(tokens);

@@ -4,6 +4,7 @@
 // per cluster routes arrivals and may move requests between instances.
 // Policies are small classes registered by id (policy/registry.h).
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ public:
   /// calling it (one virtual call per token saved; issue 16). An override
   /// must not call it.
   virtual void onToken(Request& /*r*/) { tokenHookUnused_ = true; }
+  /// The iteration's tokens at once: onToken for each request, in batch
+  /// order (what the engine calls; a policy may override it to save the
+  /// call per token, keeping onToken for single tokens).
+  virtual void onTokens(std::span<Request* const> rs) {
+    for (Request* r : rs) onToken(*r);
+  }
   /// False once the default onToken has run: the policy does not override it.
   bool wantsTokens() const { return !tokenHookUnused_; }
   /// Number of requests held (any state).

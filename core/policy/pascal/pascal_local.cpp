@@ -83,19 +83,6 @@ void PascalLocal::leaveHigh(Request& r) {
   toLow(r);
 }
 
-void PascalLocal::onToken(Request& r) {
-  // The common cases need no call: a low-queue token, a reasoning token.
-  if (r.queue != kHigh) {
-    if (r.quantumUsed >= cfg_.answeringQuantum) rotateLow_ = std::max(rotateLow_, kRotateRan);
-    return;
-  }
-  if (!r.inReasoning() || r.kvTokens > cfg_.demoteTokens) [[unlikely]] {
-    leaveHigh(r);
-    return;
-  }
-  if (r.quantumUsed >= cfg_.reasoningQuantum) rotateHigh_ = std::max(rotateHigh_, kRotateRan);
-}
-
 void PascalLocal::rotate(std::int32_t q, int quantum, bool whole) {
   // rotateExhausted (local_rr.h) on one queue of the vector. Only a request
   // that ran since the last rotation can have used its quantum up, and those

@@ -15,6 +15,7 @@
 // The moves happen in onToken, i.e. at the end of the iteration that produced
 // the token, so the global policy's counters (r_i, a_i) are current when it
 // runs Algorithm 2 at the same boundary.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -41,7 +42,10 @@ class PascalLocal : public LocalPolicy {
   void enqueue(Request& r) override;
   void remove(Request& r) override;
   void schedule(IterationBuilder& b) override;
-  void onToken(Request& r) override;
+  void onToken(Request& r) override { tokenOf(r); }
+  void onTokens(std::span<Request* const> rs) override {
+    for (Request* r : rs) tokenOf(*r);
+  }
   std::size_t size() const override { return queues_.size(); }
   void describe(std::vector<QueueView>& out) const override;
   /// Live reasoning_quantum, answering_quantum, demote_tokens (next iteration / next token).
@@ -69,6 +73,19 @@ class PascalLocal : public LocalPolicy {
   std::int64_t demotions() const { return demotions_; }
 
  private:
+  /// One output token of `r`: quantum accounting, the </think> move, demotion.
+  void tokenOf(Request& r) {
+    // The common cases need no call: a low-queue token, a reasoning token.
+    if (r.queue != kHigh) {
+      if (r.quantumUsed >= cfg_.answeringQuantum) rotateLow_ = std::max(rotateLow_, kRotateRan);
+      return;
+    }
+    if (!r.inReasoning() || r.kvTokens > cfg_.demoteTokens) [[unlikely]] {
+      leaveHigh(r);
+      return;
+    }
+    if (r.quantumUsed >= cfg_.reasoningQuantum) rotateHigh_ = std::max(rotateHigh_, kRotateRan);
+  }
   void toLow(Request& r);
   /// onToken's rare part: `</think>` or demotion moves `r` to the low queue.
   [[gnu::noinline]] void leaveHigh(Request& r);
