@@ -46,8 +46,12 @@ bool meetsSlo(const RequestRecord& rec, const SloSpec& slo) {
   return true;
 }
 
-Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo) {
+namespace {
+
+// `forEach(f)` calls f(const RequestRecord&) for every record, the same
+// records in the same order on every call.
+template <class ForEach>
+Summary summarizeRecords(ForEach&& forEach, std::int64_t arrived, SimTime sim_end, const SloSpec& slo) {
   Summary s;
   s.arrived = arrived;
   s.sim_s = nsToSeconds(sim_end);
@@ -58,11 +62,11 @@ Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrive
   // peak is one value per finished request instead of five, without the
   // doubling growth's freed-but-retained buffers.
   std::int64_t nTtft = 0, nTpot = 0, nTtfat = 0, nReasoning = 0, nE2e = 0, nBlocking = 0, nQoe = 0;
-  for (const auto& r : records) {
+  forEach([&](const RequestRecord& r) {
     s.output_tokens += r.generated;
     s.preemptions += r.preemptions;
     s.migrations += r.migrations;
-    if (!r.finished) continue;
+    if (!r.finished) return;
     ++s.finished;
     nTtft += r.ttft().has_value();
     nTpot += r.tpot().has_value();
@@ -72,17 +76,17 @@ Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrive
     nBlocking += r.blockingLatency().has_value();
     nQoe += r.hasQoe();
     if (meetsSlo(r, slo)) ++s.slo_met;
-  }
+  });
   s.in_flight = arrived - s.finished;
   std::vector<double> values;
   values.reserve(static_cast<std::size_t>(s.finished));
   const auto fill = [&](std::int64_t n, auto&& get) {
     values.clear();
     if (n > 0)
-      for (const auto& r : records) {
-        if (!r.finished) continue;
+      forEach([&](const RequestRecord& r) {
+        if (!r.finished) return;
         if (const std::optional<double> v = get(r)) values.push_back(*v);
-      }
+      });
   };
   const auto stats = [&](std::int64_t n, auto&& get) {
     fill(n, get);
@@ -117,6 +121,27 @@ Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrive
     s.requests_per_s = static_cast<double>(s.finished) / s.sim_s;
   }
   return s;
+}
+
+}  // namespace
+
+Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
+                  SimTime sim_end, const SloSpec& slo) {
+  return summarizeRecords(
+      [&](auto&& f) {
+        for (const RequestRecord& r : records) f(r);
+      },
+      arrived, sim_end, slo);
+}
+
+Summary summarize(const RecordStore& records, std::span<const RequestRecord> more, std::int64_t arrived,
+                  SimTime sim_end, const SloSpec& slo) {
+  return summarizeRecords(
+      [&](auto&& f) {
+        for (std::size_t i = 0, n = records.size(); i < n; ++i) f(records[i]);
+        for (const RequestRecord& r : more) f(r);
+      },
+      arrived, sim_end, slo);
 }
 
 namespace {
