@@ -61,6 +61,7 @@ struct Writer {
 struct Reader {
   const std::uint8_t* p;
   std::uint64_t varint() {
+    if (*p < 0x80) return *p++;  // most fields: one byte
     std::uint64_t v = 0;
     for (unsigned shift = 0;; shift += 7) {
       const std::uint8_t b = *p++;

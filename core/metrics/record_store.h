@@ -93,6 +93,12 @@ public:
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size()); }
 
+  /// Calls f(const RequestRecord&) for each record in order (faster than
+  /// indexing).
+  template <class F> void forEach(F&& f) const {
+    for (const Entry e : index_) f(decode(e));
+  }
+
   /// Orders the records by id (request ids are unique). Needs 16 bytes a
   /// record for the while (the keys), none when already in order.
   void sortById();
