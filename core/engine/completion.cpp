@@ -66,7 +66,7 @@ void Simulator::abortRequest(Instance& in, Request& r) {
 }
 
 void Simulator::sortRecordsById() {
-  std::sort(records_.begin(), records_.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+  records_.sortById();
 }
 
 std::vector<RequestRecord> Simulator::inFlightRecords() const {

@@ -19,6 +19,7 @@
 #include "engine/policy_api.h"
 #include "engine/request.h"
 #include "engine/snapshot.h"
+#include "metrics/record_store.h"
 #include "metrics/request_record.h"
 #include "metrics/rolling.h"
 #include "scenario/spec.h"
@@ -90,8 +91,9 @@ public:
     double gpuSeconds = 0;
   };
   const SyntheticCost& syntheticCost() const { return synthetic_; }
-  /// Finished requests' records, in finishing order until sortRecordsById().
-  const std::vector<RequestRecord>& records() const { return records_; }
+  /// Finished requests' records, in finishing order until sortRecordsById()
+  /// (held compactly: metrics/record_store.h).
+  const RecordStore& records() const { return records_; }
   /// Sorts records() by request id in place (ids are unique), so the end of
   /// a run can summarize them without a copy. Call at the end of a run.
   void sortRecordsById();
@@ -305,7 +307,7 @@ private:
   std::vector<std::string> poolLabels_;
   std::vector<char> drainWatch_;
   void checkDrained(int instance);
-  std::vector<RequestRecord> records_;
+  RecordStore records_;
 
   // transfers
   Network net_;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/record_store.h"
 #include "metrics/request_record.h"
 #include "scenario/spec.h"
 #include "util/time.h"
@@ -65,6 +66,13 @@ struct Summary {
 /// migrations). `arrived`: requests that arrived during the run.
 /// `sim_end`: simulated end time (the run spans [0, sim_end]).
 Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
+                  SimTime sim_end, const SloSpec& slo);
+/// The same over `records` followed by `more` (e.g. a run's finished
+/// records, then those still in flight): each pass decodes the compact
+/// records one at a time, so the peak is the store plus one value per
+/// finished request. Every statistic is the one summarize() gives for the
+/// two concatenated into one vector.
+Summary summarize(const RecordStore& records, std::span<const RequestRecord> more, std::int64_t arrived,
                   SimTime sim_end, const SloSpec& slo);
 
 /// summary.json metric groups, stable key order:

@@ -5,9 +5,15 @@
 #include <iterator>
 #include <cstdio>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "engine/decision_log.h"
+#include "metrics/record_store.h"
 #include "metrics/request_record.h"
 #include "metrics/binned_tail.h"
 #include "output/policy_series_recorder.h"
@@ -76,6 +82,18 @@ struct LiveReplay {
   }
 };
 
+// Visits `sorted` and `open` (both ascending by id) merged by id, as
+// std::merge would order them.
+template <class F> void forEachById(const RecordStore& sorted, const std::vector<RequestRecord>& open, F&& f) {
+  std::size_t i = 0;
+  const std::size_t n = sorted.size();
+  for (const RequestRecord& o : open) {
+    for (; i < n && sorted.idAt(i) <= o.id; ++i) f(sorted[i]);
+    f(o);
+  }
+  for (; i < n; ++i) f(sorted[i]);
+}
+
 // The run loop and the outputs, shared by the plain and the live run.
 // `step` advances one event (false once the run has ended); the plain run's
 // loop stays a bare sim.step().
@@ -126,24 +144,24 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   res.stalled = sim.stalled();
   res.complete = ended || sim.done();
 
-  // Finished + in-flight records by id. The finished ones are sorted in
-  // place (no copy of what can be 10^6+ records); a run that ended with
-  // requests in flight merges the two sorted lists into a new vector.
-  sim.sortRecordsById();
-  std::vector<RequestRecord> merged;
-  {
-    std::vector<RequestRecord> open = sim.inFlightRecords();
-    if (!open.empty()) {
-      merged.reserve(sim.records().size() + open.size());
-      std::merge(sim.records().begin(), sim.records().end(), open.begin(), open.end(), std::back_inserter(merged),
-                 [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
-    }
+  // Finished + in-flight records by id. The finished ones are held compactly
+  // by the simulator (RecordStore) and sorted by moving their index entries;
+  // those still in flight are visited after them (summary) or merged in by
+  // id (requests.csv). Nothing copies the finished records (issue 16).
+  const std::vector<RequestRecord> open = sim.inFlightRecords();
+  // Nothing in flight: the request pool's memory goes before the sort's keys
+  // and the summary's buffer come (issue 16: B2's and B5's peak RSS). The
+  // pool's chunks sit amid the heap, so glibc keeps their pages until asked
+  // to hand them back: B5's pool (~0.5 GB at its high-water mark) would
+  // otherwise stay resident under them.
+  if (sim.releaseIdlePool()) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
   }
-  // Nothing in flight: the request pool's memory goes before the summary's
-  // buffer comes (issue 16: B2's peak RSS).
-  sim.releaseIdlePool();
-  const std::vector<RequestRecord>& records = merged.empty() ? sim.records() : merged;
-  res.summary = summarize(records, sim.arrived(), sim.now(), s.slo);
+  sim.sortRecordsById();
+  const RecordStore& finished = sim.records();
+  res.summary = summarize(finished, open, sim.arrived(), sim.now(), s.slo);
 
   nlohmann::ordered_json j;
   j["servelab_version"] = kServeLabVersion;
@@ -191,8 +209,8 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     std::vector<std::string> domains;
     for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
     std::string csv = requestsCsvHeader();
-    csv.reserve(records.size() * 160);
-    for (const RequestRecord& r : records) appendRequestCsvRow(r, csv, domains);
+    csv.reserve((finished.size() + open.size()) * 160);
+    forEachById(finished, open, [&](const RequestRecord& r) { appendRequestCsvRow(r, csv, domains); });
     files.emplace_back(opt.outDir + "/summary.json", j.dump(2) + "\n");
     files.emplace_back(opt.outDir + "/requests.csv", std::move(csv));
     files.emplace_back(opt.outDir + "/timeseries.csv", series.csv());
@@ -200,7 +218,12 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (!tracePath.empty()) files.emplace_back(tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog(), sim.globalPolicy().decisionCodeNames()));
   if (writing) {
     // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
-    const auto bins = binnedTailTtft(records);
+    // (reasoning, ttft) of the finished records with a TTFT, by id.
+    std::vector<std::pair<std::int64_t, double>> samples;
+    samples.reserve(finished.size());
+    for (const RequestRecord& r : finished)
+      if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
+    const auto bins = binnedTailTtft(samples);
     if (!bins.empty()) files.emplace_back(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
     // The policy's decision log (policies that keep one, e.g. pascal*): one
     // row per decision, codes named by the policy's table.

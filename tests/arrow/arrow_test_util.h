@@ -39,7 +39,7 @@ struct ArrowRig {
     auto w = std::make_shared<std::vector<int>>(std::move(where));
     global->placeFn = [w](const Request& r) { return (*w)[static_cast<std::size_t>(r.id)]; };
   }
-  const RequestRecord& record(std::int64_t id) const {
+  RequestRecord record(std::int64_t id) const {  // by value: the store decodes on read
     for (const RequestRecord& r : sim->records())
       if (r.id == id) return r;
     throw std::runtime_error("no record for request " + std::to_string(id));

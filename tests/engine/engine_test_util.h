@@ -210,7 +210,7 @@ struct Harness {
       if (++n > maxSteps) break;
     ASSERT_TRUE(sim->done()) << "simulation did not terminate within " << maxSteps << " steps";
   }
-  const RequestRecord& record(std::int64_t id) const {
+  RequestRecord record(std::int64_t id) const {  // by value: the store decodes on read
     for (const auto& r : sim->records())
       if (r.id == id) return r;
     ADD_FAILURE() << "no record for request " << id;

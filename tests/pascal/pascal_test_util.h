@@ -53,7 +53,7 @@ struct PascalRig {
   }
   void run() { sim->run(); }
   PascalLocal& local(int i) { return dynamic_cast<PascalLocal&>(sim->instance(i).policy()); }
-  const RequestRecord& record(std::int64_t id) const {
+  RequestRecord record(std::int64_t id) const {  // by value: the store decodes on read
     for (const RequestRecord& r : sim->records())
       if (r.id == id) return r;
     throw std::runtime_error("no record for request " + std::to_string(id));

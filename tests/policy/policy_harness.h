@@ -198,7 +198,7 @@ struct Rig {
     sim->addObserver(&rec);
   }
   void run() { sim->run(); }
-  const RequestRecord& record(std::int64_t id) const {
+  RequestRecord record(std::int64_t id) const {  // by value: the store decodes on read
     for (const RequestRecord& r : sim->records())
       if (r.id == id) return r;
     throw std::runtime_error("no record for request " + std::to_string(id));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "engine/snapshot.h"
 
@@ -152,9 +153,9 @@ TEST(SelfSchedRankPrompt, RanksApplyWhenThePromptFinishes) {
   }
   EXPECT_GT(doneAt, 0);
   for (std::int64_t id : {0, 1}) {
-    const RequestRecord* rec = nullptr;
+    std::optional<RequestRecord> rec;
     for (const RequestRecord& r : rig.sim->records())
-      if (r.id == id) rec = &r;
+      if (r.id == id) rec = r;
     ASSERT_TRUE(rec);
     EXPECT_GT(rec->predicted, 0);  // the prediction it was ranked by
   }
