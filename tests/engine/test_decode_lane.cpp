@@ -130,7 +130,9 @@ void checkCase(const LaneCase& c, bool expectLane = true) {
   const LaneOutcome lazy = runCase(c, false);
   const LaneOutcome eager = runCase(c, true);
   EXPECT_EQ(eager.laneSteps, 0);  // an observer turns the lanes off
-  if (expectLane) EXPECT_GT(lazy.laneSteps, 0);  // the lane did take over decodes
+  if (expectLane) {
+    EXPECT_GT(lazy.laneSteps, 0);  // the lane did take over decodes
+  }
   expectSameRun(lazy, eager);
 }
 
