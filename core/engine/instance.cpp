@@ -1,6 +1,7 @@
 #include "engine/instance.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 
 #include "engine/simulator.h"
@@ -18,6 +19,8 @@ const char* roleName(InstanceRole r) {
 
 Instance::Instance(int id, const InstanceConfig& cfg, std::unique_ptr<LocalPolicy> policy)
     : id_(id), cfg_(cfg), policy_(std::move(policy)) {
+  if (cfg.blockSize > 0 && (cfg.blockSize & (cfg.blockSize - 1)) == 0) blockShift_ = std::countr_zero(
+      static_cast<unsigned>(cfg.blockSize));
   batch_.reserve(static_cast<std::size_t>(cfg.maxNumSeqs));
 }
 
@@ -193,7 +196,7 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   // the whole prefix must leave the watermark free (not just the blocks
   // counted before it).
   std::int64_t cum = 0;
-  bool admits = false;
+  bool admits = false, anyNew = false;
   std::size_t n = 0, runningInPrefix = 0;
   for (; n < order.size(); ++n) {
     const Request& r = *order[n];
@@ -207,6 +210,7 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
     cum += need;
     admits = admitsNow;
     runningInPrefix += r.state == ReqState::Running;
+    anyNew |= r.state == ReqState::Waiting;
   }
   // Running requests past the prefix are preempted, tail first; when the
   // prefix holds every running one (the common case) there is none to look
@@ -217,8 +221,6 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
 
   const auto prefix = order.first(n);
   if (!inst_.cfg_.chunkedPrefill) {
-    bool anyNew = false;
-    for (Request* r : prefix) anyNew |= r->state == ReqState::Waiting;
     if (anyNew) {  // vLLM V0: an iteration that admits prompts is prefill-only
       for (Request* r : prefix)
         if (r->state == ReqState::Waiting && !admit(*r)) break;

@@ -61,6 +61,10 @@ public:
   /// KV footprint (GPU + CPU blocks), PASCAL's and least-KV's load measure.
   std::int64_t kvFootprintBlocks() const { return gpuUsed_ + cpuUsed_; }
   std::int32_t blocksFor(std::int64_t tokens) const {
+    // A power-of-two block size (16, the default) divides by a shift: the
+    // same quotient for tokens >= 0, without a 64-bit idiv (issue 16).
+    if (blockShift_ >= 0) [[likely]]
+      return static_cast<std::int32_t>((tokens + cfg_.blockSize - 1) >> blockShift_);
     return static_cast<std::int32_t>((tokens + cfg_.blockSize - 1) / cfg_.blockSize);
   }
 
@@ -99,6 +103,7 @@ private:
 
   int id_;
   InstanceConfig cfg_;
+  int blockShift_ = -1;  // log2(blockSize) when it is a power of two, else -1
   std::unique_ptr<LocalPolicy> policy_;
   InstanceRole role_ = InstanceRole::Both;
 
