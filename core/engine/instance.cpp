@@ -138,7 +138,7 @@ bool IterationBuilder::resume(Request& r) {
   return true;
 }
 
-bool IterationBuilder::run(Request& r) {
+bool IterationBuilder::runOther(Request& r) {
   switch (r.state) {
     case ReqState::Running: return r.prefillDone() ? addDecode(r) : addPrefillChunk(r);
     case ReqState::Swapped: return resume(r);

@@ -164,7 +164,12 @@ public:
   /// Swapped request: copy its KV back (time added to this iteration) and run it.
   bool resume(Request& r);
   /// Add `r` in whatever way its state needs (decode, chunk, admit, resume).
-  bool run(Request& r);
+  /// Inline for its common case, a decode (issue 16: one call per token).
+  bool run(Request& r) {
+    if (r.state == ReqState::Running && r.prefillDone()) [[likely]]
+      return addDecode(r);
+    return runOther(r);
+  }
   /// Evict a Running request (swap, or recompute when swap is off or full).
   void preempt(Request& r);
 
@@ -188,6 +193,8 @@ private:
   void addEntry(Request& r, std::int32_t tokens, bool prefill);
   /// addDecode's rare part: the next token starts a new KV block.
   bool growForNextToken(Request& r);
+  /// run() for anything but a decode.
+  bool runOther(Request& r);
   bool allocate(Request& r, std::int64_t blocks);
 
   Simulator& sim_;
