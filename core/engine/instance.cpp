@@ -198,19 +198,28 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   std::int64_t cum = 0;
   bool admits = false, anyNew = false;
   std::size_t n = 0, runningInPrefix = 0;
-  for (; n < order.size(); ++n) {
+  const std::size_t limit = std::min(order.size(), static_cast<std::size_t>(std::max(0, inst_.cfg_.maxNumSeqs)));
+  const std::int64_t bs = inst_.cfg_.blockSize;
+  for (; n < limit; ++n) {
     const Request& r = *order[n];
-    if (static_cast<std::int32_t>(n) >= inst_.cfg_.maxNumSeqs) break;
-    const std::int64_t need = std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
-    // A swap-in into an otherwise empty instance needs no headroom (as in resume()).
-    const bool aloneSwapIn = r.state == ReqState::Swapped && n == 0 && avail == inst_.cfg_.gpuBlocks;
-    const bool admitsNow =
-        admits || r.state == ReqState::Waiting || (r.state == ReqState::Swapped && !aloneSwapIn);
+    const ReqState st = r.state;
+    // max(blocksToRun(r), blocksGpu): a running decode whose next token fits
+    // the blocks it holds needs just those (no division; issue 16).
+    const std::int64_t need = st == ReqState::Running && r.prefillDone() &&
+                                      static_cast<std::int64_t>(r.kvTokens) + 1 <= r.blocksGpu * bs
+                                  ? r.blocksGpu
+                                  : std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
+    bool admitsNow = admits;
+    if (!admitsNow) {
+      // A swap-in into an otherwise empty instance needs no headroom (as in resume()).
+      if (st == ReqState::Waiting) admitsNow = true;
+      else if (st == ReqState::Swapped) admitsNow = !(n == 0 && avail == inst_.cfg_.gpuBlocks);
+    }
     if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
     cum += need;
     admits = admitsNow;
-    runningInPrefix += r.state == ReqState::Running;
-    anyNew |= r.state == ReqState::Waiting;
+    runningInPrefix += st == ReqState::Running;
+    anyNew |= st == ReqState::Waiting;
   }
   // Running requests past the prefix are preempted, tail first; when the
   // prefix holds every running one (the common case) there is none to look
