@@ -199,6 +199,23 @@ ordered_json snapshotPublish(const sl::Scenario& s, double simSeconds, int sampl
   return j;
 }
 
+// B5's scenario (bench/macro.cpp): 512 x h100-sxm-80g, llama-3.1-8b,
+// 10^7 Poisson chat requests at 4 800 req/s, fcfs + least-loaded, seed 1
+// (issue 16 item 4: the GUI stays responsive in Express mode on it).
+sl::Scenario b5Scenario() {
+  sl::Scenario s;
+  s.cluster.instances = 512;
+  s.cluster.gpu = "h100-sxm-80g";
+  s.model = "llama-3.1-8b";
+  s.workload.arrival.process = sl::ArrivalSpec::Process::Poisson;
+  s.workload.arrival.rate = 4800;
+  s.workload.requests = 10'000'000;
+  s.policy.id = "fcfs";
+  s.policy.router = "least-loaded";
+  s.run.seed = 1;
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -206,14 +223,16 @@ int main(int argc, char** argv) {
   bool json = false;
   int instances = 32;
   std::string modes = "run,fast,express";  // which to measure (profiling one alone)
+  bool b5 = false;                         // B5's scenario (512 instances) instead of the busy one
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") json = true;
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (a == "--instances" && i + 1 < argc) instances = std::atoi(argv[++i]);
     else if (a == "--modes" && i + 1 < argc) modes = argv[++i];
+    else if (a == "--b5") b5 = true;
     else {
-      std::fprintf(stderr, "usage: servelab-bench-gui [--seconds S] [--instances N] [--json]\n");
+      std::fprintf(stderr, "usage: servelab-bench-gui [--seconds S] [--instances N | --b5] [--modes M,...] [--json]\n");
       return 2;
     }
   }
@@ -226,11 +245,13 @@ int main(int argc, char** argv) {
   QCoreApplication::setOrganizationName("ServeLabBench");
   QCoreApplication::setApplicationName("servelab-bench-gui");
 
-  const sl::Scenario s = busyScenario(instances);
+  if (b5) instances = 512;
+  const sl::Scenario s = b5 ? b5Scenario() : busyScenario(instances);
   ordered_json out;
   out["bench"] = "B4";
   out["platform"] = QGuiApplication::platformName().toStdString();
   out["instances"] = instances;
+  out["scenario"] = b5 ? "B5" : "busy (3 req/s per instance)";
   out["seconds_per_mode"] = seconds;
   {
     sl::ui::MainWindow w;
