@@ -64,9 +64,7 @@ std::vector<Request*> DecodeLane::leaveAll() {
   std::vector<Request*> out;
   out.swap(members_);
   for (Request* r : out) r->laneIndex = -1;
-  std::sort(out.begin(), out.end(), [](const Request* a, const Request* b) {
-    return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
-  });
+  std::sort(out.begin(), out.end(), arrivalOrder);
   finishes_.clear();
   std::fill(buckets_.begin(), buckets_.end(), 0);
   s1_ = s2_ = 0;

@@ -223,11 +223,8 @@ void Simulator::endIteration(Instance& in) {
       // policy's running list, then the prefill entries.
       std::vector<Request*>& merged = scratchMerged_;
       merged.clear();
-      const auto byArrival = [](const Request* a, const Request* b) {
-        return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
-      };
       std::merge(finishers.begin(), finishers.begin() + static_cast<std::ptrdiff_t>(decodeFinishers), laneDone.begin(),
-                 laneDone.end(), std::back_inserter(merged), byArrival);
+                 laneDone.end(), std::back_inserter(merged), arrivalOrder);
       merged.insert(merged.end(), finishers.begin() + static_cast<std::ptrdiff_t>(decodeFinishers), finishers.end());
       finishers.swap(merged);
     }

@@ -119,6 +119,12 @@ struct alignas(64) Request {
   /// Reasoning phase in PASCAL's sense: prefill counts as reasoning.
   bool inReasoning() const { return generated == 0 || generated < reasoning; }
 };
+/// Arrival order, then id (ids are unique): FCFS's queue order, and the
+/// batch order of a lane's decodes (engine/decode_lane.h).
+inline bool arrivalOrder(const Request* a, const Request* b) {
+  return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
+}
+
 static_assert(offsetof(Request, pacer) == 64 && sizeof(TokenPacer) <= 64,
               "Request: the per-iteration fields fill cache line 0, the pacer line 1");
 static_assert(sizeof(Request) <= 320, "Request: five cache lines at most (docs/performance.md)");

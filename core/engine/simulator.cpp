@@ -93,16 +93,6 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));
   global_->attach(*this);
-  // One record per finished request: reserving the expected count up front
-  // avoids the doubling growth's copies and its old + new peak (untouched
-  // reserved pages cost no resident memory when fewer requests finish). The
-  // cap (2^22 records, ~700 MB of address space) keeps a huge or open-ended
-  // workload from asking for more than a small machine would grant.
-  if (workload_) {
-    const std::int64_t expected = workload_->expectedCount();
-    if (expected > 0) records_.reserve(static_cast<std::size_t>(std::min<std::int64_t>(expected, 1 << 22)));
-  }
-
   scheduleNextArrival();
   if (cfg_.probeInterval > 0) events_q_.push(cfg_.probeInterval, EventKind::Probe, 0);
   if (global_->tickInterval() > 0) events_q_.push(global_->tickInterval(), EventKind::MonitorTick, 0);

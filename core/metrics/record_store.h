@@ -76,9 +76,6 @@ public:
 
   /// Appends a record (any values; they come back exactly).
   void push_back(const RequestRecord& r);
-  /// Nothing to reserve: pages and index grow in fixed-size blocks without
-  /// copying, and an unused reservation would only cost address space.
-  void reserve(std::size_t) {}
   void clear();
 
   std::size_t size() const { return index_.size(); }

@@ -9,7 +9,7 @@
 
 namespace sl {
 bool FcfsLocal::byArrival(const Request* a, const Request* b) {
-  return a->arrival != b->arrival ? a->arrival < b->arrival : a->id < b->id;
+  return arrivalOrder(a, b);
 }
 
 void FcfsLocal::resort() {
