@@ -19,6 +19,7 @@ struct CalibrateArgs {
   std::string gpu;
   std::string model;
   std::string out;
+  std::string allreduce = "vllm";
   bool json = false;
 };
 
@@ -32,7 +33,9 @@ int runCalibrate(const CalibrateArgs& a) {
   const ModelSpec& model = reg.model(a.model);
   const std::vector<Measurement> rows = readMeasurementsCsv(a.measurements);
   CalibrationReport rep;
-  const CostProfile profile = calibrateCostModel(gpu, model, rows, {}, &rep);
+  CalibrationOptions opt;
+  opt.allreduce = parseAllReduceMode(a.allreduce, "--allreduce");
+  const CostProfile profile = calibrateCostModel(gpu, model, rows, opt, &rep);
 
   // The profile file: what writeCostProfile writes, plus the fit statistics
   // (readCostProfile ignores keys other than gpu/model/coefficients).
@@ -84,6 +87,9 @@ std::function<int()> addCalibrateCommand(CLI::App& app) {
   c->add_option("--gpu", args->gpu, "GPU preset id the measurements come from")->required();
   c->add_option("--model", args->model, "Model preset id the measurements come from")->required();
   c->add_option("--out", args->out, "Write the cost profile JSON here (atomically)");
+  c->add_option("--allreduce", args->allreduce,
+                 "All-reduce model of the measured engine: vllm | nccl (measured, not fitted) | ring (fits alpha_hop_us)")
+      ->capture_default_str();
   c->add_flag("--json", args->json, "Print the coefficients and fit statistics as JSON");
   return [args]() -> int { return runCalibrate(*args); };
 }

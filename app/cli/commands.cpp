@@ -327,10 +327,15 @@ int cmdPresets(const std::string& what, bool json) {
 }
 
 int cmdCost(const CostArgs& a) {
+  if (a.allreduceFit) {
+    if (a.json) std::cout << allReduceFitJson().dump(2) << "\n";
+    else std::cout << formatAllReduceFit();
+    return 0;
+  }
   const PresetRegistry& reg = PresetRegistry::builtin();
   CostCoefficients c;
   if (a.profile) c = loadCostProfile(*a.profile);
-  const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c);
+  const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, parseAllReduceMode(a.allreduce, "--allreduce"));
   std::optional<std::string_view> pf, dc;
   if (a.prefill) pf = *a.prefill;
   if (a.decode) dc = *a.decode;

@@ -46,6 +46,8 @@ struct CostArgs {
   double gpuMemoryUtilization = 0.9;
   double kvCapacityFraction = 1.0;
   int blockSize = 16;
+  std::string allreduce = "vllm";
+  bool allreduceFit = false;  ///< print the measured-collective fits instead
   bool json = false;
 };
 int cmdCost(const CostArgs& a);

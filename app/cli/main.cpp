@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
   cost->add_option("--gpu-memory-utilization", costArgs.gpuMemoryUtilization)->capture_default_str();
   cost->add_option("--kv-capacity-fraction", costArgs.kvCapacityFraction)->capture_default_str();
   cost->add_option("--block-size", costArgs.blockSize)->capture_default_str();
+  cost->add_option("--allreduce", costArgs.allreduce, "Tensor-parallel all-reduce model: vllm | nccl | ring")
+      ->capture_default_str();
+  cost->add_flag("--allreduce-fit", costArgs.allreduceFit,
+                 "Print the all-reduce fits to the measured collectives (resources/collectives/) and their error");
   cost->add_flag("--json", costArgs.json, "JSON output");
 
   const auto calibrate = sl::cli::addCalibrateCommand(app);

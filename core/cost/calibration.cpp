@@ -219,7 +219,7 @@ struct RowFeatures {
   double offset = 0;          // bandwidth part of the all-reduces (no coefficient)
 };
 
-RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measurement& m) {
+RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measurement& m, AllReduceMode allreduce) {
   RowFeatures f;
   const BatchShape b = m.shape();
   const double tpd = m.tp;
@@ -238,7 +238,10 @@ RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measure
     const double var = std::max(0.0, b.decode_ctx_sumsq / n - mean * mean);
     f.cv = std::sqrt(var) / mean;
   }
-  if (m.tp > 1) {
+  if (m.tp > 1 && allreduce != AllReduceMode::Ring) {
+    // Measured collectives: no coefficient, the time is known.
+    f.offset = CostModel(gpu, model, m.tp, CostCoefficients{}, allreduce).breakdown(b).comm_s;
+  } else if (m.tp > 1) {
     const double link = gpu.intraNodeLinkBytesPerSec();
     const double perLayerAr = 2.0 * model.layers;
     f.alpha = perLayerAr * 2.0 * (tpd - 1);
@@ -257,15 +260,17 @@ const char* kKeys[] = {"t_step_us", "t_layer_us", "t_seq_us", "eta_c",       "et
 
 }  // namespace
 
-double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c, const Measurement& m) {
-  return CostModel(gpu, model, m.tp, c).iterationSeconds(m.shape());
+double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c, const Measurement& m,
+                          AllReduceMode allreduce) {
+  return CostModel(gpu, model, m.tp, c, allreduce).iterationSeconds(m.shape());
 }
 
 double costModelMape(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c,
-                     const std::vector<Measurement>& rows) {
+                     const std::vector<Measurement>& rows, AllReduceMode allreduce) {
   if (rows.empty()) return 0.0;
   double sum = 0;
-  for (const Measurement& m : rows) sum += std::abs(predictMeasurement(gpu, model, c, m) - m.seconds) / m.seconds;
+  for (const Measurement& m : rows)
+    sum += std::abs(predictMeasurement(gpu, model, c, m, allreduce) - m.seconds) / m.seconds;
   return sum / static_cast<double>(rows.size());
 }
 
@@ -281,7 +286,7 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     if (m.tp < 1) throw InputError("calibration: line " + std::to_string(m.line) + ": tp must be >= 1");
     if (m.prefill_seqs <= 0 && m.decode_seqs <= 0)
       throw InputError("calibration: line " + std::to_string(m.line) + ": empty batch");
-    feats.push_back(featuresOf(gpu, model, m));
+    feats.push_back(featuresOf(gpu, model, m, opt.allreduce));
   }
 
   Params p{1.0 / base.eta_c, 1.0 / base.eta_a, 1.0 / base.eta_w, 1.0 / base.eta_kv, base.kappa, base.h_max};
@@ -371,6 +376,9 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     c.kappa = x(kQ) / x(kKv);
   if (excited[kAlpha])
     c.alpha_hop_us = x(kAlpha) * 1e6;
+  else if (opt.allreduce != AllReduceMode::Ring)
+    notes.push_back(std::string("alpha_hop_us: not fitted: all-reduce time from measured collectives (") +
+                    allReduceModeName(opt.allreduce) + "), kept " + num(c.alpha_hop_us));
   else
     notes.push_back("alpha_hop_us: no row with tp > 1; kept " + num(c.alpha_hop_us));
   if (!excited[kSeq]) notes.push_back("t_seq_us: no sequences in the data");
@@ -438,7 +446,7 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     }
     double sum = 0, worst = 0;
     for (const Measurement& m : rows) {
-      const double ape = std::abs(predictMeasurement(gpu, model, c, m) - m.seconds) / m.seconds;
+      const double ape = std::abs(predictMeasurement(gpu, model, c, m, opt.allreduce) - m.seconds) / m.seconds;
       sum += ape;
       worst = std::max(worst, ape);
     }
@@ -476,7 +484,8 @@ nlohmann::json CalibrationReport::toJson() const {
 
 std::vector<Measurement> synthesizeMeasurements(const GpuSpec& gpu, const ModelSpec& model,
                                                 const CostCoefficients& truth, int count, std::uint64_t seed,
-                                                double noise, const std::vector<int>& tps) {
+                                                double noise, const std::vector<int>& tps,
+                                                AllReduceMode allreduce) {
   Rng rng(seed);
   std::vector<Measurement> out;
   out.reserve(static_cast<std::size_t>(std::max(0, count)));
@@ -502,7 +511,7 @@ std::vector<Measurement> synthesizeMeasurements(const GpuSpec& gpu, const ModelS
       m.prefill_tokens = chunk * m.prefill_seqs;
       m.cached_tokens = rng.uniform01() < 0.5 ? 0.0 : std::round(logUniform(256, 16384)) * m.prefill_seqs;
     }
-    const double t = predictMeasurement(gpu, model, truth, m);
+    const double t = predictMeasurement(gpu, model, truth, m, allreduce);
     m.seconds = t * (1.0 + rng.uniform(-noise, noise));
     out.push_back(m);
   }

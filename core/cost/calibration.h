@@ -58,6 +58,9 @@ struct CalibrationOptions {
   /// identifiable), and every term the data does not excite.
   CostCoefficients base{};
   int maxIterations = 20;  ///< branch-assignment rounds
+  /// The all-reduce model of the rows' engine. Only `ring` has a fitted
+  /// term (α_hop); vllm / nccl take the measured-collective time as known.
+  AllReduceMode allreduce = AllReduceMode::Vllm;
 };
 
 /// One fitted term, for reports.
@@ -93,10 +96,11 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
                                const CalibrationOptions& opt = {}, CalibrationReport* report = nullptr);
 
 /// Predicted seconds of one row under `c` (CostModel::iterationSeconds).
-double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c, const Measurement& m);
+double predictMeasurement(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c, const Measurement& m,
+                          AllReduceMode allreduce = AllReduceMode::Vllm);
 /// Mean absolute percentage error (as a fraction) of `c` on `rows`.
 double costModelMape(const GpuSpec& gpu, const ModelSpec& model, const CostCoefficients& c,
-                     const std::vector<Measurement>& rows);
+                     const std::vector<Measurement>& rows, AllReduceMode allreduce = AllReduceMode::Vllm);
 
 /// Lawson–Hanson non-negative least squares: argmin ||A x − b||, x ≥ 0.
 /// Columns are scaled to unit norm internally. `iterations` (if given)
@@ -105,10 +109,11 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, int* it
 
 /// Synthetic measurements for tests and samples/calibration/: `count` varied
 /// batches (prefill-only, decode-only and mixed; tp cycling through `tps`)
-/// timed with `truth` and multiplied by (1 + U(−noise, +noise)) from
+/// timed with `truth` (all-reduce model `allreduce`) and multiplied by (1 + U(−noise, +noise)) from
 /// sl::Rng(seed). Deterministic for a given seed.
 std::vector<Measurement> synthesizeMeasurements(const GpuSpec& gpu, const ModelSpec& model,
                                                 const CostCoefficients& truth, int count, std::uint64_t seed,
-                                                double noise = 0.01, const std::vector<int>& tps = {1, 2, 4});
+                                                double noise = 0.01, const std::vector<int>& tps = {1, 2, 4},
+                                                AllReduceMode allreduce = AllReduceMode::Vllm);
 
 }  // namespace sl

@@ -148,8 +148,9 @@ void writeCostProfile(const std::string& path, const CostProfile& p) {
 
 // ---------------------------------------------------------------- CostModel
 
-CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoefficients c)
-    : gpu_(gpu), model_(model), tp_(tp), c_(c) {
+CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoefficients c,
+                     AllReduceMode allreduce)
+    : gpu_(gpu), model_(model), tp_(tp), c_(c), allreduce_(allreduce) {
   if (tp < 1) throw InputError("cluster.tp: must be >= 1 (got " + std::to_string(tp) + ")");
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
@@ -160,7 +161,10 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   decodePerToken_ = static_cast<double>(model_.kvBytesPerToken()) / (tpd * BW * c_.eta_kv);
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
-  if (tp_ > 1) {
+  arBytesPerToken_ = static_cast<double>(model_.hidden) * model_.dtype_bytes;
+  arSegments_ = CollectiveModel::builtin().segments(allreduce_, tp_, gpu_.intraNodeLinkBytesPerSec(),
+                                                    gpu_.nvlink_gbps.has_value());
+  if (tp_ > 1 && allreduce_ == AllReduceMode::Ring) {
     const double link = gpu_.intraNodeLinkBytesPerSec();
     const double perLayerAr = 2.0 * model_.layers;
     commPerToken_ = perLayerAr * 2.0 * (tpd - 1) / tpd * model_.hidden * model_.dtype_bytes /
@@ -170,6 +174,12 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
     commPerToken_ = 0;
     commFixed_ = 0;
   }
+}
+
+double CostModel::commSeconds(double N) const {
+  if (tp_ <= 1) return 0.0;
+  if (allreduce_ == AllReduceMode::Ring) return commPerToken_ * N + commFixed_;
+  return 2.0 * model_.layers * allReduceSeconds(arSegments_, N * arBytesPerToken_);
 }
 
 double CostModel::heterogeneity(const BatchShape& b) const {
@@ -191,7 +201,7 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   r.prefill_attn_s = prefillPerUnit_ * b.prefill_attn;
   r.decode_attn_s = r.heterogeneity_h * decodePerToken_ * b.decode_ctx_sum;
   r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqs;
-  r.comm_s = tp_ > 1 ? commPerToken_ * N + commFixed_ : 0.0;
+  r.comm_s = commSeconds(N);
   r.total_s = r.overhead_s + r.linear_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
   return r;
 }
@@ -205,7 +215,7 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   const double prefill = prefillPerUnit_ * b.prefill_attn;
   const double decode = h * decodePerToken_ * b.decode_ctx_sum;
   const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;
-  const double comm = tp_ > 1 ? commPerToken_ * N + commFixed_ : 0.0;
+  const double comm = commSeconds(N);
   return overhead + linear + prefill + decode + comm;
 }
 
@@ -259,9 +269,16 @@ double CostModel::swapSeconds(double bytes) const {
 
 double CostModel::allreduceSeconds(double bytes) const {
   if (tp_ <= 1 || bytes <= 0) return 0.0;
+  if (allreduce_ != AllReduceMode::Ring) return allReduceSeconds(arSegments_, bytes);
   const double tpd = tp_;
   return 2.0 * (tpd - 1) / tpd * bytes / (gpu_.intraNodeLinkBytesPerSec() * 0.5) +
          2.0 * (tpd - 1) * c_.alpha_hop_us * 1e-6;
+}
+
+const char* CostModel::allreduceImpl(double bytes) const {
+  if (tp_ <= 1) return "";
+  if (allreduce_ == AllReduceMode::Ring) return "ring";
+  return sl::allReduceImpl(arSegments_, bytes);
 }
 
 }  // namespace sl

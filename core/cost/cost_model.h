@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/collectives.h"
 #include "cost/presets.h"
 
 namespace sl {
@@ -96,20 +97,23 @@ struct CostBreakdown {
   double prefill_attn_s = 0;
   double decode_attn_s = 0;   ///< includes the heterogeneity factor
   double overhead_s = 0;      ///< t_step + t_layer·layers + t_seq·#seqs
-  double comm_s = 0;          ///< tensor-parallel all-reduces
+  double comm_s = 0;          ///< tensor-parallel all-reduces (2 per layer)
   double total_s = 0;
   double heterogeneity_h = 1;
 };
 
 class CostModel {
 public:
-  /// tp ≥ 1, else InputError naming cluster.tp.
-  CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp = 1, CostCoefficients c = {});
+  /// tp ≥ 1, else InputError naming cluster.tp. `allreduce` picks the
+  /// tensor-parallel all-reduce model (collectives.h; `cluster.allreduce`).
+  CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp = 1, CostCoefficients c = {},
+            AllReduceMode allreduce = AllReduceMode::Vllm);
 
   const GpuSpec& gpu() const { return gpu_; }
   const ModelSpec& model() const { return model_; }
   int tp() const { return tp_; }
   const CostCoefficients& coefficients() const { return c_; }
+  AllReduceMode allReduceMode() const { return allreduce_; }
 
   CostBreakdown breakdown(const BatchShape& b) const;
   /// Same as breakdown(b).total_s; no allocation. An empty batch costs 0.
@@ -139,15 +143,27 @@ public:
   /// Time to copy `bytes` of an instance's KV to/from host memory: each of
   /// the tp GPUs moves its 1/tp share over its own host link in parallel.
   double swapSeconds(double bytes) const;
-  /// Ring all-reduce of `bytes` over the GPU's NVLink (host link if none):
-  /// 2(tp−1)/tp · bytes / (link · 0.5) + 2(tp−1) · α_hop; 0 when tp = 1.
+  /// One all-reduce of `bytes` on the instance's tp GPUs; 0 when tp = 1.
+  /// vllm / nccl: the measured-collective fits of collectives.h at this GPU's
+  /// link (NVLink, host link if none); ring: 2(tp−1)/tp · bytes / (link · 0.5)
+  /// + 2(tp−1) · α_hop (20-cost-model.md).
   double allreduceSeconds(double bytes) const;
+  /// Which implementation carries a message of `bytes`: "nccl", "one-shot",
+  /// "two-shot", "ring"; "" when tp = 1.
+  const char* allreduceImpl(double bytes) const;
+  /// Bytes of one all-reduce for N batched tokens: N · hidden · activation bytes.
+  double allreduceBytes(double tokens) const { return tokens * arBytesPerToken_; }
+  /// All-reduces per iteration: 2 per layer (attention output, MLP output).
+  int allreducesPerIteration() const { return 2 * model_.layers; }
 
 private:
   GpuSpec gpu_;
   ModelSpec model_;
   int tp_;
   CostCoefficients c_;
+  AllReduceMode allreduce_;
+  std::vector<AllReduceSegment> arSegments_;  // vllm / nccl, tp > 1
+  double arBytesPerToken_;     // hidden · dtype bytes (activations)
   // Precomputed per-batch constants (seconds).
   double linComputePerToken_;  // 2·P_linear / (tp·F·η_c)
   double linWeights_;          // W / (tp·BW·η_w)
@@ -155,8 +171,9 @@ private:
   double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)
   double overheadFixed_;       // t_step + t_layer·layers
   double overheadPerSeq_;      // t_seq
-  double commPerToken_;        // 2·layers · 2(tp−1)/tp · hidden·dtype / (link·0.5)
-  double commFixed_;           // 2·layers · 2(tp−1)·α_hop
+  double commPerToken_;        // ring: 2·layers · 2(tp−1)/tp · hidden·dtype / (link·0.5)
+  double commFixed_;           // ring: 2·layers · 2(tp−1)·α_hop
+  double commSeconds(double N) const;
 };
 
 }  // namespace sl

@@ -1,6 +1,7 @@
 #include "cost/cost_report.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "util/error.h"
@@ -52,6 +53,27 @@ std::string describeBatch(const BatchShape& b) {
          fmt("%.0f", b.decode_ctx_sum / b.decode_seqs);
   }
   return s.empty() ? "empty" : s;
+}
+
+std::string mib(double bytes) {
+  return bytes >= 1048576 ? fmt("%.1f MiB", bytes / 1048576) : fmt("%.0f KiB", bytes / 1024);
+}
+
+// "64 all-reduces of 64.0 MiB, 0.33 ms each: NCCL (measured, resources/collectives/...)"
+std::string describeComm(const CostModel& m, const BatchShape& b) {
+  const double bytes = m.allreduceBytes(b.prefill_tokens + b.decode_seqs);
+  const std::string impl = m.allreduceImpl(bytes);
+  std::string how;
+  if (impl == "ring")
+    how = "analytic ring at half the link rate + alpha_hop per hop (20-cost-model.md)";
+  else if (impl == "nccl")
+    how = "NCCL, fitted to measured H100 DGX all-reduces (resources/collectives/nccl-allreduce-h100-dgx.json)";
+  else
+    how = "vLLM custom all-reduce, " + impl +
+          ", fitted to measured H100 kernels (resources/collectives/vllm-custom-allreduce-h100.json)";
+  return std::to_string(m.allreducesPerIteration()) + " all-reduces of " + mib(bytes) + ", " +
+         fmt("%.1f us", m.allreduceSeconds(bytes) * 1e6) + " each: " + how + "; model '" +
+         allReduceModeName(m.allReduceMode()) + "' (docs/cost-model.md)";
 }
 
 }  // namespace
@@ -118,6 +140,7 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "  attention decode    " + ms(r.decode_attn_s) + pct(r.decode_attn_s) + "\n";
   out += "  overheads           " + ms(r.overhead_s) + pct(r.overhead_s) + "\n";
   out += "  communication (TP)  " + ms(r.comm_s) + pct(r.comm_s) + "\n";
+  if (m.tp() > 1) out += "    " + describeComm(m, batch) + "\n";
   out += "Heterogeneity factor h: " + fmt("%.3f", r.heterogeneity_h) + "\n";
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
@@ -150,6 +173,14 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                        {"decode_attention", r.decode_attn_s * 1e3},
                        {"overhead", r.overhead_s * 1e3},
                        {"communication", r.comm_s * 1e3}};
+  if (m.tp() > 1) {
+    const double bytes = m.allreduceBytes(batch.prefill_tokens + batch.decode_seqs);
+    j["allreduce"] = {{"model", allReduceModeName(m.allReduceMode())},
+                      {"implementation", m.allreduceImpl(bytes)},
+                      {"count", m.allreducesPerIteration()},
+                      {"bytes", bytes},
+                      {"each_us", m.allreduceSeconds(bytes) * 1e6}};
+  }
   j["heterogeneity_h"] = r.heterogeneity_h;
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
@@ -162,6 +193,45 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
     j["kv_error"] = kv.error;
   }
   j["coefficients"] = m.coefficients().toJson();
+  return j;
+}
+
+std::string formatAllReduceFit() {
+  const CollectiveModel& cm = CollectiveModel::builtin();
+  std::string out = "All-reduce fits: t = alpha + f * bytes / busbw, busbw = eta * link "
+                    "(measured link " + fmt("%.0f", cm.referenceLinkBytesPerSec() / 1e9) + " GB/s per direction)\n";
+  out += "impl      tp  bytes from   to           alpha_us  busbw_GB/s   eta    points  median|err|  max|err|\n";
+  for (const AllReduceFit& f : cm.fits()) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%-8s  %2d  %-11s  %-11s  %8.1f  %10.0f  %6.3f  %6d  %10.1f%%  %7.1f%%\n",
+                  f.impl.c_str(), f.tp, mib(f.lo_bytes).c_str(),
+                  std::isinf(f.hi_bytes) ? "inf" : mib(f.hi_bytes).c_str(), f.alpha_s * 1e6, f.busbw_gbps, f.eta,
+                  f.points, 100 * f.median_abs_err, 100 * f.max_abs_err);
+    out += buf;
+  }
+  out += "NCCL: " + cm.ncclSource() + "\n";
+  out += "custom: " + cm.customSource() + "\n";
+  return out;
+}
+
+nlohmann::json allReduceFitJson() {
+  const CollectiveModel& cm = CollectiveModel::builtin();
+  nlohmann::json j;
+  j["reference_link_gbps"] = cm.referenceLinkBytesPerSec() / 1e9;
+  j["custom_max_bytes"] = cm.customMaxBytes();
+  auto& fits = j["fits"] = nlohmann::json::array();
+  for (const AllReduceFit& f : cm.fits())
+    fits.push_back({{"impl", f.impl},
+                    {"tp", f.tp},
+                    {"lo_bytes", f.lo_bytes},
+                    {"hi_bytes", std::isinf(f.hi_bytes) ? nlohmann::json(nullptr) : nlohmann::json(f.hi_bytes)},
+                    {"alpha_us", f.alpha_s * 1e6},
+                    {"busbw_gbps", f.busbw_gbps},
+                    {"eta", f.eta},
+                    {"points", f.points},
+                    {"median_abs_err", f.median_abs_err},
+                    {"max_abs_err", f.max_abs_err}});
+  j["sources"] = {{"nccl", cm.ncclSource()}, {"custom", cm.customSource()}};
   return j;
 }
 

@@ -42,4 +42,10 @@ std::string formatCostReport(const CostModel& model, const BatchShape& batch,
 nlohmann::json costReportJson(const CostModel& model, const BatchShape& batch,
                               const CostReportOptions& opts = {});
 
+/// `servelab-cli cost --allreduce-fit`: every fitted all-reduce line
+/// (implementation, tp, size regime, latency floor, bus bandwidth, η,
+/// median / max relative error over the measured points) and the sources.
+std::string formatAllReduceFit();
+nlohmann::json allReduceFitJson();
+
 }  // namespace sl

@@ -1,5 +1,5 @@
 #pragma once
-// The preset JSON files of resources/{hardware,models,fabric}/, embedded into
+// The JSON files of resources/{hardware,models,fabric,collectives}/, embedded into
 // core_cost at build time (see CMakeLists.txt). Internal to core/cost.
 #include <span>
 
@@ -10,7 +10,9 @@ struct EmbeddedFile {
   const char* text;  ///< the file's JSON text
 };
 
-/// All embedded preset files, sorted by path.
+/// All embedded preset files (hardware/, models/, fabric/), sorted by path.
 std::span<const EmbeddedFile> embeddedPresetFiles();
+/// The measured collectives of resources/collectives/ (collectives.h), sorted by path.
+std::span<const EmbeddedFile> embeddedCollectiveFiles();
 
 }  // namespace sl::costdetail

@@ -35,7 +35,7 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
     c = loadCostProfile(path);
   }
   c = CostCoefficients::fromJson(s.cluster.cost, "cluster.cost", c);
-  return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c);
+  return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, parseAllReduceMode(s.cluster.allreduce));
 }
 
 std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source,

@@ -115,6 +115,9 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   live["max_concurrent"] = c.live_migration.max_concurrent;
   live["max_rounds"] = c.live_migration.max_rounds;
   cl["live_migration"] = std::move(live);
+  // Written only when not the default, so files saved before the field
+  // existed (and their summaries) stay byte-identical.
+  if (c.allreduce != "vllm") cl["allreduce"] = c.allreduce;
   cl["profile"] = optStr(c.profile);
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   j["cluster"] = std::move(cl);

@@ -31,7 +31,8 @@ const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                            "block_size",     "watermark",     "swap_gib",
                            "preemption",     "chunked_prefill", "max_num_seqs",
                            "max_num_batched_tokens",          "fabric",
-                           "live_migration", "profile",       "cost"};
+                           "live_migration", "allreduce",     "profile",
+                           "cost"};
 const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
 const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoning_tokens",
@@ -65,6 +66,7 @@ const Section kSections[] = {
 const Keys kDistNames = {"constant", "uniform", "lognormal", "empirical", "mixture"};
 const Keys kProcessNames = {"poisson", "gamma", "schedule"};
 const Keys kTraceFormats = {"auto", "azure", "burstgpt", "mooncake", "servelab"};
+const Keys kAllReduceModes = {"vllm", "nccl", "ring"};  // cost/collectives.h
 const Keys kPreemptionModes = {"swap", "recompute"};
 
 constexpr int kMaxDistDepth = 8;    // nested mixtures
@@ -338,6 +340,7 @@ private:
     if (auto* x = find(v, "preemption")) {
       c.preemption = oneOf(*x, child(p, "preemption"), kPreemptionModes);
     }
+    if (auto* x = find(v, "allreduce")) c.allreduce = oneOf(*x, child(p, "allreduce"), kAllReduceModes);
     if (auto* x = find(v, "chunked_prefill")) {
       c.chunked_prefill = boolean(*x, child(p, "chunked_prefill"));
     }

@@ -88,6 +88,10 @@ struct ClusterSpec {
   int max_num_batched_tokens = 8192;
   FabricSpec fabric;
   LiveMigrationSpec live_migration;
+  // Tensor-parallel all-reduce model (cost/collectives.h): vllm (custom
+  // all-reduce below 8 MiB, NCCL above; measured), nccl (measured), ring
+  // (the analytic ring of 20-cost-model.md).
+  std::string allreduce = "vllm";
   std::optional<std::string> profile;  // calibrated cost profile JSON path
   nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
 };

@@ -132,7 +132,17 @@ for word in ("linear", "attention", "overhead", "communication", "KV capacity"):
     assert word.lower() in t.lower(), word
 PY
   expect_code 0 "$cli" cost --model llama-2-70b --tp 4 --prefill 512x8 --json
-  python3 -c "import json; d=json.load(open('$tmp/out')); assert d" || fail "cost --json"
+  python3 -c "import json; d=json.load(open('$tmp/out')); a=d['allreduce']; assert a['model']=='vllm' and a['implementation']=='nccl' and a['count']==160 and a['bytes']==4096*8192*2, a" \
+    || fail "cost --json allreduce: $(cat "$tmp/out")"
+  # The measured all-reduce is named with its source; --allreduce ring keeps the spec's rule.
+  expect_code 0 "$cli" cost --gpu h800-80g --model llama-3.1-8b --tp 8 --prefill 8192
+  grep -q "64 all-reduces of 64.0 MiB" "$tmp/out" && grep -q "nccl-allreduce-h100-dgx.json" "$tmp/out" \
+    || fail "cost allreduce line: $(cat "$tmp/out")"
+  expect_code 0 "$cli" cost --gpu h800-80g --model llama-3.1-8b --tp 8 --prefill 8192 --allreduce ring
+  grep -q "analytic ring" "$tmp/out" || fail "cost --allreduce ring: $(cat "$tmp/out")"
+  expect_code 0 "$cli" cost --allreduce-fit
+  grep -q "two-shot" "$tmp/out" && grep -q "microsoft/vidur" "$tmp/out" || fail "cost --allreduce-fit: $(cat "$tmp/out")"
+  expect_code 2 "$cli" cost --model llama-3.1-8b --tp 2 --allreduce tree
   expect_code 2 "$cli" cost --model llama-2-70b --decode 32x1024
   expect_code 2 "$cli" cost --model nosuchmodel
   ;;

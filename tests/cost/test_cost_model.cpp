@@ -17,8 +17,8 @@ namespace {
 const PresetRegistry& reg() { return PresetRegistry::builtin(); }
 
 CostModel make(const char* model, int tp = 1, const char* gpu = "h100-sxm-80g",
-               CostCoefficients c = {}) {
-  return CostModel(reg().gpu(gpu), reg().model(model), tp, c);
+               CostCoefficients c = {}, AllReduceMode ar = AllReduceMode::Vllm) {
+  return CostModel(reg().gpu(gpu), reg().model(model), tp, c, ar);
 }
 
 BatchShape decode(int seqs, double ctx) {
@@ -111,7 +111,9 @@ TEST(CostModel, EmptyBatchCostsZero) {
 
 TEST(CostModel, TensorParallelHalvesWorkAndAddsCommunication) {
   const CostModel m1 = make("llama-3.1-8b", 1);
-  const CostModel m2 = make("llama-3.1-8b", 2);
+  // The spec's analytic ring (cluster.allreduce "ring"); the measured default
+  // is tested in test_collectives.cpp.
+  const CostModel m2 = make("llama-3.1-8b", 2, "h100-sxm-80g", {}, AllReduceMode::Ring);
   BatchShape b = decode(16, 2048);
   addPrefillChunk(b, 512, 0);
   const CostBreakdown r1 = m1.breakdown(b), r2 = m2.breakdown(b);
@@ -130,8 +132,8 @@ TEST(CostModel, TensorParallelHalvesWorkAndAddsCommunication) {
 }
 
 TEST(CostModel, NoNvlinkUsesHostLinkForAllReduce) {
-  const CostModel nv = make("llama-3.1-8b", 4, "h100-sxm-80g");
-  const CostModel pcie = make("llama-3.1-8b", 4, "h100-96g");
+  const CostModel nv = make("llama-3.1-8b", 4, "h100-sxm-80g", {}, AllReduceMode::Ring);
+  const CostModel pcie = make("llama-3.1-8b", 4, "h100-96g", {}, AllReduceMode::Ring);
   const double bytes = 1e8;
   const double hop = 2.0 * 3 * 1e-6;
   EXPECT_NEAR((pcie.allreduceSeconds(bytes) - hop) / (nv.allreduceSeconds(bytes) - hop),
