@@ -142,6 +142,7 @@ ModelSpec parseModel(const FileReader& r) {
   m.dtype_bytes = r.positiveInt("dtype_bytes");
   m.max_context = r.positiveInt("max_context");
   m.published_params_b = r.positive("published_params_b");
+  if (auto it = r.j.find("source"); it != r.j.end()) m.source = it->get<std::string>();
   return m;
 }
 

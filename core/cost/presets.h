@@ -68,6 +68,7 @@ struct ModelSpec {
   int dtype_bytes = 2;
   int max_context = 0;
   double published_params_b = 0;         ///< published total, billions (tests only)
+  std::string source;                    ///< where the figures come from ("" if not given)
 
   /// 2 (K and V) · layers · kv_heads · head_dim · dtype_bytes.
   std::int64_t kvBytesPerToken() const;

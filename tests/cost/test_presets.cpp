@@ -11,20 +11,15 @@
 #include "cost/suggest.h"
 #include "util/error.h"
 
+#include "../common/input_error.h"
+
 using namespace sl;
+using sl::testutil::errorOf;
 
 namespace {
 const PresetRegistry& reg() { return PresetRegistry::builtin(); }
 using Files = std::vector<std::pair<std::string, std::string>>;
 
-std::string errorOf(auto&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
 }  // namespace
 
 TEST(Presets, GpuTableInStableOrderDefaultFirst) {
