@@ -146,18 +146,15 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   for (int t : {1, 2, 4, 8}) tp_->addItem(QString::number(t), t);
   tp_->setToolTip(tr("Tensor parallelism: GPUs per instance"));
   f->addRow(tr("TP"), tp_);
-  // Precision (docs/cost-model.md, "Precision"): weights and KV cache, one row.
+  // Precision (docs/cost-model.md, "Precision") of the weights and the KV cache.
   modelDtype_ = new QComboBox;
   kvDtype_ = new QComboBox;
   for (QComboBox* c : {modelDtype_, kvDtype_})
     for (const char* d : {"bf16", "fp16", "fp8"}) c->addItem(QString(d), QString(d));
   modelDtype_->setToolTip(tr("Weights: fp8 halves the layers' weight bytes and runs them at the GPU's FP8 peak"));
   kvDtype_->setToolTip(tr("KV cache: fp8 halves the bytes per token (twice the KV capacity)"));
-  auto* dtypes = new QHBoxLayout;
-  dtypes->addWidget(modelDtype_);
-  dtypes->addWidget(new QLabel(tr("KV")));
-  dtypes->addWidget(kvDtype_);
-  f->addRow(tr("Weights"), dtypes);
+  f->addRow(tr("Weights"), modelDtype_);
+  f->addRow(tr("KV cache"), kvDtype_);
   kvFraction_ = new QDoubleSpinBox;
   kvFraction_->setRange(0.01, 1.0);
   kvFraction_->setDecimals(2);
