@@ -146,6 +146,15 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   for (int t : {1, 2, 4, 8}) tp_->addItem(QString::number(t), t);
   tp_->setToolTip(tr("Tensor parallelism: GPUs per instance"));
   f->addRow(tr("TP"), tp_);
+  // Precision (docs/cost-model.md, "Precision") of the weights and the KV cache.
+  modelDtype_ = new QComboBox;
+  kvDtype_ = new QComboBox;
+  for (QComboBox* c : {modelDtype_, kvDtype_})
+    for (const char* d : {"bf16", "fp16", "fp8"}) c->addItem(QString(d), QString(d));
+  modelDtype_->setToolTip(tr("Weights: fp8 halves the layers' weight bytes and runs them at the GPU's FP8 peak"));
+  kvDtype_->setToolTip(tr("KV cache: fp8 halves the bytes per token (twice the KV capacity)"));
+  f->addRow(tr("Weights"), modelDtype_);
+  f->addRow(tr("KV cache"), kvDtype_);
   kvFraction_ = new QDoubleSpinBox;
   kvFraction_->setRange(0.01, 1.0);
   kvFraction_->setDecimals(2);
@@ -341,7 +350,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     rebuildKnobs(policy_->currentData(Qt::UserRole).toString().toStdString(), nlohmann::json::object());
     markDirty();
   });
-  for (QComboBox* c : {gpu_, tp_, model_, workload_, router_})
+  for (QComboBox* c : {gpu_, tp_, modelDtype_, kvDtype_, model_, workload_, router_})
     connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty();
   // A preset sets the lengths: show them (read-only); none: the scenario's own, editable.
   connect(workload_, &QComboBox::currentIndexChanged, this, [this](int) {
@@ -472,6 +481,8 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   };
   pick(gpu_, QString::fromStdString(s.cluster.gpu));
   pick(tp_, s.cluster.tp);
+  pick(modelDtype_, QString::fromStdString(s.cluster.model_dtype));
+  pick(kvDtype_, QString::fromStdString(s.cluster.kv_dtype));
   kvFraction_->setValue(s.cluster.kv_capacity_fraction);
   nicGbps_->setValue(s.cluster.fabric.nic_gbps);
   gpusPerNode_->setValue(s.cluster.fabric.gpus_per_node);
@@ -514,6 +525,8 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
   s.cluster.instances = instances_->value();
   s.cluster.gpu = gpu_->currentData().toString().toStdString();
   s.cluster.tp = tp_->currentData().toInt();
+  s.cluster.model_dtype = modelDtype_->currentData().toString().toStdString();
+  s.cluster.kv_dtype = kvDtype_->currentData().toString().toStdString();
   s.cluster.kv_capacity_fraction = kvFraction_->value();
   const std::string newModel = model_->currentData().toString().toStdString();
   if (!PresetRegistry::builtin().hasModel(s.model) || PresetRegistry::builtin().model(s.model).id != newModel)

@@ -83,6 +83,8 @@ private:
   QSpinBox* instances_ = nullptr;
   QComboBox* gpu_ = nullptr;
   QComboBox* tp_ = nullptr;
+  QComboBox* modelDtype_ = nullptr;  // cluster.model_dtype
+  QComboBox* kvDtype_ = nullptr;     // cluster.kv_dtype
   QDoubleSpinBox* kvFraction_ = nullptr;
   QComboBox* model_ = nullptr;
   QComboBox* workload_ = nullptr;

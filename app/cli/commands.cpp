@@ -267,18 +267,30 @@ int cmdPresets(const std::string& what, bool json) {
   if (want("gpus")) {
     auto& arr = j["gpus"] = nlohmann::ordered_json::array();
     for (const GpuSpec& g : reg.allGpus()) {
-      arr.push_back({{"id", g.id}, {"name", g.name}, {"bf16_tflops", g.bf16_tflops}, {"hbm_tbps", g.hbm_tbps},
-                     {"hbm_gib", g.hbm_gib}});
-      if (!json)
-        std::printf("gpu       %-22s %-34s %6.0f TFLOP/s %5.2f TB/s %4.0f GiB\n", g.id.c_str(), g.name.c_str(),
-                    g.bf16_tflops, g.hbm_tbps, g.hbm_gib);
+      const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nullptr; };
+      arr.push_back({{"id", g.id},
+                     {"name", g.name},
+                     {"bf16_tflops", g.bf16_tflops},
+                     {"fp8_tflops", opt(g.fp8_tflops)},
+                     {"hbm_tbps", g.hbm_tbps},
+                     {"hbm_gib", g.hbm_gib},
+                     {"nvlink_gbps", opt(g.nvlink_gbps)},
+                     {"peer_link_gbps", opt(g.peer_link_gbps)},
+                     {"host_link_gbps", g.host_link_gbps},
+                     {"source", g.source}});
+      if (!json) {
+        const std::string fp8 = g.fp8_tflops ? std::to_string(std::lround(*g.fp8_tflops)) : "-";
+        std::printf("gpu       %-22s %-34s %6.0f TFLOP/s bf16 %5s fp8 %5.2f TB/s %4.0f GiB\n", g.id.c_str(),
+                    g.name.c_str(), g.bf16_tflops, fp8.c_str(), g.hbm_tbps, g.hbm_gib);
+      }
     }
   }
   if (want("models")) {
     auto& arr = j["models"] = nlohmann::ordered_json::array();
     for (const ModelSpec& m : reg.allModels()) {
       arr.push_back({{"id", m.id}, {"name", m.name}, {"params_b", m.paramCount() / 1e9},
-                     {"kv_bytes_per_token", m.kvBytesPerToken()}, {"max_context", m.max_context}});
+                     {"kv_bytes_per_token", m.kvBytesPerToken()}, {"max_context", m.max_context},
+                     {"source", m.source}});
       if (!json)
         std::printf("model     %-22s %-34s %6.2f B params %7lld KiB KV/token\n", m.id.c_str(), m.name.c_str(),
                     m.paramCount() / 1e9, static_cast<long long>(m.kvBytesPerToken() / 1024));
@@ -335,7 +347,10 @@ int cmdCost(const CostArgs& a) {
   const PresetRegistry& reg = PresetRegistry::builtin();
   CostCoefficients c;
   if (a.profile) c = loadCostProfile(*a.profile);
-  const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, parseAllReduceMode(a.allreduce, "--allreduce"));
+  const Precision precision{parseDType(a.modelDtype, "--model-dtype"), parseDType(a.kvDtype, "--kv-dtype")};
+  checkPrecision(reg.gpu(a.gpu), precision, "--model-dtype", "--kv-dtype");
+  const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,
+                        parseAllReduceMode(a.allreduce, "--allreduce"));
   std::optional<std::string_view> pf, dc;
   if (a.prefill) pf = *a.prefill;
   if (a.decode) dc = *a.decode;

@@ -42,6 +42,7 @@ struct CostArgs {
   std::string gpu = "h100-sxm-80g";
   std::string model = "llama-3.1-8b";
   int tp = 1;
+  std::string modelDtype = "bf16", kvDtype = "bf16";
   std::optional<std::string> prefill, decode, profile;
   double gpuMemoryUtilization = 0.9;
   double kvCapacityFraction = 1.0;

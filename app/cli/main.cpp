@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
   cost->add_option("--gpu", costArgs.gpu, "GPU preset id")->capture_default_str();
   cost->add_option("--model", costArgs.model, "Model preset id")->capture_default_str();
   cost->add_option("--tp", costArgs.tp, "Tensor-parallel degree")->capture_default_str();
+  cost->add_option("--model-dtype", costArgs.modelDtype, "Weights: bf16 | fp16 | fp8")->capture_default_str();
+  cost->add_option("--kv-dtype", costArgs.kvDtype, "KV cache: bf16 | fp16 | fp8")->capture_default_str();
   cost->add_option("--prefill", costArgs.prefill, "TOKENS[xBATCH], e.g. 512x8");
   cost->add_option("--decode", costArgs.decode, "SEQS@CONTEXT, e.g. 32@1024");
   cost->add_option("--profile", costArgs.profile, "Calibrated cost profile JSON");

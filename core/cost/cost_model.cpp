@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "cost/suggest.h"
 #include "util/error.h"
@@ -102,6 +103,32 @@ nlohmann::json CostCoefficients::toJson() const {
   return j;
 }
 
+// ------------------------------------------------------------------ dtypes
+
+const char* dtypeName(DType d) {
+  switch (d) {
+    case DType::BF16: return "bf16";
+    case DType::FP16: return "fp16";
+    case DType::FP8: return "fp8";
+  }
+  return "bf16";
+}
+
+DType parseDType(std::string_view s, std::string_view field) {
+  for (DType d : {DType::BF16, DType::FP16, DType::FP8})
+    if (s == dtypeName(d)) return d;
+  throw InputError(std::string(field) + ": must be one of 'bf16', 'fp16', 'fp8' (got '" +
+                   std::string(s) + "')");
+}
+
+void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField,
+                    std::string_view kvField) {
+  for (const auto& [d, field] : {std::pair{p.weights, weightsField}, std::pair{p.kv, kvField}})
+    if (d == DType::FP8 && !gpu.hasFp8())
+      throw InputError(std::string(field) + ": fp8 needs a GPU with FP8 tensor cores; " + gpu.id +
+                       " has none (its preset's fp8_tflops is null): use bf16 or another GPU");
+}
+
 // ----------------------------------------------------------------- profiles
 
 CostProfile readCostProfile(const std::string& path) {
@@ -149,16 +176,31 @@ void writeCostProfile(const std::string& path, const CostProfile& p) {
 // ---------------------------------------------------------------- CostModel
 
 CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoefficients c,
-                     AllReduceMode allreduce)
-    : gpu_(gpu), model_(model), tp_(tp), c_(c), allreduce_(allreduce) {
+                     Precision p, AllReduceMode allreduce)
+    : gpu_(gpu), model_(model), tp_(tp), c_(c), p_(p), allreduce_(allreduce) {
   if (tp < 1) throw InputError("cluster.tp: must be >= 1 (got " + std::to_string(tp) + ")");
+  checkPrecision(gpu_, p_, "cluster.model_dtype", "cluster.kv_dtype");
+  // Precision (docs/cost-model.md, "Precision"): fp8 stores the layers' linear
+  // weights / the KV cache in 1 byte and runs the linear layers at the FP8
+  // peak; embedding, norms and LM head, attention and activations keep the
+  // preset's dtype. bf16/fp16 give exactly the preset's numbers.
+  const auto bytesOf = [&](DType d) -> std::int64_t { return d == DType::FP8 ? 1 : model_.dtype_bytes; };
+  const std::int64_t layerLinear = model_.linearParamsPerLayer() * model_.layers;
+  weightBytes_ = layerLinear * bytesOf(p_.weights) + (model_.paramCount() - layerLinear) * model_.dtype_bytes;
+  kvBytesPerToken_ = model_.kvBytesPerToken() / model_.dtype_bytes * bytesOf(p_.kv);
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
+  const double Fw = p_.weights == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
   const double BW = gpu_.hbmBytesPerSec();
-  linComputePerToken_ = 2.0 * static_cast<double>(model_.linearParams()) / (tpd * F * c_.eta_c);
-  linWeights_ = static_cast<double>(model_.weightBytes()) / (tpd * BW * c_.eta_w);
+  // The LM head (vocab × hidden) stays at the bf16 peak; with Fw = F this is
+  // exactly 2·P_linear / (tp·F·η_c).
+  linComputePerToken_ = 2.0 *
+                        (static_cast<double>(layerLinear) * (F / Fw) +
+                         static_cast<double>(model_.linearParams() - layerLinear)) /
+                        (tpd * F * c_.eta_c);
+  linWeights_ = static_cast<double>(weightBytes_) / (tpd * BW * c_.eta_w);
   prefillPerUnit_ = 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
-  decodePerToken_ = static_cast<double>(model_.kvBytesPerToken()) / (tpd * BW * c_.eta_kv);
+  decodePerToken_ = static_cast<double>(kvBytesPerToken_) / (tpd * BW * c_.eta_kv);
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
   arBytesPerToken_ = static_cast<double>(model_.hidden) * model_.dtype_bytes;
@@ -236,7 +278,7 @@ std::int64_t CostModel::kvCapacityBlocks(double util, double fraction, int block
   if (block_size < 1)
     throw InputError("cluster.block_size: must be >= 1 (got " + std::to_string(block_size) + ")");
   const double usable = usableKvBytesPerGpu(util);
-  const double weights = static_cast<double>(model_.weightBytes());
+  const double weights = static_cast<double>(weightBytes_);
   if (usable <= 0) {
     const double offerPerGpu = gpu_.hbmBytes() * util - activationReserveBytes();
     std::string msg = model_.name + " needs " + fmt("%.0f", weights / 1e9) + " GB of weights; " +

@@ -43,6 +43,23 @@ struct CostCoefficients {
   static const std::vector<std::string>& keys();
 };
 
+/// Storage precision of the weights or of the KV cache (the scenario's
+/// cluster.model_dtype / cluster.kv_dtype; docs/cost-model.md, "Precision").
+/// bf16 and fp16 cost the same (the preset's dtype_bytes, 2 for every
+/// preset; the same tensor-core peak); fp8 is 1 byte.
+enum class DType { BF16, FP16, FP8 };
+const char* dtypeName(DType d);                          ///< "bf16", "fp16", "fp8"
+/// Parses "bf16" | "fp16" | "fp8"; InputError naming `field` otherwise.
+DType parseDType(std::string_view s, std::string_view field);
+struct Precision {
+  DType weights = DType::BF16;  ///< the layers' linear weights
+  DType kv = DType::BF16;       ///< the KV cache
+};
+/// InputError naming `weightsField` / `kvField` when `p` asks for fp8 on a
+/// GPU without FP8 tensor cores (fp8_tflops null, e.g. a100-40g).
+void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField,
+                    std::string_view kvField);
+
 /// A calibrated cost profile file: {"gpu": ..., "model": ..., "coefficients": {...}}.
 /// Other top-level keys (fit statistics) are kept out of the way and ignored.
 struct CostProfile {
@@ -104,16 +121,22 @@ struct CostBreakdown {
 
 class CostModel {
 public:
-  /// tp ≥ 1, else InputError naming cluster.tp. `allreduce` picks the
-  /// tensor-parallel all-reduce model (collectives.h; `cluster.allreduce`).
+  /// tp ≥ 1, else InputError naming cluster.tp. FP8 in `p` on a GPU
+  /// without FP8 (A100): InputError naming cluster.model_dtype / kv_dtype.
+  /// `allreduce` picks the tensor-parallel all-reduce model (collectives.h;
+  /// `cluster.allreduce`).
   CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp = 1, CostCoefficients c = {},
-            AllReduceMode allreduce = AllReduceMode::Vllm);
+            Precision p = {}, AllReduceMode allreduce = AllReduceMode::Vllm);
+  /// Default (bf16) precision with the given all-reduce model.
+  CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoefficients c, AllReduceMode allreduce)
+      : CostModel(gpu, model, tp, c, Precision{}, allreduce) {}
 
   const GpuSpec& gpu() const { return gpu_; }
   const ModelSpec& model() const { return model_; }
   int tp() const { return tp_; }
   const CostCoefficients& coefficients() const { return c_; }
   AllReduceMode allReduceMode() const { return allreduce_; }
+  const Precision& precision() const { return p_; }
 
   CostBreakdown breakdown(const BatchShape& b) const;
   /// Same as breakdown(b).total_s; no allocation. An empty batch costs 0.
@@ -122,9 +145,14 @@ public:
   double heterogeneity(const BatchShape& b) const;
 
   // ---- memory
-  std::int64_t kvBytesPerToken() const { return model_.kvBytesPerToken(); }  ///< whole instance
+  /// Whole instance, at the KV dtype: 2 · layers · kv_heads · head_dim · (1 for
+  /// fp8, else dtype_bytes).
+  std::int64_t kvBytesPerToken() const { return kvBytesPerToken_; }
   double kvBytesPerTokenPerGpu() const { return static_cast<double>(kvBytesPerToken()) / tp_; }
-  double weightBytesPerGpu() const { return static_cast<double>(model_.weightBytes()) / tp_; }
+  /// Whole instance: the layers' linear weights at the model dtype (1 B for
+  /// fp8); embedding, norms and LM head stay at dtype_bytes.
+  std::int64_t weightBytes() const { return weightBytes_; }
+  double weightBytesPerGpu() const { return static_cast<double>(weightBytes_) / tp_; }
   /// activation_reserve_gib GiB + activation_reserve_per_vocab_kib KiB × vocab.
   double activationReserveBytes() const;
   /// HBM × util − weights / tp − activation reserve (may be ≤ 0).
@@ -140,6 +168,9 @@ public:
   // ---- links
   double hostLinkBytesPerSec() const { return gpu_.hostLinkBytesPerSec(); }  ///< per GPU
   double nvlinkBytesPerSec() const { return gpu_.nvlinkBytesPerSec(); }      ///< 0 if none
+  /// Between one pair of GPUs (KV transfers): less than nvlinkBytesPerSec()
+  /// on a direct mesh (MI300X xGMI), equal on NVSwitch; 0 if none.
+  double peerLinkBytesPerSec() const { return gpu_.peerLinkBytesPerSec(); }
   /// Time to copy `bytes` of an instance's KV to/from host memory: each of
   /// the tp GPUs moves its 1/tp share over its own host link in parallel.
   double swapSeconds(double bytes) const;
@@ -161,11 +192,14 @@ private:
   ModelSpec model_;
   int tp_;
   CostCoefficients c_;
+  Precision p_;
   AllReduceMode allreduce_;
   std::vector<AllReduceSegment> arSegments_;  // vllm / nccl, tp > 1
-  double arBytesPerToken_;     // hidden · dtype bytes (activations)
+  double arBytesPerToken_;     // hidden · 2 bytes (activations stay 16-bit)
+  std::int64_t kvBytesPerToken_;
+  std::int64_t weightBytes_;
   // Precomputed per-batch constants (seconds).
-  double linComputePerToken_;  // 2·P_linear / (tp·F·η_c)
+  double linComputePerToken_;  // 2·(P_layers·F/F_w + P_head) / (tp·F·η_c), F_w the weights' peak
   double linWeights_;          // W / (tp·BW·η_w)
   double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
   double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)

@@ -132,6 +132,9 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "Model:   " + m.model().name + " (" + m.model().id + ")\n";
   out += "GPU:     " + std::to_string(m.tp()) + " \u00d7 " + m.gpu().id + " (" + m.gpu().name +
          "), tp " + std::to_string(m.tp()) + "\n";
+  out += "Dtypes:  weights " + std::string(dtypeName(m.precision().weights)) + ", KV cache " +
+         dtypeName(m.precision().kv) + " (" + fmt("%.1f", static_cast<double>(m.weightBytes()) / 1e9) +
+         " GB of weights)\n";
   out += "Profile: " + (o.profile.empty() ? std::string("default coefficients") : o.profile) + "\n";
   out += "Batch:   " + describeBatch(batch) + "\n\n";
   out += "Predicted iteration time: " + fmt("%.3f ms", r.total_s * 1e3) + "\n";
@@ -160,6 +163,9 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
   j["gpu"] = m.gpu().id;
   j["model"] = m.model().id;
   j["tp"] = m.tp();
+  j["model_dtype"] = dtypeName(m.precision().weights);
+  j["kv_dtype"] = dtypeName(m.precision().kv);
+  j["weight_bytes"] = m.weightBytes();
   j["profile"] = o.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.profile);
   j["batch"] = {{"decode_seqs", batch.decode_seqs},
                 {"decode_ctx_sum", batch.decode_ctx_sum},

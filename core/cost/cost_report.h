@@ -34,7 +34,8 @@ struct CostReportOptions {
 /// weights do not fit).
 std::string formatCostReport(const CostModel& model, const BatchShape& batch,
                              const CostReportOptions& opts = {});
-/// The same numbers for machines (`--json`). Keys: gpu, model, tp, profile,
+/// The same numbers for machines (`--json`). Keys: gpu, model, tp,
+/// model_dtype, kv_dtype, weight_bytes (whole instance), profile,
 /// batch{...}, iteration_ms, breakdown_ms{linear, prefill_attention,
 /// decode_attention, overhead, communication}, heterogeneity_h,
 /// kv_capacity{tokens, blocks, block_size, bytes_per_token} or

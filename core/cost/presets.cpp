@@ -92,16 +92,24 @@ struct FileReader {
 };
 
 GpuSpec parseGpu(const FileReader& r) {
-  r.checkKeys({"id", "name", "order", "bf16_tflops", "hbm_tbps", "hbm_gib", "nvlink_gbps",
-               "host_link_gbps"});
+  r.checkKeys({"id", "name", "order", "bf16_tflops", "fp8_tflops", "hbm_tbps", "hbm_gib",
+               "nvlink_gbps", "peer_link_gbps", "host_link_gbps", "source"});
   GpuSpec g;
   g.id = r.str("id");
   g.name = r.str("name");
   g.bf16_tflops = r.positive("bf16_tflops");
+  // Required, null for a GPU without FP8 tensor cores (so no file forgets it).
+  if (!r.need("fp8_tflops").is_null()) g.fp8_tflops = r.positive("fp8_tflops");
   g.hbm_tbps = r.positive("hbm_tbps");
   g.hbm_gib = r.positive("hbm_gib");
   if (!r.need("nvlink_gbps").is_null()) g.nvlink_gbps = r.positive("nvlink_gbps");
+  if (auto it = r.j.find("peer_link_gbps"); it != r.j.end() && !it->is_null()) {
+    if (!g.nvlink_gbps) r.fail("peer_link_gbps", "needs nvlink_gbps (a GPU without scale-up links has no peer link)");
+    g.peer_link_gbps = r.positive("peer_link_gbps");
+    if (*g.peer_link_gbps > *g.nvlink_gbps) r.fail("peer_link_gbps", "must be <= nvlink_gbps");
+  }
   g.host_link_gbps = r.positive("host_link_gbps");
+  g.source = r.str("source");
   return g;
 }
 
@@ -134,6 +142,7 @@ ModelSpec parseModel(const FileReader& r) {
   m.dtype_bytes = r.positiveInt("dtype_bytes");
   m.max_context = r.positiveInt("max_context");
   m.published_params_b = r.positive("published_params_b");
+  if (auto it = r.j.find("source"); it != r.j.end()) m.source = it->get<std::string>();
   return m;
 }
 

@@ -12,21 +12,38 @@
 namespace sl {
 
 /// One GPU type. Units as in the preset files: TFLOP/s (10^12), TB/s
-/// (10^12 B/s), GiB (2^30 B), GB/s per direction (10^9 B/s).
+/// (10^12 B/s), GiB (2^30 B), GB/s per direction (10^9 B/s). Every file
+/// names its public source (datasheet) in "source".
 struct GpuSpec {
   std::string id;
   std::string name;
   double bf16_tflops = 0;               ///< dense bf16 peak
+  std::optional<double> fp8_tflops;     ///< dense FP8 peak; none = no FP8 tensor cores
   double hbm_tbps = 0;                  ///< HBM bandwidth, TB/s
   double hbm_gib = 0;                   ///< HBM size, GiB
-  std::optional<double> nvlink_gbps;    ///< NVLink GB/s per direction; none = no NVLink
+  /// Scale-up link (NVLink, or AMD xGMI) GB/s per direction, all of the
+  /// GPU's links together; none = no such link.
+  std::optional<double> nvlink_gbps;
+  /// GB/s per direction between one pair of GPUs when the scale-up links
+  /// form a direct mesh (xGMI: one link per peer); none = switched (NVSwitch,
+  /// a pair gets nvlink_gbps).
+  std::optional<double> peer_link_gbps;
   double host_link_gbps = 0;            ///< host (PCIe) link GB/s per direction
+  std::string source;                   ///< where the figures come from
 
   double flopsPerSec() const { return bf16_tflops * 1e12; }
+  bool hasFp8() const { return fp8_tflops.has_value(); }
+  /// Dense FP8 peak in FLOP/s, 0 when the GPU has no FP8.
+  double fp8FlopsPerSec() const { return fp8_tflops ? *fp8_tflops * 1e12 : 0.0; }
   double hbmBytesPerSec() const { return hbm_tbps * 1e12; }
   double hbmBytes() const { return hbm_gib * 1073741824.0; }
   /// NVLink bytes/s per direction, 0 when the GPU has no NVLink.
   double nvlinkBytesPerSec() const { return nvlink_gbps ? *nvlink_gbps * 1e9 : 0.0; }
+  /// Bytes/s per direction between two GPUs over the scale-up links: the
+  /// mesh's per-peer link when there is one, else nvlinkBytesPerSec().
+  double peerLinkBytesPerSec() const {
+    return nvlink_gbps && peer_link_gbps ? *peer_link_gbps * 1e9 : nvlinkBytesPerSec();
+  }
   double hostLinkBytesPerSec() const { return host_link_gbps * 1e9; }
   /// The link tensor-parallel collectives use: NVLink, else the host link.
   double intraNodeLinkBytesPerSec() const {
@@ -51,6 +68,7 @@ struct ModelSpec {
   int dtype_bytes = 2;
   int max_context = 0;
   double published_params_b = 0;         ///< published total, billions (tests only)
+  std::string source;                    ///< where the figures come from ("" if not given)
 
   /// 2 (K and V) · layers · kv_heads · head_dim · dtype_bytes.
   std::int64_t kvBytesPerToken() const;

@@ -35,7 +35,10 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
     c = loadCostProfile(path);
   }
   c = CostCoefficients::fromJson(s.cluster.cost, "cluster.cost", c);
-  return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, parseAllReduceMode(s.cluster.allreduce));
+  const Precision precision{parseDType(s.cluster.model_dtype, "cluster.model_dtype"),
+                            parseDType(s.cluster.kv_dtype, "cluster.kv_dtype")};
+  return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, precision,
+                                     parseAllReduceMode(s.cluster.allreduce));
 }
 
 std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source,
@@ -74,7 +77,7 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     ic.maxBatchedTokens = s.cluster.max_num_batched_tokens;
     // The host link of each of the instance's tp GPUs works in parallel.
     ic.hostLinkBytesPerSec = cost.hostLinkBytesPerSec() * s.cluster.tp;
-    c.nvlinkBytesPerSec = cost.nvlinkBytesPerSec() * s.cluster.tp;
+    c.nvlinkBytesPerSec = cost.peerLinkBytesPerSec() * s.cluster.tp;  // one pair of GPUs
     c.gpusPerNode = s.cluster.fabric.gpus_per_node;
     c.nicBytesPerSec = s.cluster.fabric.nic_gbps * 1e9 / 8.0;
     c.linkLatency = secondsToNs(s.cluster.fabric.link_latency_us * 1e-6);

@@ -97,6 +97,10 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   cl["instances"] = c.instances;
   cl["gpu"] = c.gpu;
   cl["tp"] = c.tp;
+  // Written only when not the default, so older dumps (and every summary.json
+  // of a bf16 run) stay byte-identical.
+  if (c.model_dtype != "bf16") cl["model_dtype"] = c.model_dtype;
+  if (c.kv_dtype != "bf16") cl["kv_dtype"] = c.kv_dtype;
   cl["gpu_memory_utilization"] = c.gpu_memory_utilization;
   cl["kv_capacity_fraction"] = c.kv_capacity_fraction;
   cl["block_size"] = c.block_size;

@@ -27,6 +27,7 @@ using Keys = std::vector<std::string>;
 
 const Keys kTopKeys = {"schema_version", "cluster", "model", "workload", "policy", "slo", "run"};
 const Keys kClusterKeys = {"instances",      "gpu",           "tp",
+                           "model_dtype",    "kv_dtype",
                            "gpu_memory_utilization",          "kv_capacity_fraction",
                            "block_size",     "watermark",     "swap_gib",
                            "preemption",     "chunked_prefill", "max_num_seqs",
@@ -68,6 +69,7 @@ const Keys kProcessNames = {"poisson", "gamma", "schedule"};
 const Keys kTraceFormats = {"auto", "azure", "burstgpt", "mooncake", "servelab"};
 const Keys kAllReduceModes = {"vllm", "nccl", "ring"};  // cost/collectives.h
 const Keys kPreemptionModes = {"swap", "recompute"};
+const Keys kDTypes = {"bf16", "fp16", "fp8"};
 
 constexpr int kMaxDistDepth = 8;    // nested mixtures
 constexpr int kMaxFreeDepth = 64;   // policy.knobs / cluster.cost nesting
@@ -307,6 +309,8 @@ private:
     if (auto* x = find(v, "instances")) c.instances = intField(*x, child(p, "instances"), 1, 4096);
     if (auto* x = find(v, "gpu")) c.gpu = nonEmptyString(*x, child(p, "gpu"));
     if (auto* x = find(v, "tp")) c.tp = intField(*x, child(p, "tp"), 1);
+    if (auto* x = find(v, "model_dtype")) c.model_dtype = oneOf(*x, child(p, "model_dtype"), kDTypes);
+    if (auto* x = find(v, "kv_dtype")) c.kv_dtype = oneOf(*x, child(p, "kv_dtype"), kDTypes);
     if (auto* x = find(v, "gpu_memory_utilization")) {
       const std::string q = child(p, "gpu_memory_utilization");
       c.gpu_memory_utilization = number(*x, q);

@@ -77,6 +77,10 @@ struct ClusterSpec {
   int instances = 4;
   std::string gpu = "h100-sxm-80g";
   int tp = 1;
+  // Storage precision, "bf16" | "fp16" | "fp8" (docs/cost-model.md, "Precision"):
+  // of the layers' weights and of the KV cache.
+  std::string model_dtype = "bf16";
+  std::string kv_dtype = "bf16";
   double gpu_memory_utilization = 0.9;
   double kv_capacity_fraction = 1.0;
   int block_size = 16;

@@ -120,6 +120,64 @@ presets)
   python3 -c "import json,sys; d=json.load(open('$tmp/out')); assert any(p['id']=='rr' and p['knobs'][0]['default']==500 for p in d['policies'])" \
     || fail "presets policies --json"
   expect_code 2 "$cli" presets gpuz
+  # Issue 23's presets: listed, with their FP8 peak and source.
+  expect_code 0 "$cli" presets
+  for w in h200-sxm-141g b200-180g l40s-48g mi300x-192g qwen3-8b qwen3-32b llama-3.3-70b; do
+    grep -q "$w" "$tmp/out" || fail "presets lacks $w"
+  done
+  grep "^gpu  *mi300x-192g" "$tmp/out" | grep -q "1307 TFLOP/s bf16  2615 fp8" || fail "mi300x line: $(grep mi300x "$tmp/out")"
+  grep "^gpu  *a100-40g" "$tmp/out" | grep -q "bf16     - fp8" || fail "a100 shows an FP8 peak: $(grep a100 "$tmp/out")"
+  expect_code 0 "$cli" presets gpus --json
+  python3 - "$tmp/out" <<'PY' || fail "presets gpus --json: $(cat "$tmp/out")"
+import json, sys
+g = {x["id"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
+assert g["b200-180g"]["fp8_tflops"] == 4500 and g["a100-40g"]["fp8_tflops"] is None, g["b200-180g"]
+assert g["mi300x-192g"]["peer_link_gbps"] == 64 and g["l40s-48g"]["nvlink_gbps"] is None
+assert all(x["source"] for x in g.values())
+PY
+  ;;
+fp8)
+  # cost: FP8 KV halves the bytes per token, the KV capacity doubles (± the floor).
+  expect_code 0 "$cli" cost --gpu h200-sxm-141g --model qwen3-8b --json
+  cp "$tmp/out" "$tmp/bf16.json"
+  expect_code 0 "$cli" cost --gpu h200-sxm-141g --model qwen3-8b --kv-dtype fp8 --model-dtype fp8 --json
+  python3 - "$tmp/bf16.json" "$tmp/out" <<'PY' || fail "cost fp8: $(cat "$tmp/out")"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert (a["model_dtype"], a["kv_dtype"], b["model_dtype"], b["kv_dtype"]) == ("bf16", "bf16", "fp8", "fp8")
+assert b["kv_capacity"]["bytes_per_token"] * 2 == a["kv_capacity"]["bytes_per_token"] == 147456
+assert a["weight_bytes"] - b["weight_bytes"] == 36 * 192937984, (a["weight_bytes"], b["weight_bytes"])
+assert b["kv_capacity"]["blocks"] > 2 * a["kv_capacity"]["blocks"]  # halved bytes + the freed weight memory
+assert b["breakdown_ms"]["decode_attention"] * 2 == a["breakdown_ms"]["decode_attention"]
+PY
+  expect_code 0 "$cli" cost --gpu h200-sxm-141g --model qwen3-8b --kv-dtype fp8
+  grep -q "Dtypes:  weights bf16, KV cache fp8" "$tmp/out" || fail "cost text lacks the dtypes: $(cat "$tmp/out")"
+  expect_code 2 "$cli" cost --gpu a100-40g --model-dtype fp8
+  grep -q -- "--model-dtype: fp8 needs a GPU with FP8" "$tmp/err" || fail "a100 fp8: $(cat "$tmp/err")"
+  expect_code 2 "$cli" cost --kv-dtype int4
+  grep -q -- "--kv-dtype: must be one of" "$tmp/err" || fail "bad --kv-dtype: $(cat "$tmp/err")"
+  # Scenarios: the fields load, change the KV capacity, reach summary.json;
+  # bf16 is not written (older files keep their bytes).
+  echo '{"cluster": {"gpu": "l40s-48g"}, "model": "qwen3-8b"}' > "$tmp/bf.json"
+  echo '{"cluster": {"gpu": "l40s-48g", "kv_dtype": "fp8"}, "model": "qwen3-8b"}' > "$tmp/kv8.json"
+  expect_code 0 "$cli" validate "$tmp/bf.json"
+  grep -q "KV capacity 195136 tokens" "$tmp/out" || fail "bf16 capacity: $(cat "$tmp/out")"
+  expect_code 0 "$cli" validate "$tmp/kv8.json"
+  grep -q "KV capacity 390272 tokens" "$tmp/out" || fail "fp8 KV capacity: $(cat "$tmp/out")"
+  expect_code 0 "$cli" validate "$tmp/bf.json" --canonical
+  grep -q "dtype" "$tmp/out" && fail "canonical bf16 scenario names a dtype"
+  expect_code 0 "$cli" validate "$tmp/kv8.json" --canonical
+  grep -q '"kv_dtype": "fp8"' "$tmp/out" || fail "canonical lacks kv_dtype"
+  expect_code 0 "$cli" run "$tmp/kv8.json" --out "$tmp/r" --quiet --set workload.requests=20 --set cluster.model_dtype=fp8
+  python3 -c "import json; c=json.load(open('$tmp/r/summary.json'))['scenario']['cluster']; assert (c['gpu'], c['model_dtype'], c['kv_dtype']) == ('l40s-48g', 'fp8', 'fp8'), c" \
+    || fail "summary.json cluster lacks the dtypes"
+  echo '{"cluster": {"gpu": "a100-40g", "model_dtype": "fp8"}}' > "$tmp/a100.json"
+  expect_code 2 "$cli" run "$tmp/a100.json" --out "$tmp/a"
+  grep -q "a100.json: cluster.model_dtype: fp8 needs a GPU with FP8" "$tmp/err" || fail "a100: $(cat "$tmp/err")"
+  [ -e "$tmp/a" ] && fail "output written for a refused scenario"
+  echo '{"cluster": {"kv_dtype": "fp9"}}' > "$tmp/bad.json"
+  expect_code 2 "$cli" validate "$tmp/bad.json"
+  grep -q "cluster.kv_dtype: must be one of 'bf16', 'fp16', 'fp8'" "$tmp/err" || fail "bad kv_dtype: $(cat "$tmp/err")"
   ;;
 cost)
   expect_code 0 "$cli" cost --model r1-distill-qwen-32b --decode 1@1024

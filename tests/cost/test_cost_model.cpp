@@ -11,7 +11,10 @@
 #include "cost/cost_model.h"
 #include "util/error.h"
 
+#include "../common/input_error.h"
+
 using namespace sl;
+using sl::testutil::errorOf;
 
 namespace {
 const PresetRegistry& reg() { return PresetRegistry::builtin(); }
@@ -25,15 +28,6 @@ BatchShape decode(int seqs, double ctx) {
   BatchShape b;
   for (int i = 0; i < seqs; ++i) addDecodeSeq(b, ctx);
   return b;
-}
-
-std::string errorOf(auto&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
 }
 
 void expectWithin25(double got, double ref, const char* what) {

@@ -4,17 +4,12 @@
 #include "cost/cost_report.h"
 #include "util/error.h"
 
+#include "../common/input_error.h"
+
 using namespace sl;
+using sl::testutil::errorOf;
 
 namespace {
-std::string errorOf(auto&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
 CostModel make(const char* model, int tp = 1) {
   return CostModel(PresetRegistry::builtin().gpu("h100-sxm-80g"),
                    PresetRegistry::builtin().model(model), tp);

@@ -1,5 +1,6 @@
 // Presets: embedded data, derived model numbers, lookups with did-you-mean.
 #include <cmath>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -10,26 +11,22 @@
 #include "cost/suggest.h"
 #include "util/error.h"
 
+#include "../common/input_error.h"
+
 using namespace sl;
+using sl::testutil::errorOf;
 
 namespace {
 const PresetRegistry& reg() { return PresetRegistry::builtin(); }
 using Files = std::vector<std::pair<std::string, std::string>>;
 
-std::string errorOf(auto&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
 }  // namespace
 
 TEST(Presets, GpuTableInStableOrderDefaultFirst) {
   const std::vector<std::string> expected = {"h100-sxm-80g", "h100-96g", "h100-nvl-94g",
                                              "h100-pcie-80g", "h800-80g", "h20-141g",
-                                             "l40-48g", "a100-40g"};
+                                             "l40-48g", "a100-40g", "h200-sxm-141g",
+                                             "b200-180g", "l40s-48g", "mi300x-192g"};
   EXPECT_EQ(reg().gpus(), expected);
   const GpuSpec& h = reg().gpu("h100-sxm-80g");
   EXPECT_DOUBLE_EQ(h.bf16_tflops, 989);
@@ -62,14 +59,74 @@ TEST(Presets, GpuTableInStableOrderDefaultFirst) {
   EXPECT_DOUBLE_EQ(*reg().gpu("a100-40g").nvlink_gbps, 300);
 }
 
+// Today's deployments (issue 23 item 4): the vendors' datasheet figures,
+// dense peaks (half the with-sparsity figures where the sheet lists those).
+TEST(Presets, NewGpusFromTheirDatasheets) {
+  struct Want {
+    const char* id;
+    double bf16, fp8, tbps, gib;
+    std::optional<double> nvlink;
+    double peer, host;
+  };
+  const Want want[] = {
+      {"h200-sxm-141g", 989, 1979, 4.8, 141, 450, 450, 64},
+      {"b200-180g", 2250, 4500, 7.7, 180, 900, 900, 64},
+      {"l40s-48g", 362, 733, 0.864, 48, std::nullopt, 0, 32},
+      {"mi300x-192g", 1307, 2615, 5.3, 192, 448, 64, 64},  // xGMI mesh: 7 peers × 64
+  };
+  for (const Want& w : want) {
+    const GpuSpec& g = reg().gpu(w.id);
+    EXPECT_DOUBLE_EQ(g.bf16_tflops, w.bf16) << w.id;
+    ASSERT_TRUE(g.hasFp8()) << w.id;
+    EXPECT_DOUBLE_EQ(g.fp8FlopsPerSec(), w.fp8 * 1e12) << w.id;
+    EXPECT_DOUBLE_EQ(g.hbm_tbps, w.tbps) << w.id;
+    EXPECT_DOUBLE_EQ(g.hbm_gib, w.gib) << w.id;
+    EXPECT_EQ(g.nvlink_gbps, w.nvlink) << w.id;
+    EXPECT_DOUBLE_EQ(g.peerLinkBytesPerSec(), w.peer * 1e9) << w.id;
+    EXPECT_DOUBLE_EQ(g.hostLinkBytesPerSec(), w.host * 1e9) << w.id;
+  }
+  // The mesh: collectives see all seven links, one peer only its own.
+  const GpuSpec& mi = reg().gpu("mi300x-192g");
+  EXPECT_DOUBLE_EQ(mi.intraNodeLinkBytesPerSec(), 448e9);
+  EXPECT_DOUBLE_EQ(mi.peerLinkBytesPerSec() * 7, mi.nvlinkBytesPerSec());
+  EXPECT_DOUBLE_EQ(reg().gpu("l40s-48g").intraNodeLinkBytesPerSec(), 32e9);
+}
+
+TEST(Presets, Fp8PeaksOnEveryGpuThatHasFp8) {
+  // Dense FP8 = 2 × dense BF16 on every FP8 GPU here (H100 NVL: 1,670 of 835.5).
+  const std::pair<const char*, double> fp8[] = {
+      {"h100-sxm-80g", 1979}, {"h100-96g", 1979}, {"h100-nvl-94g", 1670}, {"h100-pcie-80g", 1513},
+      {"h800-80g", 1979},     {"h20-141g", 296},  {"l40-48g", 362}};
+  for (const auto& [id, tflops] : fp8) {
+    ASSERT_TRUE(reg().gpu(id).fp8_tflops) << id;
+    EXPECT_DOUBLE_EQ(*reg().gpu(id).fp8_tflops, tflops) << id;
+  }
+  EXPECT_FALSE(reg().gpu("a100-40g").hasFp8());  // Ampere: no FP8 tensor cores
+  EXPECT_DOUBLE_EQ(reg().gpu("a100-40g").fp8FlopsPerSec(), 0.0);
+  for (const GpuSpec& g : reg().allGpus()) {
+    EXPECT_FALSE(g.source.empty()) << g.id << " cites no source";
+    if (g.fp8_tflops) {
+      EXPECT_NE(g.source.find("FP8"), std::string::npos) << g.id << ": the source names the FP8 figure";
+      EXPECT_GE(*g.fp8_tflops, 1.99 * g.bf16_tflops) << g.id << ": a sparse figure typed as dense?";
+      EXPECT_LE(*g.fp8_tflops, 2.03 * g.bf16_tflops) << g.id;  // L40S: 733 of 362.05
+    }
+    if (!g.peer_link_gbps) {
+      EXPECT_DOUBLE_EQ(g.peerLinkBytesPerSec(), g.nvlinkBytesPerSec()) << g.id;
+    }
+  }
+}
+
 TEST(Presets, ModelsListed) {
   const std::vector<std::string> expected = {"r1-distill-qwen-32b", "llama-3.1-8b",
                                              "llama-3.2-3b",        "qwen3-14b",
                                              "llama-3.1-70b",       "llama-2-70b",
                                              "phi-3-mini",          "glm-4-9b",
                                              "phi-3-medium",        "qwen2.5-14b",
-                                             "qwq-32b",             "qwen2.5-32b"};
+                                             "qwq-32b",             "qwen2.5-32b",
+                                             "qwen3-8b",            "qwen3-32b",
+                                             "llama-3.3-70b"};
   EXPECT_EQ(reg().models(), expected);
+  EXPECT_EQ(&reg().model("llama-3.3-70b-instruct"), &reg().model("llama-3.3-70b"));
   EXPECT_EQ(&reg().model("deepseek-r1-distill-qwen-32b"), &reg().model("r1-distill-qwen-32b"));
   EXPECT_TRUE(reg().hasModel("deepseek-r1-distill-qwen-32b"));
   EXPECT_FALSE(reg().hasModel("gpt-5"));
@@ -102,6 +159,34 @@ TEST(Presets, DerivedNumbersExact) {
   EXPECT_EQ(l3.linearParams(), l3.linearParamsPerLayer() * 28 + 128256LL * 3072);
   EXPECT_EQ(reg().model("llama-2-70b").paramCount(), 68'976'648'192);
   EXPECT_EQ(reg().model("llama-3.1-70b").paramCount(), 70'553'706'496);
+}
+
+// Issue 23's models, from their config.json (the figures in each file's
+// "source"). By hand: Qwen3-8B per layer 4096·(32+16)·128 + 32·128·4096 +
+// 3·4096·12288 = 25,165,824 + 16,777,216 + 150,994,944 = 192,937,984;
+// ×36 + 2·4096·36 norms + 4096 + 2·151936·4096 embedding/LM head
+// = 6,945,767,424 + 294,912 + 4,096 + 1,244,659,712 = 8,190,726,144 (card: 8.2 B).
+// Qwen3-32B: q_heads·head_dim = 8192 ≠ hidden 5120; per layer 5120·80·128 +
+// 64·128·5120 + 3·5120·25600 = 487,587,840; total 32,762,106,880 (card: 32.8 B).
+// KV per token: 2 · layers · 8 · 128 · 2 B.
+TEST(Presets, Issue23ModelsFromTheirConfigs) {
+  const ModelSpec& q8 = reg().model("qwen3-8b");
+  EXPECT_EQ(q8.linearParamsPerLayer(), 192'937'984);
+  EXPECT_EQ(q8.paramCount(), 8'190'726'144);
+  EXPECT_EQ(q8.kvBytesPerToken(), 147'456);  // 144 KiB
+  EXPECT_EQ(q8.max_context, 40960);
+  const ModelSpec& q32 = reg().model("qwen3-32b");
+  EXPECT_EQ(q32.linearParamsPerLayer(), 487'587'840);
+  EXPECT_EQ(q32.paramCount(), 32'762'106'880);
+  EXPECT_EQ(q32.kvBytesPerToken(), 262'144);  // 256 KiB
+  const ModelSpec& l33 = reg().model("llama-3.3-70b");
+  EXPECT_EQ(l33.paramCount(), 70'553'706'496);  // the Llama-3.1-70B architecture
+  EXPECT_EQ(l33.kvBytesPerToken(), 327'680);    // 320 KiB
+  EXPECT_EQ(l33.max_context, 131072);
+  for (const ModelSpec* m : {&q8, &q32, &l33}) {
+    EXPECT_FALSE(m->tied_embeddings) << m->id;
+    EXPECT_EQ(m->dtype_bytes, 2) << m->id;  // published in bfloat16
+  }
 }
 
 // CascadeInfer's eight models (§5.1): the figures of each published
@@ -186,7 +271,7 @@ TEST(Presets, BadPresetFilesNameFileAndField) {
 
 TEST(Presets, EmbeddedFilesMatchSourceTree) {
   const auto files = costdetail::embeddedPresetFiles();
-  EXPECT_EQ(files.size(), 8u + 12u + 3u);
+  EXPECT_EQ(files.size(), 12u + 15u + 3u);
   for (const auto& f : files) {
     std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/resources/" + f.path);
     ASSERT_TRUE(in) << f.path;
