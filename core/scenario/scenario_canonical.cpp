@@ -116,6 +116,9 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   live["max_rounds"] = c.live_migration.max_rounds;
   cl["live_migration"] = std::move(live);
   cl["profile"] = optStr(c.profile);
+  // Written only when set, so scenarios without it (and sweep spec hashes
+  // over them) read as they did before the key existed.
+  if (c.engine) cl["engine"] = *c.engine;
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   j["cluster"] = std::move(cl);
 

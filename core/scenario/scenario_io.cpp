@@ -31,7 +31,8 @@ const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                            "block_size",     "watermark",     "swap_gib",
                            "preemption",     "chunked_prefill", "max_num_seqs",
                            "max_num_batched_tokens",          "fabric",
-                           "live_migration", "profile",       "cost"};
+                           "live_migration", "profile",       "engine",
+                           "cost"};
 const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
 const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoning_tokens",
@@ -367,6 +368,7 @@ private:
       if (auto* y = find(*x, "max_rounds")) c.live_migration.max_rounds = intField(*y, child(q, "max_rounds"), 1);
     }
     if (auto* x = find(v, "profile")) c.profile = optNonEmptyString(*x, child(p, "profile"));
+    if (auto* x = find(v, "engine")) c.engine = optNonEmptyString(*x, child(p, "engine"));
     if (auto* x = find(v, "cost")) c.cost = freeObject(*x, child(p, "cost"));
   }
 

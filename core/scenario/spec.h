@@ -89,6 +89,9 @@ struct ClusterSpec {
   FabricSpec fabric;
   LiveMigrationSpec live_migration;
   std::optional<std::string> profile;  // calibrated cost profile JSON path
+  // Engine-generation preset id (resources/engines/, docs/cost-model.md
+  // "Engine generations"); unset = the built-in defaults (vllm-v1).
+  std::optional<std::string> engine;
   nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
 };
 
