@@ -55,4 +55,5 @@ set -e
 echo "$err"
 test $rc -eq 2 || { echo "expected exit 2 for an unknown engine, got $rc"; exit 1; }
 grep -q "cluster.engine: unknown engine 'vllm-v9'" <<<"$err"
+"$CLI" presets engines | grep -q "vllm-v0.5"
 echo OK
