@@ -8,6 +8,7 @@
 
 #include "cli/progress.h"
 #include "cost/cost_report.h"
+#include "cost/engine_presets.h"
 #include "cost/presets.h"
 #include "policy/registry.h"
 #include "policy/routers.h"
@@ -256,11 +257,11 @@ int cmdValidate(const ScenarioArgs& a, bool printCanonical) {
 
 int cmdPresets(const std::string& what, bool json) {
   const PresetRegistry& reg = PresetRegistry::builtin();
-  const std::vector<std::string> kinds = {"gpus", "models", "policies", "workloads", "routers", "fabrics"};
+  const std::vector<std::string> kinds = {"gpus", "models", "policies", "workloads", "routers", "fabrics", "engines"};
   if (!what.empty() && std::find(kinds.begin(), kinds.end(), what) == kinds.end()) {
     std::string msg = "presets: unknown kind '" + what + "'";
     if (auto s = didYouMean(what, kinds)) msg += " (did you mean '" + *s + "'?)";
-    throw InputError(msg + "; one of gpus, models, policies, workloads, routers, fabrics");
+    throw InputError(msg + "; one of gpus, models, policies, workloads, routers, fabrics, engines");
   }
   nlohmann::ordered_json j;
   auto want = [&](const char* k) { return what.empty() || what == k; };
@@ -301,6 +302,16 @@ int cmdPresets(const std::string& what, bool json) {
     for (const FabricPreset& f : reg.allFabrics()) {
       arr.push_back({{"id", f.id}, {"name", f.name}, {"nic_gbps", f.nic_gbps}, {"gpus_per_node", f.gpus_per_node}});
       if (!json) std::printf("fabric    %-22s %s\n", f.id.c_str(), f.name.c_str());
+    }
+  }
+  if (want("engines")) {
+    auto& arr = j["engines"] = nlohmann::ordered_json::array();
+    for (const EnginePreset& e : enginePresets()) {
+      arr.push_back({{"id", e.id}, {"name", e.name}, {"default", e.isDefault}, {"coefficients", e.coefficients},
+                     {"sources", e.sources}});
+      if (!json)
+        std::printf("engine    %-22s %s%s: %s\n", e.id.c_str(), e.name.c_str(), e.isDefault ? " (default)" : "",
+                    e.coefficients.dump().c_str());
     }
   }
   if (want("policies")) {

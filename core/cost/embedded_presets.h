@@ -1,5 +1,5 @@
 #pragma once
-// The JSON files of resources/{hardware,models,fabric,collectives}/, embedded into
+// The JSON files of resources/{hardware,models,fabric,collectives,engines}/, embedded into
 // core_cost at build time (see CMakeLists.txt). Internal to core/cost.
 #include <span>
 
@@ -14,5 +14,7 @@ struct EmbeddedFile {
 std::span<const EmbeddedFile> embeddedPresetFiles();
 /// The measured collectives of resources/collectives/ (collectives.h), sorted by path.
 std::span<const EmbeddedFile> embeddedCollectiveFiles();
+/// The engine-generation presets of resources/engines/ (engine_presets.h), sorted by path.
+std::span<const EmbeddedFile> embeddedEngineFiles();
 
 }  // namespace sl::costdetail

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cost/engine_presets.h"
 #include "cost/presets.h"
 #include "util/error.h"
 #include "workload/presets.h"
@@ -34,6 +35,7 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
     if (!path.empty() && path[0] != '/') path = s.base_dir + "/" + path;
     c = loadCostProfile(path);
   }
+  if (s.cluster.engine) c = enginePreset(*s.cluster.engine, "cluster.engine").apply(c);
   c = CostCoefficients::fromJson(s.cluster.cost, "cluster.cost", c);
   const Precision precision{parseDType(s.cluster.model_dtype, "cluster.model_dtype"),
                             parseDType(s.cluster.kv_dtype, "cluster.kv_dtype")};

@@ -123,6 +123,9 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   // existed (and their summaries) stay byte-identical.
   if (c.allreduce != "vllm") cl["allreduce"] = c.allreduce;
   cl["profile"] = optStr(c.profile);
+  // Written only when set, so scenarios without it (and sweep spec hashes
+  // over them) read as they did before the key existed.
+  if (c.engine) cl["engine"] = *c.engine;
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   j["cluster"] = std::move(cl);
 

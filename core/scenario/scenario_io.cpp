@@ -33,6 +33,7 @@ const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                            "preemption",     "chunked_prefill", "max_num_seqs",
                            "max_num_batched_tokens",          "fabric",
                            "live_migration", "allreduce",     "profile",
+                           "engine",
                            "cost"};
 const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
@@ -374,6 +375,7 @@ private:
       if (auto* y = find(*x, "max_rounds")) c.live_migration.max_rounds = intField(*y, child(q, "max_rounds"), 1);
     }
     if (auto* x = find(v, "profile")) c.profile = optNonEmptyString(*x, child(p, "profile"));
+    if (auto* x = find(v, "engine")) c.engine = optNonEmptyString(*x, child(p, "engine"));
     if (auto* x = find(v, "cost")) c.cost = freeObject(*x, child(p, "cost"));
   }
 

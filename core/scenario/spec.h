@@ -97,6 +97,9 @@ struct ClusterSpec {
   // (the analytic ring of 20-cost-model.md).
   std::string allreduce = "vllm";
   std::optional<std::string> profile;  // calibrated cost profile JSON path
+  // Engine-generation preset id (resources/engines/, docs/cost-model.md
+  // "Engine generations"); unset = the built-in defaults (vllm-v1).
+  std::optional<std::string> engine;
   nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
 };
 

@@ -29,4 +29,31 @@ set -e
 test $rc -eq 2 || { echo "expected exit 2, got $rc"; exit 1; }
 grep -q "bad.csv:1" <<<"$err"
 test ! -e "$TMP/q.json"
+
+# Per-operator comparison (docs/calibration.md "Per-operator profiles").
+OPS="$SRC/resources/profiles/h100-operators.csv"
+out=$("$CLI" calibrate --operators "$OPS")
+echo "$out"
+for g in linear/weight linear/compute prefill_attn decode_attn layer_misc; do grep -q "^$g " <<<"$out"; done
+out=$("$CLI" calibrate --operators "$OPS" --fit --out "$TMP/ops.json")
+grep -q "Refit" <<<"$out"
+grep -q '"t_layer_us"' "$TMP/ops.json"
+"$CLI" cost --gpu h100-sxm-80g --model llama-3.1-8b --decode 1@1024 --profile "$TMP/ops.json" >/dev/null
+json=$("$CLI" calibrate --operators "$OPS" --profile "$SRC/resources/profiles/spec-defaults.json" --json)
+grep -q '"base_errors"' <<<"$json"
+grep -q '"eta_c": 0.7' <<<"$json"
+set +e
+err=$("$CLI" calibrate --operators "$TMP/missing.csv" 2>&1); rc=$?
+set -e
+test $rc -eq 2 || { echo "expected exit 2 for a missing operator file, got $rc"; exit 1; }
+
+# Engine presets: a scenario names one in cluster.engine; a bad id exits 2.
+"$CLI" validate "$SRC/samples/default.json" --set 'cluster.engine="vllm-v0.5"' >/dev/null
+set +e
+err=$("$CLI" validate "$SRC/samples/default.json" --set 'cluster.engine="vllm-v9"' 2>&1); rc=$?
+set -e
+echo "$err"
+test $rc -eq 2 || { echo "expected exit 2 for an unknown engine, got $rc"; exit 1; }
+grep -q "cluster.engine: unknown engine 'vllm-v9'" <<<"$err"
+"$CLI" presets engines | grep -q "vllm-v0.5"
 echo OK

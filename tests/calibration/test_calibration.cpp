@@ -77,7 +77,7 @@ CostCoefficients truthCoefficients() {
   t.eta_w = 0.80;
   t.eta_kv = 0.44;
   t.t_step_us = 150;
-  t.t_layer_us = 150.0 * 32.0 / 126.0;
+  t.t_layer_us = 150.0 * CostCoefficients{}.t_layer_us / CostCoefficients{}.t_step_us;
   t.t_seq_us = 6.0;
   t.kappa = 0.8;
   t.alpha_hop_us = 2.5;

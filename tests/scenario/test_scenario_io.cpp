@@ -380,6 +380,18 @@ TEST(ScenarioCanonical, TraceLenientIsDumpedOnlyWhenSet) {
   EXPECT_TRUE(parseScenario(doc, "set").workload.trace->lenient);
 }
 
+TEST(ScenarioCanonical, EngineIsDumpedOnlyWhenSet) {
+  Scenario s = parse("{}");
+  EXPECT_FALSE(s.cluster.engine.has_value());
+  EXPECT_FALSE(json::parse(dumpScenario(s))["cluster"].contains("engine"));
+  s = parse(R"({"cluster": {"engine": "vllm-v0.5"}})");
+  EXPECT_EQ(s.cluster.engine, "vllm-v0.5");
+  EXPECT_EQ(json::parse(dumpScenario(s))["cluster"]["engine"], "vllm-v0.5");
+  expectRoundTrip(s);
+  EXPECT_THROW(parse(R"({"cluster": {"engine": 5}})"), InputError);
+  EXPECT_THROW(parse(R"({"cluster": {"engine": ""}})"), InputError);
+}
+
 TEST(ScenarioCanonical, EveryOptionalSetRoundTrips) {
   const Scenario s = everyOptionalSet();
   EXPECT_EQ(s.workload.arrival.schedule.size(), 3u);
