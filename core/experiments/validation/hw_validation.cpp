@@ -427,8 +427,9 @@ ExperimentResult runHwValidation(const ExperimentOptions& o) {
   };
   const PlotSpec sweepPlot = overStep("", "mean_abs_err_pct", "metric", {"tp", "all"},
                                       "mean |error| vs the per-iteration overhead t_step_us (all rows)", "mean |error| (%)");
-  const PlotSpec tpotByTp = overStep("_tpot_by_tp", "median_signed_err_pct", "tp", {"metric", "tpot"},
+  PlotSpec tpotByTp = overStep("_tpot_by_tp", "median_signed_err_pct", "tp", {"metric", "tpot"},
                                      "TPOT median signed error vs t_step_us, per TP", "median signed TPOT error (%)");
+  tpotByTp.yRange = std::make_pair(-80.0, 80.0);  // the errors start negative
   res.charts.push_back({"step_overhead_sweep.csv", sweepCsv, {sweepPlot, tpotByTp}});
   res.notes.push_back(
       "error = 100 · (ServeLab − measured) / measured; rows whose 'compared' lacks a metric are shown but left out of "
