@@ -108,7 +108,7 @@ const std::vector<ValidationGroup>& validationGroups() {
     s.file = "splitwise_h100_llama2_70b.csv";
     s.gpu = "h100-sxm-80g";
     s.model = "llama-2-70b";
-    s.engine = "2023 (Splitwise artifact; vLLM-era engine with a large per-step overhead)";
+    s.engine = "a 2023 engine, version not published (likely vLLM; large per-step overhead)";
     const char* text = embeddedValidationCsv(s.file);
     if (!text) throw InputError("resources/validation/" + s.file + ": not embedded in this build");
     s.rows = parseMeasuredCsv(text, "resources/validation/" + s.file);
