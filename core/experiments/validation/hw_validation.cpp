@@ -301,7 +301,6 @@ const std::vector<double>& stepOverheadsUs(bool quick) {
 
 ExperimentResult runHwValidation(const ExperimentOptions& o) {
   ExperimentResult res;
-  const CostCoefficients defaults;
   res.table.columns = {"group", "tp", "prompt", "batch", "tokens", "ttft_meas_ms", "ttft_pred_ms", "ttft_err_pct",
                        "tpot_meas_ms", "tpot_pred_ms", "tpot_err_pct", "e2e_meas_ms", "e2e_pred_ms", "e2e_err_pct",
                        "compared", "note"};
@@ -313,6 +312,9 @@ ExperimentResult runHwValidation(const ExperimentOptions& o) {
   std::string sweepCsv = "group,t_step_us,is_default," + errCols;
   for (const ValidationGroup& g : validationGroups()) {
     const std::vector<const MeasuredRow*> rows = selectedRows(g, o);
+    // The coefficients the runs get with no override: whatever the cost
+    // model's defaults are for this GPU and model when this is built.
+    const CostCoefficients defaults = makeCostModel(validationScenario(*rows.front(), g.gpu, g.model))->coefficients();
     const std::vector<RowResult> base = runRows(g, rows, nlohmann::json::object(), o, g.id + ": ");
     for (const RowResult& r : base) {
       const MeasuredRow& m = *r.row;
