@@ -11,11 +11,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <sstream>
-#include <string_view>
 
 #include "cost/cost_model.h"
+#include "run/run.h"
 #include "util/csv.h"
 #include "util/error.h"
 #include "workload/list_workload.h"

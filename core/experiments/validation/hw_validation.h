@@ -101,9 +101,10 @@ struct RowUse {
 ///    has a longer prompt phase, so the engine did not prefill this batch
 ///    at once (nothing of the row is compared);
 ///  - short output: the run's implied output, 1 + (e2e − TTFT) / TPOT,
-///    is not within 1 % of `tokens`, so the run stopped early (or ran
-///    longer) and its e2e is not that of the asked configuration (TTFT and
-///    TPOT are still compared).
+///    is below 99 % of `tokens`, so the run stopped early and its e2e is
+///    not that of the asked configuration (TTFT and TPOT are still
+///    compared). A longer e2e than implied is per-request work after the
+///    last token, not a different configuration.
 RowUse rowUse(const MeasuredRow& row, const std::vector<MeasuredRow>& all);
 
 void addValidationExperiments(std::vector<Experiment>& out);
