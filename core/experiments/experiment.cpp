@@ -6,6 +6,7 @@
 #include "experiments/cascade/cascade_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
 #include "experiments/selfsched/selfsched_experiments.h"
+#include "experiments/validation/hw_validation.h"
 #include "run/execute.h"
 #include "run/run.h"
 #include "util/atomic_file.h"
@@ -19,6 +20,7 @@ const std::vector<Experiment>& experimentRegistry() {
     addArrowExperiments(v);
     addCascadeExperiments(v);
     addSelfSchedExperiments(v);
+    addValidationExperiments(v);
     return v;
   }();
   return all;
@@ -30,8 +32,9 @@ const Experiment* findExperiment(const std::string& id) {
   return nullptr;
 }
 
-RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer) {
-  auto prepared = prepareRun(s, label);
+RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer,
+                       const WorkloadFactory& workload) {
+  auto prepared = prepareRun(s, label, workload);
   if (observer) prepared->simulator->addObserver(observer);
   RunOptions opt;  // no outDir: nothing written
   RunResult res = executeRun(*prepared, opt);

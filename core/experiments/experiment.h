@@ -16,6 +16,7 @@
 #include "experiments/table.h"
 #include "metrics/request_record.h"
 #include "metrics/summary.h"
+#include "run/run.h"
 #include "scenario/spec.h"
 
 namespace sl::exp {
@@ -81,8 +82,11 @@ struct RunOutcome {
   bool stalled = false;
 };
 /// prepareRun + executeRun without output files. `observer`, when given, is
-/// attached to the simulator for the run (e.g. to collect KV transfers).
-RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer = nullptr);
+/// attached to the simulator for the run (e.g. to collect KV transfers);
+/// `workload`, when given, builds the requests instead of the scenario's
+/// workload section (prepareRun's WorkloadFactory).
+RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer = nullptr,
+                       const WorkloadFactory& workload = {});
 
 /// Writes DIR/table.csv, DIR/table.txt and DIR/<chart>.csv (atomically);
 /// creates DIR.
