@@ -425,13 +425,22 @@ void Simulator::wake(int i) {
 // periodic tick could still change anything. Two such ticks in a row end the
 // run (as "stalled") instead of ticking forever.
 bool Simulator::idleWithWork() const {
-  if ((inFlight_ == 0 && syntheticInFlight_ == 0) || !workloadDone_) return false;
+  if (inFlight_ == 0 && syntheticInFlight_ == 0) return false;
+  // Open loop: arrivals still to come can change things. A closed loop only
+  // issues requests on completions, so it can stall with its clients waiting
+  // (checked last, below: whether a client's request is still to arrive).
+  if (!workloadDone_ && !feedback_) return false;
   for (const auto& in : instances_)
     if (in->busy_ || in->wakePending_) return false;
   if (!net_.flows().empty()) return false;
   for (const Migration& m : migrations_)
     if (m.active && m.flow == -2) return false;
   if (messages_.size() > freeMessages_.size()) return false;
+  if (!workloadDone_) {  // closed loop: a request not yet arrived (never routed) is progress to come
+    bool pending = false;
+    forEachActive([&](const Request& r) { pending = pending || (r.instance < 0 && !r.synthetic); });
+    if (pending) return false;
+  }
   return true;
 }
 

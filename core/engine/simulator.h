@@ -70,6 +70,9 @@ public:
   /// hand out through next() (a live raise of its client count): pull them
   /// now if no look-ahead arrival is pending. No-op for other workloads.
   void pollWorkload();
+  /// The workload the simulator pulls from (live controls reach it here).
+  WorkloadSource* workloadSource() { return workload_.get(); }
+  const WorkloadSource* workloadSource() const { return workload_.get(); }
   /// True when the run ended because nothing could progress any more while
   /// requests were still in flight (a policy deadlock); they stay in flight.
   bool stalled() const { return stalled_; }

@@ -279,7 +279,11 @@ SweepSpec parseSweep(const json& j, const std::string& source, const std::string
     Scenario sc = parseScenario(doc, label);
     sc.base_dir = s.baseDir;
     const bool trace = sc.workload.trace.has_value();
+    const bool closed = sc.workload.arrival.process == ArrivalSpec::Process::Closed;
     for (const std::string& m : s.metrics) {
+      if ((m == kMetricMaxRate || m == kMetricMinTimeScale) && closed)
+        fail(source, pointLabel(s, i), "capacity metrics vary an arrival rate or a trace's time_scale; a closed loop "
+                                       "has neither (sweep workload.arrival.concurrency instead)");
       if (m == kMetricMaxRate && trace)
         fail(source, pointLabel(s, i), "capacity.max_rate needs an arrival rate; a trace workload uses capacity.min_time_scale");
       if (m == kMetricMinTimeScale && !trace)
