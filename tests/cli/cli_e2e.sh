@@ -326,10 +326,10 @@ closed_loop)
   python3 - "$tmp/a/summary.json" <<'PY' || fail "closed loop: summary"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["closed_loop"] == {"concurrency": 48, "final_concurrency": 48, "issued": 300}, s["closed_loop"]
+assert s["closed_loop"] == {"concurrency": 160, "final_concurrency": 160, "issued": 300}, s["closed_loop"]
 assert s["requests"]["arrived"] == 300 and s["requests"]["finished"] == 300, s["requests"]
 a = s["scenario"]["workload"]["arrival"]
-assert a["process"] == "closed" and a["concurrency"] == 48 and a["think_s"]["dist"] == "exponential", a
+assert a["process"] == "closed" and a["concurrency"] == 160 and a["think_s"]["dist"] == "exponential", a
 PY
   # A saved run with a client change replays it (twice the same), and its
   # summary ends with the changed count.

@@ -84,17 +84,24 @@ struct InFlightObserver final : SimObserver {
 struct Counted {
   std::unique_ptr<PreparedRun> run;
   CountingSource* src = nullptr;
+  InFlightObserver obs;
 };
 
-Counted prepareCounted(const Scenario& s) {
-  Counted c;
+// The scenario's run with its source counted and an InFlightObserver on it.
+std::unique_ptr<Counted> prepareCounted(const Scenario& s) {
+  auto owner = std::make_unique<Counted>();  // the observer's address stays put
+  Counted& c = *owner;
   c.run = prepareRun(s, "test", [&](const WorkloadSpec& w, std::uint64_t seed, int ctx, const std::string& dir,
                                    std::optional<double> dur) -> std::unique_ptr<WorkloadSource> {
     auto src = std::make_unique<CountingSource>(makeWorkload(w, seed, ctx, dir, dur));
     c.src = src.get();
     return src;
   });
-  return c;
+  c.obs.src = c.src;
+  c.obs.clients = s.workload.arrival.concurrency;
+  c.obs.total = s.workload.requests;
+  c.run->simulator->addObserver(&c.obs);
+  return owner;
 }
 
 template <class F> std::string errorOf(F&& f) {
@@ -117,13 +124,10 @@ std::string parseError(const std::string& arrival, const std::string& extra = ""
 TEST(ClosedLoop, ExactlyNClientsInFlightAtEveryEvent) {
   const int n = 6;
   const Scenario s = closedScenario(n, 300);
-  Counted c = prepareCounted(s);
+  const auto owner = prepareCounted(s);
+  Counted& c = *owner;
   Simulator& sim = *c.run->simulator;
-  InFlightObserver obs;
-  obs.src = c.src;
-  obs.clients = n;
-  obs.total = 300;
-  sim.addObserver(&obs);
+  const InFlightObserver& obs = c.obs;
   // Engine view: after the last event of each instant (think 0), the
   // simulator has exactly N requests arrived and not finished.
   std::int64_t instants = 0, wrong = 0;
@@ -155,13 +159,10 @@ TEST(ClosedLoop, ThinkTimeHonouredToTheNanosecond) {
   // the "think" stream, exactly.
   const LengthDist think = exponentialDist(0.5);
   const Scenario s = closedScenario(1, 40, think);
-  Counted c = prepareCounted(s);
-  InFlightObserver obs;
-  obs.src = c.src;
-  obs.clients = 1;
-  obs.total = 40;
-  c.run->simulator->addObserver(&obs);
+  const auto owner = prepareCounted(s);
+  Counted& c = *owner;
   c.run->simulator->run();
+  const InFlightObserver& obs = c.obs;
   ASSERT_EQ(obs.arrivals.size(), 40u);
   ASSERT_EQ(obs.finishes.size(), 40u);
   LengthSampler sampler(think, ".", "think");
@@ -178,13 +179,10 @@ TEST(ClosedLoop, ConstantThinkForManyClients) {
   // N clients, think 0.3 s: the arrivals after the first N are, as a
   // multiset, the finishes (all but the last N) plus 0.3 s.
   const Scenario s = closedScenario(4, 120, constantDist(0.3));
-  Counted c = prepareCounted(s);
-  InFlightObserver obs;
-  obs.src = c.src;
-  obs.clients = 4;
-  obs.total = 120;
-  c.run->simulator->addObserver(&obs);
+  const auto owner = prepareCounted(s);
+  Counted& c = *owner;
   c.run->simulator->run();
+  const InFlightObserver& obs = c.obs;
   ASSERT_EQ(obs.arrivals.size(), 120u);
   std::vector<SimTime> a, f;
   for (std::size_t i = 4; i < obs.arrivals.size(); ++i) a.push_back(obs.arrivals[i].first);
