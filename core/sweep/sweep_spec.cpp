@@ -93,7 +93,11 @@ void applyPath(json& doc, const std::string& path, const json& value, const std:
 // summary.json keys a metric may name (executeRun writes these around the
 // metric groups of summaryToJson).
 const std::vector<std::string>& runKeys() {
-  static const std::vector<std::string> k = {"policy", "seed", "fingerprint", "events", "aborted", "stalled"};
+  // closed_loop.*: only closed-loop runs have them (null for the others).
+  static const std::vector<std::string> k = {"policy",  "seed",    "fingerprint",
+                                             "events",  "aborted", "stalled",
+                                             "closed_loop.concurrency", "closed_loop.final_concurrency",
+                                             "closed_loop.issued"};
   return k;
 }
 

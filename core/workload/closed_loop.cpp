@@ -72,7 +72,10 @@ bool ClosedLoopWorkload::onRequestDone(std::int64_t, SimTime at, RequestSpec& ou
   return false;
 }
 
-bool ClosedLoopWorkload::finished() const { return exhausted_ || (active_ == 0 && pendingNew_ == 0); }
+// Over once no client is left: every client retires for good (lengths used
+// up, or past the duration; a live lowering keeps at least one), and until
+// then a client's follow-up may still be on its way to the engine.
+bool ClosedLoopWorkload::finished() const { return active_ == 0 && pendingNew_ == 0; }
 
 void ClosedLoopWorkload::setConcurrency(SimTime at, double n) {
   if (!std::isfinite(n) || n != std::floor(n) || n < 1 || n > kMaxClients)

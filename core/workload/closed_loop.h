@@ -12,7 +12,9 @@
 // schedules the follow-up it returns; next() hands out only the first
 // requests of new clients (at t = 0, or at a live change of the client
 // count). Ids are 0, 1, 2, ... in the order requests are issued; think
-// times use the "think" random stream, one draw per follow-up.
+// times use the "think" random stream, one draw per follow-up. finished()
+// waits for every client to retire, so the engine never ends the run while
+// a client's follow-up is still on its way (during its think time).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -67,7 +69,7 @@ private:
   int pendingNew_ = 0;     // new clients whose first request next() still owes
   SimTime newAt_ = 0;      // ... and its arrival time
   std::int64_t issued_ = 0;
-  bool exhausted_ = false;  // the length source is used up
+  bool exhausted_ = false;  // the length source is used up (clients retire as their requests finish)
 };
 
 /// The trace fields that act on timestamps (time_scale != 1, window) make no

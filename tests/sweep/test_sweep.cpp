@@ -202,6 +202,8 @@ TEST(SweepRun, ClosedLoopConcurrencyIsAnAxis) {
   const std::string csv = slurp(d.str() + "/out/results.csv");
   EXPECT_NE(csv.find("\n0,2,60,2,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n1,16,60,16,"), std::string::npos) << csv;
+  ASSERT_EQ(res["points"].size(), 2u);
+  EXPECT_LT(res["points"][1]["metrics"]["sim_s"].get<double>(), res["points"][0]["metrics"]["sim_s"].get<double>());
   // A fractional client count is refused naming the point and the field.
   j["axes"][0] = json::parse(R"({"path": "workload.arrival.concurrency", "values": [2.5]})");
   expectError(j, {"sw.json", "workload.arrival.concurrency"});

@@ -98,9 +98,14 @@ TEST(ClosedLoopSource, FirstRequestsThenOneFollowUpPerCompletion) {
   ASSERT_TRUE(src->onRequestDone(2, 2'000'000'000, r));
   ASSERT_TRUE(src->onRequestDone(3, 3'000'000'000, r));
   EXPECT_EQ(r.id, 6);
-  // 7 issued: completions now retire clients until the source is over.
+  // 7 issued: completions now retire clients; the source is over once the
+  // last one has (requests 5 and 6 are still in the engine until then).
   EXPECT_FALSE(src->onRequestDone(4, 4'000'000'000, r));
   EXPECT_FALSE(src->next(r));
+  EXPECT_FALSE(src->finished());
+  EXPECT_FALSE(src->onRequestDone(5, 4'000'000'000, r));
+  EXPECT_FALSE(src->finished());
+  EXPECT_FALSE(src->onRequestDone(6, 4'000'000'000, r));
   EXPECT_TRUE(src->finished());
 }
 
