@@ -15,6 +15,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost/presets.h"
@@ -129,6 +130,29 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   });
   connect(rateSlider_, &QSlider::sliderReleased, this,
           [this] { emit liveRateChanged(sliderToRate(rateSlider_->value())); });
+  // Closed loop: the number of clients instead of a rate (docs/user-guide.md).
+  clientsSlider_ = new QSlider(Qt::Horizontal);
+  clientsSlider_->setRange(1, 256);
+  clientsSlider_->setToolTip(tr("Closed-loop clients of the running simulation (1–256). More clients start at\n"
+                                "once; fewer retire as their current request finishes. Recorded in the\n"
+                                "run's change log, so the run can be replayed exactly."));
+  clientsLabel_ = new QLabel;
+  clientsLabel_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  clientsLabel_->setMinimumWidth(rateLabel_->minimumWidth());
+  clientsRow_ = new QWidget;
+  auto* clientsRow = new QHBoxLayout(clientsRow_);
+  clientsRow->setContentsMargins(0, 0, 0, 0);
+  clientsRow->addWidget(clientsSlider_, 1);
+  clientsRow->addWidget(clientsLabel_);
+  clientsRowLabel_ = new QLabel(tr("Clients"));
+  f->addRow(clientsRowLabel_, clientsRow_);
+  clientsRow_->hide();
+  clientsRowLabel_->hide();
+  connect(clientsSlider_, &QSlider::valueChanged, this, [this](int v) {
+    clientsLabel_->setText(QString::number(v));
+    if (!filling_ && !clientsSlider_->isSliderDown()) emit liveClientsChanged(v);
+  });
+  connect(clientsSlider_, &QSlider::sliderReleased, this, [this] { emit liveClientsChanged(clientsSlider_->value()); });
   root->addWidget(live);
 
   // ---- cluster
@@ -240,6 +264,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   arrivals_->addItem(tr("Poisson"), QString("poisson"));
   arrivals_->addItem(tr("Gamma (bursty)"), QString("gamma"));
   arrivals_->addItem(tr("Rate schedule (from the file)"), QString("schedule"));
+  arrivals_->addItem(tr("Closed loop (from the file)"), QString("closed"));
   arrivals_->addItem(tr("Trace file"), QString("trace"));
   arrivals_->setToolTip(tr("Arrival process: Poisson, Gamma with a coefficient of variation, the scenario's "
                            "rate schedule, or the timestamps of a trace file"));
@@ -499,6 +524,7 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   const char* arr = s.workload.trace                                                ? "trace"
                     : s.workload.arrival.process == ArrivalSpec::Process::Gamma    ? "gamma"
                     : s.workload.arrival.process == ArrivalSpec::Process::Schedule ? "schedule"
+                    : s.workload.arrival.process == ArrivalSpec::Process::Closed   ? "closed"
                                                                                    : "poisson";
   arrivals_->setCurrentIndex(arrivals_->findData(QString(arr)));
   traceFile_.clear();
@@ -605,6 +631,12 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
         return false;
       }
       s.workload.arrival.process = ArrivalSpec::Process::Schedule;
+    } else if (arr == "closed") {
+      if (base_.workload.arrival.process != ArrivalSpec::Process::Closed) {
+        if (error) *error = tr("workload.arrival: this scenario is not a closed loop (set one in the file)");
+        return false;
+      }
+      s.workload.arrival = base_.workload.arrival;
     } else {
       s.workload.arrival.process = ArrivalSpec::Process::Poisson;
     }
@@ -719,6 +751,17 @@ void ScenarioPanel::setLiveRate(double rate, bool enabled) {
 }
 
 double ScenarioPanel::liveRate() const { return sliderToRate(rateSlider_->value()); }
+
+void ScenarioPanel::setLiveClients(int clients, bool shown) {
+  clientsRow_->setVisible(shown);
+  clientsRowLabel_->setVisible(shown);
+  if (!shown || clientsSlider_->isSliderDown()) return;
+  filling_ = true;
+  clientsSlider_->setMaximum(std::max(256, clients));
+  clientsSlider_->setValue(clients);
+  clientsLabel_->setText(QString::number(clients));
+  filling_ = false;
+}
 
 QString ScenarioPanel::knobError(const std::string& knob) const {
   const auto it = knobErrors_.find(knob);

@@ -35,6 +35,8 @@ public:
   /// Live arrival-rate slider: value shown and whether the workload allows it.
   void setLiveRate(double rate, bool enabled);
   double liveRate() const;
+  /// Live closed-loop clients slider: shown only for a closed-loop scenario.
+  void setLiveClients(int clients, bool shown);
 
   QComboBox* policyCombo() const { return policy_; }
   QSlider* rateSlider() const { return rateSlider_; }
@@ -65,6 +67,7 @@ public:
 signals:
   void applyRequested();
   void liveRateChanged(double rate);
+  void liveClientsChanged(int clients);
   /// A live-safe knob of the running policy moved (applied mid-run, logged).
   void liveKnobChanged(const QString& knob, double value);
 
@@ -119,6 +122,10 @@ private:
   std::map<std::string, QLabel*> knobErrors_;
   QSlider* rateSlider_ = nullptr;
   QLabel* rateLabel_ = nullptr;
+  QSlider* clientsSlider_ = nullptr;
+  QLabel* clientsLabel_ = nullptr;
+  QWidget* clientsRow_ = nullptr;
+  QLabel* clientsRowLabel_ = nullptr;
   QPushButton* apply_ = nullptr;
   QLabel* error_ = nullptr;
   bool dirty_ = false;

@@ -248,6 +248,15 @@ public:
     }
     publish(true);
   }
+  void setClients(int n) {
+    if (!run_ || !run_->clients) return;
+    try {
+      run_->apply(KnobChange{clockNs_, 0, kKnobConcurrency, static_cast<double>(n)});
+    } catch (const InputError&) {
+      return;  // the GUI bounds the slider; nothing to report
+    }
+    publish(true);
+  }
 
 private:
   bool paced() const { return mode_ == RunMode::Run && speed_ > 0 && !stepTarget_; }
@@ -431,6 +440,8 @@ private:
     f->etaS = running_ ? etaS_ : -1;
     f->rateLive = run_->rateLive;
     f->arrivalRate = run_->rate ? run_->rate->rate() : 0;
+    f->clientsLive = run_->clients != nullptr;
+    f->clients = run_->clients ? run_->clients->concurrency() : 0;
     f->changes = run_->changes;
     f->fingerprint = sim.fingerprint();
     f->preemptions = sim.preemptions();
@@ -659,6 +670,9 @@ void SimController::setMode(RunMode m) {
 }
 void SimController::setArrivalRate(double rate) {
   post([w = worker_, rate] { w->setRate(rate); });
+}
+void SimController::setClients(int n) {
+  post([w = worker_, n] { w->setClients(n); });
 }
 void SimController::setPolicyKnob(const QString& knob, double value) {
   post([w = worker_, k = knob.toStdString(), value] { w->setPolicyKnob(k, value); });

@@ -74,6 +74,8 @@ struct LiveFrame {
   double etaS = -1;            // wall seconds left, -1 unknown
   double arrivalRate = 0;      // current (live) rate, req/s
   bool rateLive = false;
+  int clients = 0;             // closed loop: current client count
+  bool clientsLive = false;    // the scenario is a closed loop
   ChangeLog changes;
   std::uint64_t fingerprint = 0;
   std::int64_t preemptions = 0, migrations = 0;  // engine totals so far (compare mode)
@@ -119,6 +121,9 @@ public:
   void setMode(RunMode m);
   /// Live arrival rate (req/s): applied at the next event boundary and logged.
   void setArrivalRate(double rate);
+  /// Live closed-loop client count: applied at the next event boundary and
+  /// logged as "concurrency" (ignored unless the scenario is a closed loop).
+  void setClients(int n);
   /// Live policy knob (a live-safe knob of the loaded policy): applied at the
   /// next event boundary and logged as "policy.<knob>"; refused values are
   /// dropped (the scenario panel validates first).

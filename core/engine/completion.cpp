@@ -38,7 +38,9 @@ void Simulator::finish(Instance& in, Request& r) {
   global_->onFinished(r);
   for (SimObserver* o : observers_) o->onFinished(rec);
   records_.push_back(rec);
+  const std::int64_t id = r.id;
   releaseRequest(&r);
+  if (feedback_) clientRequestDone(id);  // a closed loop's client sends its next request
 }
 
 void Simulator::abortRequest(Instance& in, Request& r) {
@@ -60,7 +62,9 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   --inFlight_;
   ++aborted_;
   notify(RequestEvent::Aborted, r, in.id_);
+  const std::int64_t id = r.id;
   releaseRequest(&r);
+  if (feedback_) clientRequestDone(id);  // a client never hangs on a rejected request
   tryStartIncoming(in.id_);  // copies waiting for the memory it held
   checkDrained(in.id_);
 }

@@ -93,6 +93,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));
   global_->attach(*this);
+  feedback_ = workload_ && workload_->wantsCompletions();
   scheduleNextArrival();
   if (cfg_.probeInterval > 0) events_q_.push(cfg_.probeInterval, EventKind::Probe, 0);
   if (global_->tickInterval() > 0) events_q_.push(global_->tickInterval(), EventKind::MonitorTick, 0);
@@ -313,19 +314,38 @@ void Simulator::run(SimTime until) {
 
 void Simulator::scheduleNextArrival() {
   if (!workload_ || !workload_->next(nextSpec_)) {
-    workloadDone_ = true;
+    // A closed loop's next() == false only means "nothing to issue now".
+    if (!feedback_ || workload_->finished()) workloadDone_ = true;
     return;
   }
+  const std::int32_t slot = pushArrival(nextSpec_);
+  if (feedback_) lookaheadSlot_ = slot;
+}
+
+std::int32_t Simulator::pushArrival(const RequestSpec& spec) {
   Request* r = allocRequest();
-  r->id = nextSpec_.id;
-  r->arrival = std::max(nextSpec_.arrival, now_);
-  r->input = std::max(1, nextSpec_.input);
-  r->reasoning = std::max(0, nextSpec_.reasoning);
-  r->answer = std::max(1, nextSpec_.answer);
-  r->domain = nextSpec_.domain;
+  r->id = spec.id;
+  r->arrival = std::max(spec.arrival, now_);
+  r->input = std::max(1, spec.input);
+  r->reasoning = std::max(0, spec.reasoning);
+  r->answer = std::max(1, spec.answer);
+  r->domain = spec.domain;
   r->prefillTarget = r->input;
   r->stateSince = r->arrival;
   events_q_.push(r->arrival, EventKind::Arrival, r->slot);
+  return r->slot;
+}
+
+void Simulator::clientRequestDone(std::int64_t id) {
+  if (workload_->onRequestDone(id, now_, nextSpec_)) {
+    pushArrival(nextSpec_);  // the follow-up, beside next()'s look-ahead
+    return;
+  }
+  pollWorkload();  // the source may be over now
+}
+
+void Simulator::pollWorkload() {
+  if (feedback_ && lookaheadSlot_ < 0 && !workloadDone_) scheduleNextArrival();
 }
 
 void Simulator::onArrival(std::int64_t slot) {
@@ -333,7 +353,14 @@ void Simulator::onArrival(std::int64_t slot) {
   ++arrived_;
   ++inFlight_;
   ++probeArrivals_;
-  scheduleNextArrival();
+  // Open loop: every arrival is next()'s look-ahead and pulls the next one.
+  // A closed loop's follow-ups (clientRequestDone) do not.
+  if (!feedback_) {
+    scheduleNextArrival();
+  } else if (slot == lookaheadSlot_) {
+    lookaheadSlot_ = -1;
+    scheduleNextArrival();
+  }
   global_->onArrival(r);
   const int dst = global_->route(r);
   // A policy bug, not user input: never silently reroute (docs/engine.md).
@@ -398,13 +425,22 @@ void Simulator::wake(int i) {
 // periodic tick could still change anything. Two such ticks in a row end the
 // run (as "stalled") instead of ticking forever.
 bool Simulator::idleWithWork() const {
-  if ((inFlight_ == 0 && syntheticInFlight_ == 0) || !workloadDone_) return false;
+  if (inFlight_ == 0 && syntheticInFlight_ == 0) return false;
+  // Open loop: arrivals still to come can change things. A closed loop only
+  // issues requests on completions, so it can stall with its clients waiting
+  // (checked last, below: whether a client's request is still to arrive).
+  if (!workloadDone_ && !feedback_) return false;
   for (const auto& in : instances_)
     if (in->busy_ || in->wakePending_) return false;
   if (!net_.flows().empty()) return false;
   for (const Migration& m : migrations_)
     if (m.active && m.flow == -2) return false;
   if (messages_.size() > freeMessages_.size()) return false;
+  if (!workloadDone_) {  // closed loop: a request not yet arrived (never routed) is progress to come
+    bool pending = false;
+    forEachActive([&](const Request& r) { pending = pending || (r.instance < 0 && !r.synthetic); });
+    if (pending) return false;
+  }
   return true;
 }
 

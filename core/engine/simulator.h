@@ -66,6 +66,13 @@ public:
   /// Run until the end (or until simulated time `until`, if given).
   void run(SimTime until = kTimeNever);
   bool done() const { return done_; }
+  /// A workload with completion feedback (a closed loop) has new requests to
+  /// hand out through next() (a live raise of its client count): pull them
+  /// now if no look-ahead arrival is pending. No-op for other workloads.
+  void pollWorkload();
+  /// The workload the simulator pulls from (live controls reach it here).
+  WorkloadSource* workloadSource() { return workload_.get(); }
+  const WorkloadSource* workloadSource() const { return workload_.get(); }
   /// True when the run ended because nothing could progress any more while
   /// requests were still in flight (a policy deadlock); they stay in flight.
   bool stalled() const { return stalled_; }
@@ -238,6 +245,8 @@ private:
   void notify(RequestEvent e, const Request& r, int inst);
 
   void scheduleNextArrival();
+  std::int32_t pushArrival(const RequestSpec& spec);
+  void clientRequestDone(std::int64_t id);
   void onArrival(std::int64_t slot);
   void startIteration(Instance& inst);
   void endIteration(Instance& inst);
@@ -290,6 +299,10 @@ private:
   std::uint32_t generationFloor_ = 0;  // releaseIdlePool(): generations already handed out
   RequestSpec nextSpec_{};
   bool haveNext_ = false;
+  // Completion feedback (WorkloadSource::wantsCompletions, closed loops):
+  // the slot of next()'s pending look-ahead arrival (-1: none pending).
+  bool feedback_ = false;
+  std::int64_t lookaheadSlot_ = -1;
 
   std::int64_t arrived_ = 0, inFlight_ = 0, aborted_ = 0, preemptions_ = 0, migrationsDone_ = 0;
   std::int64_t handoffsDone_ = 0;

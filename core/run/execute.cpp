@@ -21,6 +21,7 @@
 #include "output/trace_recorder.h"
 #include "scenario/scenario_io.h"
 #include "util/atomic_file.h"
+#include "workload/closed_loop.h"
 #include "workload/presets.h"
 #include "workload/trace_formats.h"
 
@@ -193,6 +194,15 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   // read and skipped. Absent for synthetic workloads, so their summaries
   // are unchanged.
   if (run.traceStats) j["trace"] = traceStatsJson(*run.traceStats);
+  // Closed loop (docs/workloads.md): the client count (as configured, and at
+  // the end after live changes) and the requests issued. Absent otherwise.
+  if (const auto* loop = dynamic_cast<const ClosedLoopWorkload*>(sim.workloadSource())) {
+    nlohmann::ordered_json cj;
+    cj["concurrency"] = s.workload.arrival.concurrency;
+    cj["final_concurrency"] = loop->concurrency();
+    cj["issued"] = loop->issued();
+    j["closed_loop"] = cj;
+  }
   // Figures only the policy knows (GlobalPolicy::report); absent when it has none.
   std::vector<PolicyReportEntry> report;
   sim.globalPolicy().report(report);

@@ -86,10 +86,19 @@ bool liveRateSupported(const Scenario& s) {
          s.workload.arrival.process == ArrivalSpec::Process::Gamma;
 }
 
+bool liveClientsSupported(const Scenario& s) { return s.workload.arrival.process == ArrivalSpec::Process::Closed; }
+
 void validateChangeLog(const Scenario& s, const ChangeLog& log, const std::string& where) {
   for (std::size_t i = 0; i < log.size(); ++i) {
     const KnobChange& c = log[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
+    if (c.knob == kKnobConcurrency) {
+      if (!liveClientsSupported(s))
+        throw InputError(at + ".knob: 'concurrency' changes need a closed loop (workload.arrival.process 'closed')");
+      if (!(c.value >= 1 && c.value <= 1000000 && c.value == std::floor(c.value)))
+        throw InputError(at + ".value: a client count must be an integer from 1 to 1000000 (got " + num(c.value) + ")");
+      continue;
+    }
     if (c.knob == kKnobArrivalRate) {
       if (!liveRateSupported(s))
         throw InputError(at + ".knob: 'arrival_rate' changes need Poisson or Gamma arrivals (this workload has " +
@@ -98,7 +107,8 @@ void validateChangeLog(const Scenario& s, const ChangeLog& log, const std::strin
       continue;
     }
     if (!c.knob.starts_with(kKnobPolicyPrefix)) {
-      throw InputError(at + ".knob: unknown knob '" + c.knob + "' (expected 'arrival_rate' or 'policy.<knob>')");
+      throw InputError(at + ".knob: unknown knob '" + c.knob +
+                       "' (expected 'arrival_rate', 'concurrency' or 'policy.<knob>')");
     }
     const std::string name = c.knob.substr(std::string_view(kKnobPolicyPrefix).size());
     const PolicyInfo& info = policyInfo(s.policy.id);
@@ -129,6 +139,10 @@ void LiveRun::apply(KnobChange c) {
   if (c.knob == kKnobArrivalRate) {
     if (!rateLive || !rate) throw InputError("live change: this workload has no arrival rate to change");
     rate->setRate(c.time, c.value);
+  } else if (c.knob == kKnobConcurrency) {
+    if (!clients) throw InputError("live change: this workload has no closed-loop clients to change");
+    clients->setConcurrency(c.time, c.value);
+    sim().pollWorkload();  // new clients start at once
   } else if (c.knob.starts_with(kKnobPolicyPrefix)) {
     applyLiveKnob(sim(), prepared->scenario.policy.id, c.knob.substr(std::string_view(kKnobPolicyPrefix).size()),
                   c.value);
@@ -143,6 +157,8 @@ std::unique_ptr<LiveRun> prepareLiveRun(const Scenario& s, const std::string& so
   live->rateLive = liveRateSupported(s);
   if (!live->rateLive) {
     live->prepared = prepareRun(s, source);
+    // A closed loop is the simulator's workload itself (no wrapper needed).
+    live->clients = dynamic_cast<ClosedLoopWorkload*>(live->sim().workloadSource());
     return live;
   }
   const double base = s.workload.arrival.rate;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/run.h"
+#include "workload/closed_loop.h"
 #include "workload/live_rate.h"
 
 namespace sl {
@@ -24,13 +25,16 @@ namespace sl {
 struct KnobChange {
   SimTime time = 0;
   std::int64_t events = 0;
-  std::string knob;  // "arrival_rate" (req/s) or "policy.<knob>" (a live-safe policy knob)
+  std::string knob;  // "arrival_rate" (req/s), "concurrency" (closed-loop clients) or "policy.<knob>"
   double value = 0;
   bool operator==(const KnobChange&) const = default;
 };
 using ChangeLog = std::vector<KnobChange>;
 
 inline constexpr const char* kKnobArrivalRate = "arrival_rate";
+/// Closed-loop client count (an integer >= 1): raising it adds clients at
+/// once, lowering it retires clients as their current requests finish.
+inline constexpr const char* kKnobConcurrency = "concurrency";
 /// Prefix of a policy knob change: "policy.answering_quantum".
 inline constexpr const char* kKnobPolicyPrefix = "policy.";
 
@@ -47,10 +51,13 @@ ChangeLog changeLogFromJson(const nlohmann::json& j, const std::string& where = 
 /// Whether the live arrival-rate control applies (synthetic Poisson or Gamma
 /// arrivals; not traces or rate schedules).
 bool liveRateSupported(const Scenario& s);
+/// Whether the live client count applies (workload.arrival.process closed).
+bool liveClientsSupported(const Scenario& s);
 
 /// Check every change against scenario `s` before anything runs: an
 /// `arrival_rate` change needs a live rate (liveRateSupported) and a finite
-/// rate > 0; a `policy.<knob>` change a live-safe knob of s.policy.id, in its
+/// rate > 0; a `concurrency` change a closed loop and an integer in
+/// [1, 1000000]; a `policy.<knob>` change a live-safe knob of s.policy.id, in its
 /// range (an integer for integer knobs). InputError naming `where[i]`.
 void validateChangeLog(const Scenario& s, const ChangeLog& log, const std::string& where = "change log");
 
@@ -58,6 +65,7 @@ struct LiveRun {
   std::unique_ptr<PreparedRun> prepared;
   LiveRateWorkload* rate = nullptr;  // owned by the simulator; null when the rate is not live
   bool rateLive = false;             // liveRateSupported(scenario)
+  ClosedLoopWorkload* clients = nullptr;  // owned by the simulator; null unless a closed loop
   ChangeLog changes;
 
   Simulator& sim() { return *prepared->simulator; }
@@ -71,7 +79,8 @@ struct LiveRun {
 
 /// prepareRun with the live workload wrapper (only when liveRateSupported:
 /// other workloads, traces included, are built exactly as prepareRun builds
-/// them, so their trace counters stay). Until a rate change the run is
+/// them, so their trace counters stay; a closed loop is reached directly for
+/// its client count). Until a rate change the run is
 /// identical to prepareRun's (same fingerprint). InputError as prepareRun.
 std::unique_ptr<LiveRun> prepareLiveRun(const Scenario& s, const std::string& source = "scenario");
 

@@ -5,6 +5,7 @@
 #include "cost/engine_presets.h"
 #include "cost/presets.h"
 #include "util/error.h"
+#include "workload/closed_loop.h"
 #include "workload/presets.h"
 #include "workload/servelab_trace.h"
 #include "workload/trace_formats.h"
@@ -95,8 +96,10 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
                         ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s)
                         : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
     run->expectedRequests = workload->expectedCount();
-    if (const auto* reader = dynamic_cast<const TraceReader*>(workload.get())) run->traceStats = reader->statsHandle();
-    if (const auto* reader = dynamic_cast<const ServeLabTraceReader*>(workload.get()))
+    const WorkloadSource* lengths = workload.get();  // a closed loop reads a trace's lengths through it
+    if (const auto* loop = dynamic_cast<const ClosedLoopWorkload*>(lengths)) lengths = &loop->lengthSource();
+    if (const auto* reader = dynamic_cast<const TraceReader*>(lengths)) run->traceStats = reader->statsHandle();
+    if (const auto* reader = dynamic_cast<const ServeLabTraceReader*>(lengths))
       run->traceStats = reader->statsHandle();
     run->simulator = std::make_unique<Simulator>(c, *run->cost, std::move(workload), std::move(policy.global),
                                                  policy.makeLocal);

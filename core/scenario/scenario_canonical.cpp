@@ -33,6 +33,7 @@ const char* distName(LengthDist::Kind k) {
     case LengthDist::Kind::Lognormal: return "lognormal";
     case LengthDist::Kind::Empirical: return "empirical";
     case LengthDist::Kind::Mixture: return "mixture";
+    case LengthDist::Kind::Exponential: return "exponential";
   }
   return "constant";
 }
@@ -55,6 +56,9 @@ void distInto(ordered_json& o, const LengthDist& d) {
         o["mu"] = optNum(d.mu);
         o["sigma"] = optNum(d.sigma);
       }
+      break;
+    case LengthDist::Kind::Exponential:
+      o["mean"] = d.mean;
       break;
     case LengthDist::Kind::Empirical:
       o["path"] = d.path;
@@ -157,6 +161,11 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
       ar["schedule"] = std::move(segs);
       break;
     }
+    case ArrivalSpec::Process::Closed:
+      ar["process"] = "closed";
+      ar["concurrency"] = w.arrival.concurrency;
+      ar["think_s"] = w.arrival.think_s ? distJson(*w.arrival.think_s) : ordered_json(nullptr);
+      break;
   }
   wl["arrival"] = std::move(ar);
   wl["input_tokens"] = distJson(w.input_tokens);

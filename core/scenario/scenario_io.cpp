@@ -39,7 +39,7 @@ const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
 const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoning_tokens",
                             "answer_tokens", "trace",   "requests"};
-const Keys kArrivalKeys = {"process", "rate", "cv", "schedule"};
+const Keys kArrivalKeys = {"process", "rate", "cv", "schedule", "concurrency", "think_s"};
 const Keys kSegmentKeys = {"duration_s", "rate"};
 const Keys kTraceKeys = {"path", "format", "time_scale", "max_requests", "window", "lenient"};
 const Keys kWindowKeys = {"start_s", "end_s"};
@@ -47,8 +47,8 @@ const Keys kPolicyKeys = {"id", "router", "knobs"};
 const Keys kSloKeys = {"ttft_s", "tpot_s", "ttfat_s", "qoe_tpot_s", "qoe_threshold"};
 const Keys kRunKeys = {"seed", "duration_s", "probe_interval_s", "rolling_window_s",
                        "trace_request_limit"};
-const Keys kDistKeys = {"dist",  "value", "min",  "max",    "median", "p90",
-                        "mu",    "sigma", "path", "column", "parts",  "weight"};
+const Keys kDistKeys = {"dist",  "value", "min",  "max",    "median", "p90",   "mu",
+                        "sigma", "mean",  "path", "column", "parts",  "weight"};  // "weight" last
 
 // Fixed sections, for suggesting a key that sits at the wrong level
 // (e.g. "workload.rate" -> "workload.arrival.rate").
@@ -65,8 +65,10 @@ const Section kSections[] = {
     {"slo", &kSloKeys},        {"run", &kRunKeys},
 };
 
-const Keys kDistNames = {"constant", "uniform", "lognormal", "empirical", "mixture"};
-const Keys kProcessNames = {"poisson", "gamma", "schedule"};
+const Keys kDistNames = {"constant", "uniform", "lognormal", "empirical", "mixture", "exponential"};
+const Keys kProcessNames = {"poisson", "gamma", "schedule", "closed"};
+// Largest closed-loop client count (a sanity bound, far above any cluster).
+constexpr std::int64_t kMaxConcurrency = 1000000;
 const Keys kTraceFormats = {"auto", "azure", "burstgpt", "mooncake", "servelab"};
 const Keys kAllReduceModes = {"vllm", "nccl", "ring"};  // cost/collectives.h
 const Keys kPreemptionModes = {"swap", "recompute"};
@@ -401,6 +403,15 @@ private:
     if (auto* x = find(v, "requests")) {
       w.requests = integer(*x, child(p, "requests"), 1, std::numeric_limits<std::int64_t>::max());
     }
+    // A closed loop ignores a trace's timestamps (its lengths are taken in
+    // trace order), so the fields that act on timestamps would do nothing.
+    if (w.arrival.process == ArrivalSpec::Process::Closed && w.trace) {
+      const std::string q = child(p, "trace");
+      const std::string why = "acts on the trace's timestamps, which a closed loop (workload.arrival.process "
+                              "'closed') ignores; remove it or use an open-loop arrival process";
+      if (w.trace->time_scale != 1.0) fail(child(q, "time_scale"), why);
+      if (w.trace->window_start_s || w.trace->window_end_s) fail(child(q, "window"), why);
+    }
   }
 
   void arrival(const json& v, const std::string& p, ArrivalSpec& a) const {
@@ -408,18 +419,27 @@ private:
     checkKeys(v, p, kArrivalKeys);
     std::string process = "poisson";
     if (auto* x = find(v, "process")) process = oneOf(*x, child(p, "process"), kProcessNames);
-    const Keys allowed = process == "poisson" ? Keys{"process", "rate"}
-                         : process == "gamma" ? Keys{"process", "rate", "cv"}
-                                              : Keys{"process", "schedule"};
+    const Keys allowed = process == "poisson"  ? Keys{"process", "rate"}
+                         : process == "gamma"  ? Keys{"process", "rate", "cv"}
+                         : process == "closed" ? Keys{"process", "concurrency", "think_s"}
+                                               : Keys{"process", "schedule"};
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (!contains(allowed, it.key())) {
         fail(child(p, it.key()), "not used by process '" + process + "' (its fields: " +
                                      quotedList(allowed) + ")");
       }
     }
-    a.process = process == "poisson" ? ArrivalSpec::Process::Poisson
-                : process == "gamma" ? ArrivalSpec::Process::Gamma
-                                     : ArrivalSpec::Process::Schedule;
+    a.process = process == "poisson"  ? ArrivalSpec::Process::Poisson
+                : process == "gamma"  ? ArrivalSpec::Process::Gamma
+                : process == "closed" ? ArrivalSpec::Process::Closed
+                                      : ArrivalSpec::Process::Schedule;
+    if (a.process == ArrivalSpec::Process::Closed) {
+      const json* n = find(v, "concurrency");
+      if (!n) fail(p, "process 'closed' needs 'concurrency' (the number of clients, an integer >= 1)");
+      a.concurrency = static_cast<int>(integer(*n, child(p, "concurrency"), 1, kMaxConcurrency));
+      a.think_s.reset();
+      if (auto* x = find(v, "think_s"); x && !x->is_null()) a.think_s = dist(*x, child(p, "think_s"), false, 0);
+    }
     if (auto* x = find(v, "rate")) a.rate = positive(*x, child(p, "rate"));
     if (auto* x = find(v, "cv")) a.cv = positive(*x, child(p, "cv"));
     if (a.process == ArrivalSpec::Process::Schedule) {
@@ -518,6 +538,9 @@ private:
     } else if (name == "empirical") {
       d.kind = LengthDist::Kind::Empirical;
       allowed = {"dist", "path", "column", "min", "max"};
+    } else if (name == "exponential") {
+      d.kind = LengthDist::Kind::Exponential;
+      allowed = {"dist", "mean", "min", "max"};
     } else {
       d.kind = LengthDist::Kind::Mixture;
       allowed = {"dist", "parts", "min", "max"};
@@ -567,6 +590,9 @@ private:
         }
         break;
       }
+      case LengthDist::Kind::Exponential:
+        d.mean = positive(required("mean"), child(p, "mean"));
+        break;
       case LengthDist::Kind::Empirical:
         d.path = nonEmptyString(required("path"), child(p, "path"));
         if (auto* x = find(v, "column")) d.column = string(*x, child(p, "column"));

@@ -14,9 +14,10 @@ namespace sl {
 
 /// A token-length distribution. Fields used depend on `kind`.
 struct LengthDist {
-  enum class Kind { Constant, Uniform, Lognormal, Empirical, Mixture };
+  enum class Kind { Constant, Uniform, Lognormal, Empirical, Mixture, Exponential };
   Kind kind = Kind::Constant;
   double value = 0;                    // constant
+  double mean = 1;                     // exponential (> 0)
   double min = 0, max = 0;             // uniform range
   std::optional<double> median, p90;   // lognormal by quantiles ...
   std::optional<double> mu, sigma;     // ... or by parameters
@@ -34,11 +35,16 @@ struct RateSegment {
 };
 
 struct ArrivalSpec {
-  enum class Process { Poisson, Gamma, Schedule };
+  enum class Process { Poisson, Gamma, Schedule, Closed };
   Process process = Process::Poisson;
   double rate = 5.0;   // req/s (Poisson, Gamma)
   double cv = 1.0;     // Gamma: coefficient of variation of inter-arrival times
   std::vector<RateSegment> schedule;  // Schedule: segments in order; last rate persists
+  // Closed: `concurrency` clients, each sending its next request when its
+  // previous one leaves the run plus a think time drawn from `think_s` (a
+  // length distribution read in seconds; none = 0). docs/workloads.md.
+  int concurrency = 1;
+  std::optional<LengthDist> think_s;
 };
 
 struct TraceSpec {

@@ -80,6 +80,9 @@ double sloAttainment(const Scenario& s, const std::string& label) {
 RateCapacity maxSustainableRate(const Scenario& base, const CapacityOptions& o, const std::string& label) {
   validateCapacityOptions(o, "capacity");
   RateCapacity out;
+  if (base.workload.arrival.process == ArrivalSpec::Process::Closed)
+    throw InputError(label + ": capacity search varies an arrival rate or a trace's time_scale; a closed loop "
+                             "(workload.arrival.process 'closed') has neither: sweep workload.arrival.concurrency");
   out.traceScale = base.workload.trace.has_value();
   if (!out.traceScale && base.workload.arrival.process == ArrivalSpec::Process::Schedule)
     throw InputError(label + ": capacity search needs workload.arrival.rate (process poisson or gamma) or a "

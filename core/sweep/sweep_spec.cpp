@@ -93,7 +93,11 @@ void applyPath(json& doc, const std::string& path, const json& value, const std:
 // summary.json keys a metric may name (executeRun writes these around the
 // metric groups of summaryToJson).
 const std::vector<std::string>& runKeys() {
-  static const std::vector<std::string> k = {"policy", "seed", "fingerprint", "events", "aborted", "stalled"};
+  // closed_loop.*: only closed-loop runs have them (null for the others).
+  static const std::vector<std::string> k = {"policy",  "seed",    "fingerprint",
+                                             "events",  "aborted", "stalled",
+                                             "closed_loop.concurrency", "closed_loop.final_concurrency",
+                                             "closed_loop.issued"};
   return k;
 }
 
@@ -279,7 +283,11 @@ SweepSpec parseSweep(const json& j, const std::string& source, const std::string
     Scenario sc = parseScenario(doc, label);
     sc.base_dir = s.baseDir;
     const bool trace = sc.workload.trace.has_value();
+    const bool closed = sc.workload.arrival.process == ArrivalSpec::Process::Closed;
     for (const std::string& m : s.metrics) {
+      if ((m == kMetricMaxRate || m == kMetricMinTimeScale) && closed)
+        fail(source, pointLabel(s, i), "capacity metrics vary an arrival rate or a trace's time_scale; a closed loop "
+                                       "has neither (sweep workload.arrival.concurrency instead)");
       if (m == kMetricMaxRate && trace)
         fail(source, pointLabel(s, i), "capacity.max_rate needs an arrival rate; a trace workload uses capacity.min_time_scale");
       if (m == kMetricMinTimeScale && !trace)

@@ -30,6 +30,9 @@ ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, const std::string& what)
       segEnd_ = spec.schedule[0].duration_s;
       break;
     }
+    case ArrivalSpec::Process::Closed:
+      // A closed loop has no arrival clock of its own (closed_loop.h).
+      throw InputError(what + ".process: 'closed' arrivals follow completions; they are not a timed process");
   }
 }
 
@@ -77,6 +80,7 @@ std::optional<double> ArrivalProcess::nextSeconds(Rng& rng) {
         segEnd_ += spec_.schedule[seg_].duration_s;
       }
     }
+    case ArrivalSpec::Process::Closed: break;  // refused by the constructor
   }
   return std::nullopt;
 }

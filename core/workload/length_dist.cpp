@@ -215,7 +215,8 @@ OutputSplit splitOutput(const WorkloadQuantiles& t, Rng& rng) {
 
 struct LengthSampler::Node {
   LengthDist::Kind kind = LengthDist::Kind::Constant;
-  double a = 0, b = 0;               // constant: a; uniform: [a, b]; lognormal: mu, sigma
+  double a = 0, b = 0;               // constant: a; uniform: [a, b]; lognormal: mu, sigma; exponential: mean
+  double ua = 0, ub = 0;             // uniform: the range as given (continuous draws)
   std::vector<double> values;        // empirical
   const WorkloadQuantiles* table = nullptr;  // empirical "builtin:<id>"
   enum class Col { Input, Output, Reasoning, Answer } col = Col::Input;
@@ -243,6 +244,12 @@ struct LengthSampler::Node {
         if (d.max < d.min) fail(what, "uniform max (" + fmt(d.max) + ") is less than min (" + fmt(d.min) + ")");
         a = std::round(d.min);
         b = std::round(d.max);
+        ua = d.min;
+        ub = d.max;
+        break;
+      case LengthDist::Kind::Exponential:
+        if (!finite(d.mean) || d.mean <= 0) fail(what, "exponential mean must be > 0 (got " + fmt(d.mean) + ")");
+        a = d.mean;
         break;
       case LengthDist::Kind::Lognormal: {
         const auto p = lognormalParams(d, what);
@@ -300,12 +307,25 @@ struct LengthSampler::Node {
       case LengthDist::Kind::Uniform:
         return a + static_cast<double>(rng.below(static_cast<std::uint64_t>(b - a) + 1));
       case LengthDist::Kind::Lognormal: return rng.lognormal(a, b);
+      case LengthDist::Kind::Exponential: return rng.exponential(1.0 / a);
       case LengthDist::Kind::Empirical:
         if (table) return tableRaw(rng);
         return values[rng.below(values.size())];
       case LengthDist::Kind::Mixture: return parts[pick(rng)].raw(rng);
     }
     return 0;
+  }
+
+  // Continuous draw: no rounding, uniform over the real range, the clip
+  // bounds as given (think times in seconds).
+  double real(Rng& rng) const {
+    double v = 0;
+    if (kind == LengthDist::Kind::Mixture) v = parts[pick(rng)].real(rng);
+    else if (kind == LengthDist::Kind::Uniform) v = ua + (ub - ua) * rng.uniform01();
+    else v = raw(rng);
+    if (clipMin) v = std::max(v, *clipMin);
+    if (clipMax) v = std::min(v, *clipMax);
+    return v;
   }
 
   double tableRaw(Rng& rng) const {
@@ -346,6 +366,7 @@ struct LengthSampler::Node {
       case LengthDist::Kind::Constant: return a;
       case LengthDist::Kind::Uniform: return 0.5 * (a + b);
       case LengthDist::Kind::Lognormal: return std::exp(a + 0.5 * b * b);
+      case LengthDist::Kind::Exponential: return a;
       case LengthDist::Kind::Empirical: {
         if (table) {
           // Stated means; the split assumes fraction and output independent.
@@ -382,6 +403,7 @@ LengthSampler::~LengthSampler() = default;
 
 std::int64_t LengthSampler::sample(Rng& rng) const { return root_->draw(rng); }
 double LengthSampler::sampleRaw(Rng& rng) const { return root_->raw(rng); }
+double LengthSampler::sampleReal(Rng& rng) const { return root_->real(rng); }
 double LengthSampler::mean() const { return root_->mean(); }
 std::size_t LengthSampler::mixtureParts() const {
   return root_->kind == LengthDist::Kind::Mixture ? root_->parts.size() : 0;
@@ -436,6 +458,13 @@ LengthDist empiricalDist(const std::string& path, const std::string& column) {
   d.column = column;
   return d;
 }
+LengthDist exponentialDist(double mean) {
+  LengthDist d;
+  d.kind = LengthDist::Kind::Exponential;
+  d.mean = mean;
+  return d;
+}
+
 LengthDist mixtureDist(std::vector<LengthDist> parts, std::vector<double> weights) {
   LengthDist d;
   d.kind = LengthDist::Kind::Mixture;

@@ -1,8 +1,9 @@
 #pragma once
 // Token-length distributions (60-cli-formats.md "Workloads"): constant,
-// uniform, lognormal (median & p90, or mu & sigma), empirical (a CSV column
-// or a JSON-lines field, loaded once), and weighted mixtures; each may clip
-// with clipMin / clipMax. Validation happens at construction and throws
+// uniform, lognormal (median & p90, or mu & sigma), exponential (mean),
+// empirical (a CSV column or a JSON-lines field, loaded once), and weighted
+// mixtures; each may clip with clipMin / clipMax. The same distributions
+// give closed-loop think times in seconds (sampleReal). Validation happens at construction and throws
 // sl::InputError naming the field (`what` given by the caller).
 #include <cstdint>
 #include <memory>
@@ -88,6 +89,12 @@ public:
   /// Unrounded, unclipped draw (tests, analytics).
   double sampleRaw(Rng& rng) const;
 
+  /// Continuous draw for quantities that are not token counts (closed-loop
+  /// think times in seconds): not rounded, uniform over the real [min, max]
+  /// (sample() draws whole numbers), clipMin / clipMax applied as given
+  /// (mixture: the part's clip, then the mixture's). Never negative.
+  double sampleReal(Rng& rng) const;
+
   /// Mean before rounding and clipping (empirical: the data's mean).
   double mean() const;
 
@@ -128,6 +135,7 @@ LengthDist constantDist(double value);
 LengthDist uniformDist(double min, double max);
 LengthDist lognormalDist(double median, double p90);
 LengthDist lognormalMuSigma(double mu, double sigma);
+LengthDist exponentialDist(double mean);
 LengthDist empiricalDist(const std::string& path, const std::string& column);
 LengthDist mixtureDist(std::vector<LengthDist> parts, std::vector<double> weights);
 LengthDist clipped(LengthDist d, std::optional<double> min, std::optional<double> max);

@@ -6,6 +6,7 @@
 #include "util/error.h"
 #include "util/rng.h"
 #include "workload/arrival.h"
+#include "workload/closed_loop.h"
 #include "workload/length_dist.h"
 #include "workload/presets.h"
 #include "workload/trace_formats.h"
@@ -14,6 +15,9 @@ namespace sl {
 
 WorkloadSource::~WorkloadSource() = default;
 std::int64_t WorkloadSource::expectedCount() const { return -1; }
+bool WorkloadSource::wantsCompletions() const { return false; }
+bool WorkloadSource::onRequestDone(std::int64_t, SimTime, RequestSpec&) { return false; }
+bool WorkloadSource::finished() const { return true; }
 
 void clipRequestLengths(std::int64_t input, std::int64_t reasoning, std::int64_t answer, int max_context,
                         RequestSpec& out) {
@@ -41,7 +45,8 @@ class SyntheticWorkload final : public WorkloadSource {
 public:
   SyntheticWorkload(const WorkloadSpec& spec, std::uint64_t seed, int max_context, const std::string& base_dir,
                     std::optional<double> duration_s)
-      : arrival_(spec.arrival, "workload.arrival"),
+      : arrival_(timed(spec) ? std::optional<ArrivalProcess>(std::in_place, spec.arrival, "workload.arrival")
+                             : std::nullopt),
         input_(spec.input_tokens, base_dir, "workload.input_tokens"),
         reasoning_(spec.reasoning_tokens, base_dir, "workload.reasoning_tokens"),
         answer_(spec.answer_tokens, base_dir, "workload.answer_tokens"),
@@ -72,12 +77,16 @@ public:
     // Built-in quantile tables (deepseek-r1-production): reasoning and answer
     // are one output draw split by the reasoning fraction (length_dist.h).
     split_ = reasoning_.jointSplitWith(answer_);
-    expected_ = (durationNs_ || arrival_.finite()) ? -1 : limit_;
+    expected_ = (durationNs_ || (arrival_ && arrival_->finite())) ? -1 : limit_;
   }
+
+  // A closed loop times its requests itself: this source then only draws
+  // their lengths (arrival 0).
+  static bool timed(const WorkloadSpec& spec) { return spec.arrival.process != ArrivalSpec::Process::Closed; }
 
   bool next(RequestSpec& out) override {
     if (count_ >= limit_) return false;
-    const auto t = arrival_.next(rngArrivals_);
+    const auto t = arrival_ ? arrival_->next(rngArrivals_) : std::optional<SimTime>(0);
     if (!t || (durationNs_ && *t > *durationNs_)) {
       count_ = limit_;  // exhausted for good
       return false;
@@ -111,7 +120,7 @@ public:
   std::int64_t expectedCount() const override { return expected_; }
 
 private:
-  ArrivalProcess arrival_;
+  std::optional<ArrivalProcess> arrival_;  // none: untimed (closed loop)
   LengthSampler input_, reasoning_, answer_;
   Rng rngArrivals_, rngInput_, rngReasoning_, rngAnswer_;
   [[maybe_unused]] Rng rngDomain_;  // reserved: presets give one fixed domain today
@@ -132,6 +141,16 @@ std::unique_ptr<WorkloadSource> makeWorkload(const WorkloadSpec& spec, std::uint
                                              const std::string& base_dir, std::optional<double> duration_s) {
   if (max_context < 2)
     throw InputError("model context window must be >= 2 tokens (got " + std::to_string(max_context) + ")");
+  if (spec.arrival.process == ArrivalSpec::Process::Closed) {
+    std::unique_ptr<WorkloadSource> lengths;
+    if (spec.trace) {
+      checkClosedLoopTrace(*spec.trace);
+      lengths = openTraceWorkload(*spec.trace, base_dir, max_context, std::nullopt);
+    } else {
+      lengths = std::make_unique<SyntheticWorkload>(spec, seed, max_context, base_dir, std::nullopt);
+    }
+    return std::make_unique<ClosedLoopWorkload>(std::move(lengths), spec.arrival, seed, base_dir, duration_s);
+  }
   if (spec.trace) return openTraceWorkload(*spec.trace, base_dir, max_context, duration_s);
   return std::make_unique<SyntheticWorkload>(spec, seed, max_context, base_dir, duration_s);
 }

@@ -17,8 +17,27 @@ public:
   /// Next request into `out`; false when the workload is exhausted.
   /// Arrivals come in non-decreasing time order with ids 0, 1, 2, ...
   virtual bool next(RequestSpec& out) = 0;
-  /// Number of requests next() will yield, or -1 if not known up front.
+  /// Number of requests next() will yield, or -1 if not known up front
+  /// (closed loop: the requests it will issue in all).
   virtual std::int64_t expectedCount() const;
+
+  // ---- completion feedback (closed loops; docs/workloads.md "Closed loop")
+  // An open-loop source ignores all three. A source whose arrivals depend on
+  // completions says so in wantsCompletions(); the engine then reports each
+  // of its requests that leaves the run, and next() returning false only
+  // means "nothing to issue now" until finished() says it is over.
+
+  /// Asked once, when the Simulator is built. false (the default): the engine
+  /// never calls onRequestDone and next() == false ends the workload.
+  virtual bool wantsCompletions() const;
+  /// Request `id` of this source left the run at `at`: finished (last token)
+  /// or aborted by the engine (it can never fit). true: `out` is the
+  /// follow-up request (arrival >= at), which the engine schedules at once,
+  /// apart from next()'s look-ahead.
+  virtual bool onRequestDone(std::int64_t id, SimTime at, RequestSpec& out);
+  /// After next() returned false: true when the source will never yield
+  /// another request (neither from next() nor as a follow-up). Default true.
+  virtual bool finished() const;
 };
 
 /// Build the workload of a scenario.
@@ -29,11 +48,15 @@ public:
 ///    `spec.preset` is only consulted for the domain tag (presets.h); the
 ///    scenario loader is expected to have applied the preset's
 ///    distributions already.
+///  - `spec.arrival.process` closed: a ClosedLoopWorkload (closed_loop.h)
+///    over the lengths of the synthetic distributions (`spec.requests` of
+///    them) or of the trace rows in file order (timestamps ignored).
 ///  - `duration_s` set: also stop at the first arrival later than it.
 /// Each request's lengths go through clipRequestLengths(max_context).
 /// Random streams (derived from `seed`): "arrivals", "input", "reasoning",
-/// "answer", "domain", and "mixture" (the shared component pick of joint
-/// mixtures), so changing one distribution never shifts another.
+/// "answer", "domain", "mixture" (the shared component pick of joint
+/// mixtures) and "think" (closed-loop think times), so changing one
+/// distribution never shifts another.
 /// Joint mixtures: when two or three of the length fields are top-level
 /// mixtures with the same number of parts and the same weights, one
 /// component is drawn per request and used for all of them (so a

@@ -382,6 +382,65 @@ json.dump(s, open('$tmp/sched.json', 'w'))"
     || fail "schedule: $(cat "$tmp/err")"
   [ -e "$tmp/out-sched" ] && fail "schedule: output written"
   ;;
+closed_loop)
+  # Closed-loop clients (docs/workloads.md "Closed loop"): a run, its
+  # summary, determinism, a live change of the client count replayed from a
+  # saved run, and every bad value exiting 2 naming the field.
+  sample="$src/samples/closed-loop-chat-think.json"
+  expect_code 0 "$cli" validate "$sample"
+  expect_code 0 "$cli" run "$sample" --out "$tmp/a" --quiet --set workload.requests=300
+  expect_code 0 "$cli" run "$sample" --out "$tmp/b" --quiet --set workload.requests=300
+  cmp -s "$tmp/a/requests.csv" "$tmp/b/requests.csv" || fail "closed loop: two runs differ"
+  python3 - "$tmp/a/summary.json" <<'PY' || fail "closed loop: summary"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["closed_loop"] == {"concurrency": 160, "final_concurrency": 160, "issued": 300}, s["closed_loop"]
+assert s["requests"]["arrived"] == 300 and s["requests"]["finished"] == 300, s["requests"]
+a = s["scenario"]["workload"]["arrival"]
+assert a["process"] == "closed" and a["concurrency"] == 160 and a["think_s"]["dist"] == "exponential", a
+PY
+  # A saved run with a client change replays it (twice the same), and its
+  # summary ends with the changed count.
+  python3 -c "
+import json
+s = json.load(open('$sample'))
+s['workload']['requests'] = 400
+s['live_changes'] = {'version': 1, 'changes': [{'events': 3000, 'time_ns': 0, 'knob': 'concurrency', 'value': 8}]}
+json.dump(s, open('$tmp/saved.json', 'w'), indent=2)"
+  expect_code 0 "$cli" run "$tmp/saved.json" --out "$tmp/s1" --quiet
+  expect_code 0 "$cli" run "$tmp/saved.json" --out "$tmp/s2" --quiet
+  cmp -s "$tmp/s1/requests.csv" "$tmp/s2/requests.csv" || fail "saved closed-loop run: replays differ"
+  grep -q '"final_concurrency": 8' "$tmp/s1/summary.json" || fail "saved run: final_concurrency not 8"
+  cmp -s "$tmp/a/requests.csv" "$tmp/s1/requests.csv" && fail "saved run: the change changed nothing"
+  bad() {  # bad NAME PYTHON_EDIT EXPECTED_PLACE
+    python3 -c "
+import json
+s = json.load(open('$sample'))
+w = s['workload']
+$2
+json.dump(s, open('$tmp/$1.json', 'w'), indent=2)"
+    expect_code 2 "$cli" run "$tmp/$1.json" --out "$tmp/out-$1"
+    grep -qF "$1.json: $3" "$tmp/err" || fail "$1: message does not name '$1.json: $3': $(cat "$tmp/err")"
+    [ -e "$tmp/out-$1" ] && fail "$1: output written"
+    expect_code 2 "$cli" validate "$tmp/$1.json"
+    grep -qF "$3" "$tmp/err" || fail "$1: validate does not name '$3': $(cat "$tmp/err")"
+  }
+  bad zero "w['arrival']['concurrency'] = 0" "workload.arrival.concurrency"
+  bad negative "w['arrival']['concurrency'] = -4" "workload.arrival.concurrency"
+  bad fraction "w['arrival']['concurrency'] = 2.5" "workload.arrival.concurrency: expected an integer"
+  bad missing "del w['arrival']['concurrency']" "workload.arrival: process 'closed' needs 'concurrency'"
+  bad think "w['arrival']['think_s'] = {'dist': 'constant', 'value': -1}" "workload.arrival.think_s.value"
+  bad rate "w['arrival']['rate'] = 5" "workload.arrival.rate: not used by process 'closed'"
+  bad scale "w['trace'] = {'path': 'traces/burstgpt-chat-300.csv', 'time_scale': 0.5}" "workload.trace.time_scale"
+  bad window "w['trace'] = {'path': 'traces/burstgpt-chat-300.csv', 'window': {'end_s': 60}}" "workload.trace.window"
+  python3 -c "
+import json
+s = json.load(open('$src/samples/default.json'))
+s['live_changes'] = {'version': 1, 'changes': [{'events': 5, 'time_ns': 0, 'knob': 'concurrency', 'value': 3}]}
+json.dump(s, open('$tmp/openlive.json', 'w'))"
+  expect_code 2 "$cli" run "$tmp/openlive.json" --out "$tmp/out-openlive"
+  grep -qF "live_changes.changes[0].knob: 'concurrency' changes need a closed loop" "$tmp/err" || fail "openlive: $(cat "$tmp/err")"
+  ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$case_name]"

@@ -105,7 +105,7 @@ TEST(ChangeLogValidate, ChecksKnobsAgainstTheScenario) {
   EXPECT_NE(check(rr, {0, 0, "policy.quantum", 0}).find("c[0].value: quantum must be in [1, 1000000]"), std::string::npos);
   EXPECT_EQ(check(rr, {0, 0, "policy.quantum", 2.5}), "c[0].value: quantum must be an integer (got 2.5)");
   EXPECT_EQ(check(rr, {0, 0, "arrival_rate", 0}), "c[0].value: an arrival rate must be > 0 req/s (got 0)");
-  EXPECT_EQ(check(rr, {0, 0, "speed", 1}), "c[0].knob: unknown knob 'speed' (expected 'arrival_rate' or 'policy.<knob>')");
+  EXPECT_EQ(check(rr, {0, 0, "speed", 1}), "c[0].knob: unknown knob 'speed' (expected 'arrival_rate', 'concurrency' or 'policy.<knob>')");
   Scenario sched = rr;
   sched.workload.arrival.process = ArrivalSpec::Process::Schedule;
   sched.workload.arrival.schedule = {RateSegment{60, 2}};

@@ -208,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"policy": {"knob": {}}})", "unknown field 'policy.knob' (did you mean 'policy.knobs'?)"},
         // arrival processes
         ErrorCase{R"({"workload": {"arrival": {"process": "poison"}}})",
-                  "workload.arrival.process: must be one of 'poisson', 'gamma', 'schedule' (got 'poison'; "
+                  "workload.arrival.process: must be one of 'poisson', 'gamma', 'schedule', 'closed' (got 'poison'; "
                   "did you mean 'poisson'?)"},
         ErrorCase{R"({"workload": {"arrival": {"cv": 2}}})",
                   "workload.arrival.cv: not used by process 'poisson'"},
@@ -231,7 +231,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"workload": {"input_tokens": {"median": 5}}})",
                   "workload.input_tokens: missing required field 'dist'"},
         ErrorCase{R"({"workload": {"input_tokens": {"dist": "normal"}}})",
-                  "workload.input_tokens.dist: must be one of 'constant', 'uniform', 'lognormal', 'empirical', 'mixture'"},
+                  "workload.input_tokens.dist: must be one of 'constant', 'uniform', 'lognormal', 'empirical', 'mixture', 'exponential'"},
         ErrorCase{R"({"workload": {"input_tokens": {"dist": "constant"}}})",
                   "workload.input_tokens: dist 'constant' needs field 'value'"},
         ErrorCase{R"({"workload": {"input_tokens": {"dist": "constant", "value": 5, "median": 3}}})",

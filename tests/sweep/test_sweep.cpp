@@ -178,6 +178,37 @@ TEST(SweepRun, OneAndManyThreadsAreByteIdentical) {
   EXPECT_NE(csv.find(fingerprintHex(rr.fingerprint)), std::string::npos);
 }
 
+TEST(SweepRun, ClosedLoopConcurrencyIsAnAxis) {
+  // workload.arrival.concurrency as an axis over a closed-loop base: each
+  // point runs that many clients (closed_loop in its summary), and more
+  // clients finish the same requests in less simulated time.
+  TempDir d;
+  json j = json::parse(R"({
+    "base": {"cluster": {"instances": 2}, "workload": {"requests": 60,
+             "arrival": {"process": "closed", "concurrency": 1, "think_s": {"dist": "exponential", "mean": 0.1}}}},
+    "axes": [{"path": "workload.arrival.concurrency", "range": {"from": 2, "to": 16, "step": 14}}],
+    "metrics": ["requests.finished", "closed_loop.concurrency", "sim_s"]
+  })");
+  const SweepSpec s = parseSweep(j, "sw.json", ".");
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.scenarios[1].workload.arrival.concurrency, 16);
+  SweepRunOptions o;
+  o.outDir = d.str() + "/out";
+  o.jobs = 2;
+  (void)runSweep(s, o);
+  const json res = json::parse(slurp(d.str() + "/out/results.json"));
+  const std::string text = res.dump();
+  EXPECT_NE(text.find("\"closed_loop.concurrency\":16"), std::string::npos) << text;
+  const std::string csv = slurp(d.str() + "/out/results.csv");
+  EXPECT_NE(csv.find("\n0,2,60,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,16,60,16,"), std::string::npos) << csv;
+  ASSERT_EQ(res["points"].size(), 2u);
+  EXPECT_LT(res["points"][1]["metrics"]["sim_s"].get<double>(), res["points"][0]["metrics"]["sim_s"].get<double>());
+  // A fractional client count is refused naming the point and the field.
+  j["axes"][0] = json::parse(R"({"path": "workload.arrival.concurrency", "values": [2.5]})");
+  expectError(j, {"sw.json", "workload.arrival.concurrency"});
+}
+
 TEST(SweepRun, ShardsMergeByteIdenticalToUnsharded) {
   TempDir d;
   const SweepSpec s = parseSweep(smallSpec(), "sw.json", ".");

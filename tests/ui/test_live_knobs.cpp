@@ -100,6 +100,46 @@ private slots:
     QVERIFY(apply->isEnabled());
   }
 
+  // Closed loop (issue 23): the Clients slider shows only for a closed-loop
+  // scenario; moving it goes to the run at once as knob "concurrency",
+  // logged, and the log replays the run.
+  void clientsSliderDrivesAClosedLoop() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto clientsSlider = [&]() -> QSlider* {
+      for (QSlider* sl : w.scenarioPanel()->findChildren<QSlider*>())
+        if (sl->toolTip().startsWith("Closed-loop clients")) return sl;
+      return nullptr;
+    };
+    QString err;
+    QVERIFY2(w.loadScenario(pascalSample(), "pascal", &err), qPrintable(err));
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return !f.clientsLive; }));
+    QTest::qWait(100);
+    QVERIFY(clientsSlider() && !clientsSlider()->isVisible());
+    Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/closed-loop-chat-think.json");
+    s.workload.requests = 600;
+    QVERIFY2(w.loadScenario(s, "closed", &err), qPrintable(err));
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.clientsLive && f.clients == 160; }));
+    QTest::qWait(100);
+    QSlider* slider = clientsSlider();
+    QVERIFY(slider && slider->isVisible());
+    QCOMPARE(slider->value(), 160);
+    w.controller()->runTo(5);
+    QVERIFY(w.controller()->waitIdle(30000));
+    slider->setValue(40);
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) {
+      return f.changes.size() == 1 && f.changes[0].knob == "concurrency" && f.changes[0].value == 40 && f.clients == 40;
+    }));
+    w.controller()->runTo(60);
+    QVERIFY(w.controller()->waitIdle(60000));
+    const auto f = w.controller()->latest();
+    const ReplayResult r = replayRun(s, f->changes, f->snapshot.events);
+    QCOMPARE(r.fingerprint, f->fingerprint);
+    QVERIFY(replayRun(s, {}, f->snapshot.events).fingerprint != r.fingerprint);
+  }
+
   // Issue 15: typing "-5" dropped the minus and applied 5 live; 99999999999
   // became the maximum. Out-of-range input is refused inline, never applied.
   void outOfRangeKnobIsRefusedInline() {
