@@ -23,6 +23,9 @@ std::vector<KnobSpec> starvationKnobs(bool on) {
        "iterations in a row left out of the batch before a promotion"},
       {"priority_quantum_steps", "iterations", 1, 100000, 32, true, true, "iterations a promotion lasts"},
       {"max_promotions_per_round", "requests", 0, 10000, 16, true, true, "promotions per iteration, at most"},
+      {"preempt_for_priority", "", 0, 1, 1, true, true,
+       "1 = a waiting request of higher priority preempts the lowest-priority running ones when it cannot "
+       "otherwise be admitted (vLLM's priority policy; the victim follows cluster.preemption), 0 = never"},
   };
 }
 
@@ -71,6 +74,8 @@ PolicyBundle bundle(const PolicyContext& c, RankMode mode) {
   st.quantumSteps = c.knobs.getInt("priority_quantum_steps");
   st.maxPerRound = c.knobs.getInt("max_promotions_per_round");
   cfg.starvation = st;
+  cfg.preemptForPriority = c.knobs.get("preempt_for_priority") != 0;
+  const bool preempt = cfg.preemptForPriority;
   std::vector<double> sample;
   if (mode != RankMode::Oracle) {
     cfg.batchSize = c.knobs.getInt("batch_size");
@@ -82,7 +87,7 @@ PolicyBundle bundle(const PolicyContext& c, RankMode mode) {
   }
   PolicyBundle b;
   b.global = std::make_unique<SelfSchedGlobal>(cfg, std::move(sample));
-  b.makeLocal = [st](int) { return std::make_unique<SelfSchedLocal>(st); };
+  b.makeLocal = [st, preempt](int) { return std::make_unique<SelfSchedLocal>(st, preempt); };
   return b;
 }
 

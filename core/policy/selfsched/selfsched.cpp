@@ -42,48 +42,67 @@ bool SelfSchedLocal::byPriority(const Request* a, const Request* b) {
   return FcfsLocal::byArrival(a, b);
 }
 
-void SelfSchedLocal::schedule(IterationBuilder& b) {
-  ++iter_;
-  resort();  // ranks arrive and promotions start or end between iterations
-  FcfsLocal::schedule(b);
-  for (const Request* r : running_)
-    if (r->batchIndex >= 0) {
-      const auto s = static_cast<std::size_t>(r->slot);
-      if (ranAt_.size() <= s) ranAt_.resize(s + 1, -1);
-      ranAt_[s] = iter_;
-    }
+bool SelfSchedLocal::inR(const Request& r) {
+  // Algorithm 1's R: the rank prompts and the ranked requests; a request
+  // waiting for its batch's rank is in Q, not in R (line 4 vs. line 17).
+  return !r.synthetic && r.policyKey != kUnranked;
 }
 
-void SelfSchedLocal::onIterationEnd() {
-  // Every request still here and not in this iteration's batch gains one
-  // starvation step; at the threshold it is promoted for `quantumSteps`
-  // iterations, at most `maxPerRound` promotions per iteration, in priority
-  // order. A promotion counts down every iteration; running resets the count.
-  int round = 0;
-  auto visit = [&](Request* r) {
-    if (r->synthetic) return;
-    const auto s = static_cast<std::size_t>(r->slot);
-    if (starve_.size() <= s) starve_.resize(s + 1, 0);
-    if (ranAt_.size() <= s) ranAt_.resize(s + 1, -1);
-    if (r->queue > 0) {
-      --r->queue;
-      starve_[s] = 0;
-      return;
-    }
-    if (ranAt_[s] == iter_) {
-      starve_[s] = 0;
-      return;
-    }
-    if (!cfg_.enabled) return;
-    if (++starve_[s] >= cfg_.thresholdSteps && round < cfg_.maxPerRound) {
-      r->queue = cfg_.quantumSteps;
-      starve_[s] = 0;
-      ++round;
-      ++promotions_;
+std::int32_t& SelfSchedLocal::starveOf(const Request& r) {
+  const auto s = static_cast<std::size_t>(r.slot);
+  if (starve_.size() <= s) starve_.resize(s + 1, 0);
+  return starve_[s];
+}
+
+void SelfSchedLocal::enqueue(Request& r) {
+  starveOf(r) = 0;  // slots are reused: a request joining starts unstarved
+  FcfsLocal::enqueue(r);
+}
+
+void SelfSchedLocal::promote() {
+  // Algorithm 1 lines 10-11: requests of R with starvation >= threshold
+  // that are not promoted yet are promoted for quantum_steps iterations,
+  // at most max_promotions per iteration ("round"), the most starved first
+  // (ties: priority order).
+  if (!cfg_.enabled || cfg_.maxPerRound <= 0) return;
+  std::vector<Request*> cand;
+  auto consider = [&](Request* r) {
+    if (inR(*r) && r->queue <= 0 && starveOf(*r) >= cfg_.thresholdSteps) cand.push_back(r);
+  };
+  for (Request* r : running_) consider(r);
+  for (Request* r : queue_) consider(r);
+  if (cand.empty()) return;
+  std::stable_sort(cand.begin(), cand.end(), [&](const Request* a, const Request* b) {
+    const std::int32_t sa = starve_[static_cast<std::size_t>(a->slot)], sb = starve_[static_cast<std::size_t>(b->slot)];
+    if (sa != sb) return sa > sb;
+    return byPriority(a, b);
+  });
+  const std::size_t n = std::min(cand.size(), static_cast<std::size_t>(cfg_.maxPerRound));
+  for (std::size_t k = 0; k < n; ++k) {
+    cand[k]->queue = cfg_.quantumSteps;
+    ++promotions_;
+  }
+}
+
+void SelfSchedLocal::schedule(IterationBuilder& b) {
+  promote();
+  resort();  // ranks arrive and promotions start or end between iterations
+  FcfsLocal::schedule(b);
+  // Algorithm 1 lines 13-25: each request of R that runs in this iteration
+  // (S) resets its starvation and, when promoted, spends one step of its
+  // quantum; every other request of R gains one starvation step.
+  auto account = [&](Request* r) {
+    if (!inR(*r)) return;
+    std::int32_t& st = starveOf(*r);
+    if (r->batchIndex >= 0) {
+      st = 0;
+      if (r->queue > 0) --r->queue;
+    } else {
+      ++st;
     }
   };
-  for (Request* r : running_) visit(r);
-  for (Request* r : queue_) visit(r);
+  for (Request* r : running_) account(r);
+  for (Request* r : queue_) account(r);
 }
 
 int SelfSchedLocal::starvation(const Request& r) const {
@@ -96,6 +115,7 @@ bool SelfSchedLocal::setKnob(const std::string& name, double value) {
   else if (name == "starvation_threshold_steps") cfg_.thresholdSteps = static_cast<int>(value);
   else if (name == "priority_quantum_steps") cfg_.quantumSteps = static_cast<int>(value);
   else if (name == "max_promotions_per_round") cfg_.maxPerRound = static_cast<int>(value);
+  else if (name == "preempt_for_priority") preemptForPriority_ = value != 0;
   else return false;
   return true;
 }

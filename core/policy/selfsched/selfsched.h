@@ -41,20 +41,29 @@ struct StarvationConfig {
 class SelfSchedLocal : public FcfsLocal {
 public:
   static bool byPriority(const Request* a, const Request* b);
-  explicit SelfSchedLocal(const StarvationConfig& cfg) : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg) {}
+  /// `preemptForPriority`: a waiting request of higher priority preempts the
+  /// lowest-priority running ones when it cannot otherwise be admitted
+  /// (knob `preempt_for_priority`; FcfsLocal::preemptForPriority_).
+  explicit SelfSchedLocal(const StarvationConfig& cfg, bool preemptForPriority = true)
+      : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg) {
+    preemptForPriority_ = preemptForPriority;
+  }
   const char* name() const override { return "selfsched-priority"; }
+  void enqueue(Request& r) override;
   void schedule(IterationBuilder& b) override;
-  void onIterationEnd() override;
   bool setKnob(const std::string& name, double value) override;
   std::int64_t promotions() const { return promotions_; }
   /// Iterations `r` has been left out of the batch in a row (tests).
   int starvation(const Request& r) const;
 
 private:
+  /// In Algorithm 1's R (ranked, not a rank prompt): counts starvation.
+  static bool inR(const Request& r);
+  std::int32_t& starveOf(const Request& r);
+  void promote();
+
   StarvationConfig cfg_;
-  std::int64_t iter_ = 0;                // schedule() calls so far
-  std::vector<std::int64_t> ranAt_;      // by slot: the iteration it last ran in
-  std::vector<std::int32_t> starve_;     // by slot
+  std::vector<std::int32_t> starve_;     // by slot: iterations in R left out of S in a row
   std::int64_t promotions_ = 0;
 };
 
@@ -67,6 +76,7 @@ struct SelfSchedConfig {
   double alpha = 0.10;          // gold-ranking tie threshold
   int calibrationSample = 4000;
   StarvationConfig starvation;
+  bool preemptForPriority = true;  // knob preempt_for_priority
 };
 
 /// Output tokens of a mode's rank prompt: 0, 20, 40 (oracle: none).
