@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <map>
 #include <optional>
 
 #include "engine/snapshot.h"
@@ -442,6 +443,76 @@ TEST(SelfSchedLocal, PriorityPreemptionOffLetsTheHighPriorityRequestWait) {
   lowOn.run();
   lowOff.run();
   EXPECT_EQ(lowOn.rec.events, lowOff.rec.events);
+}
+
+// A rank prompt's decode tokens ride along in prefill-only iterations (no
+// chunked prefill) instead of waiting for a decode-only one: with a stream of
+// arrivals keeping iterations prefill-only, the prompt finishes sooner.
+TEST(SelfSchedRankPrompt, DecodesRideAlongPrefillOnlyIterations) {
+  InstanceConfig ic = tinyInstance(100000, 16);
+  ic.chunkedPrefill = false;
+  std::vector<RequestSpec> reqs;
+  for (int k = 0; k < 60; ++k) reqs.push_back(req(1.0 * k, 8, 30));
+  SimTime doneOn = 0, doneOff = 0;
+  for (bool rides : {true, false}) {
+    SCOPED_TRACE(rides ? "rides along" : "waits");
+    SelfSchedConfig cfg = config(RankMode::LengthOnly, 2, 1.0);
+    cfg.rankPromptRidesAlong = rides;
+    auto g = std::make_unique<SelfSchedGlobal>(cfg, lognormalLengths(400, 1));
+    SimConfig c = tinySim(ic, 1);
+    auto sim = std::make_unique<Simulator>(c, tinyCost(), std::make_unique<ListWorkload>(reqs), std::move(g),
+                                           [cfg](int) {
+                                             return std::make_unique<SelfSchedLocal>(cfg.starvation, true,
+                                                                                     cfg.rankPromptRidesAlong);
+                                           });
+    Recorder rec;
+    sim->addObserver(&rec);
+    sim->run();
+    ASSERT_EQ(sim->finishedCount(), 60);
+    int mixed = 0;
+    std::map<std::int64_t, std::pair<SimTime, SimTime>> span;  // rank prompt: first start, last end
+    for (const Iter& it : rec.iters) {
+      bool prefill = false, promptDecode = false;
+      for (const Entry& e : it.batch) {
+        if (e.prefill) prefill = true;
+        if (e.id < 0) {
+          auto [at, fresh] = span.try_emplace(e.id, it.start, it.end);
+          at->second.second = it.end;
+          if (!e.prefill) promptDecode = true;
+        }
+      }
+      if (prefill && promptDecode) ++mixed;
+    }
+    SimTime lastPromptToken = 0;  // total time the rank prompts took, prefill to last token
+    for (const auto& [id, se] : span) lastPromptToken += se.second - se.first;
+    if (rides) {
+      EXPECT_GT(mixed, 0);
+      doneOn = lastPromptToken;
+    } else {
+      EXPECT_EQ(mixed, 0);
+      doneOff = lastPromptToken;
+    }
+  }
+  EXPECT_LT(doneOn, doneOff);
+}
+
+// neutral_rank: an arriving request gets the middle rank ((B-1)/2 for the
+// rank modes, the sample's median output length for length-only) instead
+// of waiting behind every ranked request.
+TEST(SelfSchedLocal, NeutralRankOnArrival) {
+  for (bool neutral : {false, true})
+    for (RankMode mode : {RankMode::RankOnly, RankMode::LengthOnly}) {
+      SCOPED_TRACE(std::string(rankModeName(mode)) + (neutral ? " neutral" : " last"));
+      SelfSchedConfig cfg = config(mode, 10, 1.0);
+      cfg.neutralRank = neutral;
+      std::vector<double> sample = {10, 20, 30, 40, 50};
+      SelfRig rig(cfg, {req(0, 4, 200), req(0.5, 4, 5)}, tinyInstance(1000, 4), sample);
+      rig.sim->run(ms(0.6));
+      const Request* r = findReq(rig.local(), 1);
+      ASSERT_NE(r, nullptr);
+      const std::int64_t want = !neutral ? kUnranked : mode == RankMode::RankOnly ? 4 : 30;
+      EXPECT_EQ(r->policyKey, want);
+    }
 }
 
 Scenario mathScenario(const std::string& policy, std::uint64_t seed, double rate) {

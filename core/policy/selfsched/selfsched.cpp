@@ -88,6 +88,13 @@ void SelfSchedLocal::schedule(IterationBuilder& b) {
   promote();
   resort();  // ranks arrive and promotions start or end between iterations
   FcfsLocal::schedule(b);
+  if (ridesAlong_ && !b.chunkedPrefill())
+    // A prefill-only iteration (vLLM without chunked prefill) leaves running
+    // decodes out; a running rank prompt's decode tokens join it anyway, as
+    // the engine serving the paper's rank prompts batches them (its 40
+    // tokens cost 55 ms in Table 2, not 40 iterations).
+    for (Request* r : running_)
+      if (r->synthetic && r->state == ReqState::Running && r->prefillDone() && r->batchIndex < 0) b.addDecode(*r);
   // Algorithm 1 lines 13-25: each request of R that runs in this iteration
   // (S) resets its starvation and, when promoted, spends one step of its
   // quantum; every other request of R gains one starvation step.
@@ -116,6 +123,7 @@ bool SelfSchedLocal::setKnob(const std::string& name, double value) {
   else if (name == "priority_quantum_steps") cfg_.quantumSteps = static_cast<int>(value);
   else if (name == "max_promotions_per_round") cfg_.maxPerRound = static_cast<int>(value);
   else if (name == "preempt_for_priority") preemptForPriority_ = value != 0;
+  else if (name == "rank_prompt_rides_along") ridesAlong_ = value != 0;
   else return false;
   return true;
 }
@@ -140,6 +148,18 @@ void SelfSchedGlobal::attach(Simulator& sim) {
     for (double& e : calEps_) e = rng.normal();
     cal_ = calibrateSigma(outputSample_, calEps_, cfg_.targetTau, cfg_.alpha, static_cast<std::size_t>(cfg_.batchSize));
   }
+  if (cfg_.neutralRank) neutralKey_ = neutralKey();
+}
+
+std::int64_t SelfSchedGlobal::neutralKey() const {
+  // The middle of what a rank can be: (B - 1) / 2 for the modes that reveal
+  // ranks within a batch, the median output length of the calibration
+  // sample for length-only (the oracle ranks at arrival: unused).
+  if (cfg_.mode != RankMode::LengthOnly) return std::max(0, cfg_.batchSize - 1) / 2;
+  if (outputSample_.empty()) return kUnranked;
+  std::vector<double> v = outputSample_;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return static_cast<std::int64_t>(v[v.size() / 2]);
 }
 
 int SelfSchedGlobal::leastLoaded() const {
@@ -161,7 +181,7 @@ void SelfSchedGlobal::onArrival(Request& r) {
     r.predicted = static_cast<std::int32_t>(trueLen);
     return;
   }
-  r.policyKey = kUnranked;
+  r.policyKey = neutralKey_;
   batch_.push_back({sim_->handleOf(r), r.id, trueLen, r.input});
   if (batch_.size() == 1) {
     // The batch closes at T after its oldest request, unless B closes it first.
@@ -244,7 +264,9 @@ bool SelfSchedGlobal::setKnob(const std::string& name, double value) {
   if (name == "batch_size") cfg_.batchSize = static_cast<int>(value);
   else if (name == "batch_timeout_s") cfg_.batchTimeoutS = value;
   else if (name == "target_tau") cfg_.targetTau = value;
+  else if (name == "neutral_rank") cfg_.neutralRank = value != 0;
   else return false;
+  neutralKey_ = cfg_.neutralRank ? neutralKey() : kUnranked;  // applies to arrivals from now on
   if (name != "batch_timeout_s" && cfg_.mode != RankMode::Oracle && !outputSample_.empty())
     // σ is calibrated per batch of B: a new target or B re-calibrates it, with
     // the start-up's sample and ε (the new σ depends only on the knobs).

@@ -44,8 +44,10 @@ public:
   /// `preemptForPriority`: a waiting request of higher priority preempts the
   /// lowest-priority running ones when it cannot otherwise be admitted
   /// (knob `preempt_for_priority`; FcfsLocal::preemptForPriority_).
-  explicit SelfSchedLocal(const StarvationConfig& cfg, bool preemptForPriority = true)
-      : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg) {
+  /// `rankPromptRidesAlong`: a running rank prompt's decode tokens join the
+  /// prefill-only iterations too (knob `rank_prompt_rides_along`).
+  explicit SelfSchedLocal(const StarvationConfig& cfg, bool preemptForPriority = true, bool rankPromptRidesAlong = true)
+      : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg), ridesAlong_(rankPromptRidesAlong) {
     preemptForPriority_ = preemptForPriority;
   }
   const char* name() const override { return "selfsched-priority"; }
@@ -63,6 +65,7 @@ private:
   void promote();
 
   StarvationConfig cfg_;
+  bool ridesAlong_ = true;
   std::vector<std::int32_t> starve_;     // by slot: iterations in R left out of S in a row
   std::int64_t promotions_ = 0;
 };
@@ -77,6 +80,8 @@ struct SelfSchedConfig {
   int calibrationSample = 4000;
   StarvationConfig starvation;
   bool preemptForPriority = true;  // knob preempt_for_priority
+  bool rankPromptRidesAlong = true;  // knob rank_prompt_rides_along
+  bool neutralRank = false;       // knob neutral_rank: unranked requests sort at the middle rank, not last
 };
 
 /// Output tokens of a mode's rank prompt: 0, 20, 40 (oracle: none).
@@ -119,11 +124,13 @@ private:
     std::vector<double> predicted;
   };
   void closeBatch(bool bySize);
+  std::int64_t neutralKey() const;
   int leastLoaded() const;
   std::int64_t totalPromotions() const;
 
   SelfSchedConfig cfg_;
   std::vector<double> outputSample_;
+  std::int64_t neutralKey_ = kUnranked;  // Request::policyKey on arrival
   NoiseCalibration cal_;
   std::vector<double> calEps_;  // the calibration's ε, kept for a live target_tau
   std::vector<Member> batch_;
