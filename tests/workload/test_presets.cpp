@@ -52,7 +52,7 @@ const Row kLognormalRows[] = {
     {"reasoning-heavy", 160, 480, 4096, 12288, 480, 1200},
     {"selfsched-math", 96, 256, 0, 0, 640, 3072},
     {"selfsched-code", 320, 900, 0, 0, 960, 2880},
-    {"selfsched-sharegpt", 64, 512, 0, 0, 2160, 6075},
+    {"selfsched-sharegpt", 64, 512, 0, 0, 320, 900},
     {"selfsched-math-thinking", 96, 256, 0, 0, 8192, 16384},
     {"selfsched-code-thinking", 80, 120, 0, 0, 16384, 16384},
     {"selfsched-sharegpt-thinking", 64, 512, 0, 0, 2048, 6144},
