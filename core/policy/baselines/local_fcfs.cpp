@@ -112,19 +112,27 @@ void FcfsLocal::schedule(IterationBuilder& b) {
   // vLLM, running sequences count against max_num_seqs, so admission stops
   // when running + admitted reaches it.
   if (!b.chunkedPrefill() && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
-    bool admitted = false;
     const auto maxSeqs = static_cast<std::size_t>(b.config().maxNumSeqs);
-    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && running_.size() + lane_.size() < maxSeqs &&
-           b.admit(*queue_.front())) {
-      Request* r = queue_.front();
-      queue_.pop_front();
-      running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
-      admitted = true;
-    }
-    if (admitted) return;
+    auto admitWaiting = [&] {
+      bool admitted = false;
+      while (!queue_.empty() && queue_.front()->state == ReqState::Waiting &&
+             running_.size() + lane_.size() < maxSeqs && b.admit(*queue_.front())) {
+        Request* r = queue_.front();
+        queue_.pop_front();
+        running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
+        admitted = true;
+      }
+      return admitted;
+    };
+    if (admitWaiting()) return;
     // vLLM V0's priority preemption runs when no prefill could be scheduled;
-    // the head is admitted in a later iteration (none admits after a preemption).
-    if (preemptForPriority_ && !queue_.empty() && queue_.front()->state == ReqState::Waiting) preempted = preemptForHead(b);
+    // the head is admitted in a later iteration (none admits after a
+    // preemption) -- unless the preemption emptied the running set, when
+    // this iteration would have nothing else to run: then it is admitted now.
+    if (preemptForPriority_ && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
+      preempted = preemptForHead(b);
+      if (preempted && running_.empty() && lane_.empty() && admitWaiting()) return;
+    }
   }
 
   // The lazy lane steps when everything fits; otherwise its members go
@@ -194,9 +202,10 @@ admit:
     if (!b.chunkedPrefill() && r->state == ReqState::Waiting) break;
     if (!b.run(*r)) {
       // With chunked prefill, a waiting head that does not fit preempts
-      // lower-priority running requests and is admitted in a later iteration.
-      if (preemptForPriority_ && r->state == ReqState::Waiting) preemptForHead(b);
-      break;  // no skipping: later requests wait behind the head
+      // lower-priority running requests and is admitted in a later
+      // iteration, or now when nothing else is left to run.
+      if (!(preemptForPriority_ && r->state == ReqState::Waiting && preemptForHead(b) && b.empty() && b.run(*r)))
+        break;  // no skipping: later requests wait behind the head
     }
     queue_.pop_front();
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
