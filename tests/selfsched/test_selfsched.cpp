@@ -593,24 +593,19 @@ TEST(SelfSchedExperiments, Fig5TauFollowsTheTargetsAndFcfsRanksNothing) {
   ASSERT_EQ(r.charts.size(), 1u);
 }
 
-TEST(SelfSchedExperiments, Fig6LengthOnlyCutsMathTailTtftAndFig8Promotes) {
-  // One GPU (the -1gpu variant; with --quick's 120 requests no queue
-  // builds): the math queue builds, and length-only's P95 TTFT is far below
-  // FCFS's at 0.25 and 0.4 req/s (47.9x and 125x).
-  const exp::ExperimentResult f6 = exp::findExperiment("selfsched-fig6-p95-1gpu")->run(exp::ExperimentOptions{});
+TEST(SelfSchedExperiments, Fig6ShapesAndFig8Promotes) {
+  // Fig. 6 at the paper's setting (quick): shapes; the one-GPU variant's
+  // direction is asserted in tests/experiments/test_paper_direction.cpp.
+  exp::ExperimentOptions quick;
+  quick.quick = true;
+  const exp::ExperimentResult f6 = exp::findExperiment("selfsched-fig6-p95")->run(quick);
   ASSERT_EQ(f6.table.rows.size(), 3u * 3u * 4u);  // domains × rates × (fcfs + 3 modes)
-  int checked = 0;
   for (std::size_t i = 0; i < f6.table.rows.size(); ++i) {
-    const auto& row = f6.table.rows[i];
-    if (row[2] == "fcfs") {
+    if (f6.table.rows[i][2] == "fcfs") {
       EXPECT_EQ(cellOf(f6.table, i, "ttft_p95_vs_fcfs"), 1.0);
     }
-    if (row[0] == "math" && row[1] != "0.15" && row[2] == "selfsched-length-only") {
-      EXPECT_GT(cellOf(f6.table, i, "ttft_p95_vs_fcfs"), 2.0) << row[1];
-      ++checked;
-    }
+    EXPECT_GT(cellOf(f6.table, i, "tpot_p95_s"), 0.0);
   }
-  EXPECT_EQ(checked, 2);
   // Fig. 8 at the paper's setting: promotions happen only with anti-starvation.
   const exp::ExperimentResult f8 = exp::findExperiment("selfsched-fig8-starvation")->run(exp::ExperimentOptions{});
   ASSERT_EQ(f8.table.rows.size(), 6u);
@@ -634,17 +629,14 @@ TEST(SelfSchedExperiments, Table2TwoRankPromptsForTwentyRequests) {
   EXPECT_GT(cellOf(t.table, 1, "rank_prompt_gpu_s"), 0.0);
 }
 
-// Table 1 (quick: 600 requests, a 2-minute window, the first 100): shapes,
-// and ShareGPT, the one domain whose preset is fitted to the paper's FCFS
-// count, finishes more with length-only (1.39x). The full run's directions
-// are in test_paper_direction.cpp.
+// Table 1 (quick: 600 requests, a 2-minute window, the first 100): shapes;
+// the full run's directions are in test_paper_direction.cpp.
 TEST(SelfSchedExperiments, Table1QuickShapes) {
   exp::ExperimentOptions quick;
   quick.quick = true;
   const exp::ExperimentResult t = exp::findExperiment("selfsched-table1-throughput")->run(quick);
   ASSERT_EQ(t.table.rows.size(), 3u);
   ASSERT_EQ(t.charts.size(), 2u);
-  EXPECT_GT(cellOf(t.table, 2, "speedup_done"), 1.1);
   // Nothing finishes before it could: at most the requests sent.
   for (std::size_t i = 0; i < 3; ++i) EXPECT_LE(cellOf(t.table, i, "length_only_done_2min"), 600.0);
 }
