@@ -423,6 +423,13 @@ void addSelfSchedExperiments(std::vector<Experiment>& out) {
                  "minutes until 500 have finished, FCFS vs length-only, and the speedups." + setting +
                  " (--quick: 600 requests, a 2-minute window and 100 requests.)",
                  [](const ExperimentOptions& o) { return table1(o, S::Dp8); }});
+  out.push_back({"selfsched-table1-throughput-tp8", "Self-scheduling", "Table 1 with one TP-8 engine",
+                 "Table 1 (3 000 requests per domain at 64 req/s; done in 10 minutes, minutes to 500) with the "
+                 "server as one TP-8 engine." + tp8,
+                 [](const ExperimentOptions& o) { return table1(o, S::Tp8); }});
+  out.push_back({"selfsched-fig6-p95-tp8", "Self-scheduling", "Fig. 6 with one TP-8 engine",
+                 "Fig. 6 (P95 TTFT, TPOT, latency at 10, 20, 40 req/s) with the server as one TP-8 engine." + tp8,
+                 [](const ExperimentOptions& o) { return fig6(o, S::Tp8); }});
   out.push_back({"selfsched-table3-thinking", "Self-scheduling", "Table 3: throughput in thinking mode",
                  "1 000 requests per domain in thinking mode (the -thinking presets: answers up to 16 384 tokens) "
                  "arriving at 64 req/s: requests finished in the first 20 minutes and minutes until 100 have "
