@@ -1,8 +1,13 @@
-// Self-scheduling experiments. Setting (docs/policies/selfsched.md): one
-// instance of Qwen3-14B on an A100-40G (no chunked prefill, swap
-// preemption, as vLLM 0.9.2's defaults the paper ran), the selfsched-math /
-// -code / -sharegpt presets with Poisson arrivals; every figure is the mean
-// over seeds 1-4 (the paper averages four runs; one seed with --quick).
+// Self-scheduling experiments at the paper's setting (§4.2;
+// docs/policies/selfsched.md "The paper's setting"): eight A100-40G serving
+// Qwen3-14B as eight TP-1 engines behind one server (data parallel; the
+// policy's own placement, FCFS's least-loaded router), vLLM 0.9.2's V1
+// default preemption (recompute), no chunked prefill, a ranking batch of
+// B = 10 closed after T = 1 s (Table 2: two rank prompts for 20 requests at
+// 64 req/s), the paper's rates (10 req/s and up), the mean over seeds 1-4
+// (one seed with --quick). `-tp8` runs the server as one TP-8 engine instead;
+// `-1gpu` the former one-GPU setting (one TP-1 engine, swap preemption,
+// T = 50 ms, rates around its FCFS capacity).
 #include "experiments/selfsched/selfsched_experiments.h"
 
 #include <cmath>
@@ -19,18 +24,25 @@
 namespace sl::exp {
 namespace {
 
+/// How the paper's one vLLM server maps onto ServeLab instances.
+enum class Setting { Dp8, Tp8, OneGpu };
+
 struct Domain {
   const char* name;
   const char* preset;
-  std::vector<double> rates;  // req/s: below, near and above the FCFS instance's capacity
+  std::vector<double> rates;  // req/s
 };
-// FCFS throughput on this instance (300 requests): math ≈ 0.28 req/s, code
-// ≈ 0.37, ShareGPT ≈ 2.0 (servelab-cli run, docs/policies/selfsched.md).
-const std::vector<Domain>& domains() {
-  static const std::vector<Domain> d = {{"math", "selfsched-math", {0.15, 0.25, 0.4}},
-                                        {"code", "selfsched-code", {0.2, 0.35, 0.5}},
-                                        {"sharegpt", "selfsched-sharegpt", {1.0, 2.0, 4.0}}};
-  return d;
+// The paper's setting: 10 req/s and up ("as the request rate increases, the
+// batch size approaches its maximum (i.e., 10)", §5.1; Fig. 6 from 10 up).
+// One GPU: below, near and above that instance's FCFS capacity.
+const std::vector<Domain>& domains(Setting st = Setting::Dp8) {
+  static const std::vector<Domain> paper = {{"math", "selfsched-math", {10, 20, 40}},
+                                            {"code", "selfsched-code", {10, 20, 40}},
+                                            {"sharegpt", "selfsched-sharegpt", {10, 20, 40}}};
+  static const std::vector<Domain> one = {{"math", "selfsched-math", {0.15, 0.25, 0.4}},
+                                          {"code", "selfsched-code", {0.2, 0.35, 0.5}},
+                                          {"sharegpt", "selfsched-sharegpt", {1.0, 2.0, 4.0}}};
+  return st == Setting::OneGpu ? one : paper;
 }
 
 const std::vector<std::string>& modes() {
@@ -38,18 +50,41 @@ const std::vector<std::string>& modes() {
   return m;
 }
 
-Scenario base(const Domain& d, double rate, const std::string& policy, std::uint64_t seed, std::int64_t requests) {
+constexpr double kPaperBatchTimeoutS = 1.0;
+
+Scenario base(const Domain& d, double rate, const std::string& policy, std::uint64_t seed, std::int64_t requests,
+              Setting st = Setting::Dp8) {
   Scenario s;
-  s.cluster.instances = 1;
   s.cluster.gpu = "a100-40g";
   s.cluster.chunked_prefill = false;
-  s.cluster.preemption = "swap";
   s.model = "qwen3-14b";
   s.workload.preset = d.preset;
   s.workload.arrival.rate = rate;
   s.workload.requests = requests;
   s.policy.id = policy;
   s.run.seed = seed;
+  switch (st) {
+    case Setting::Dp8:
+      s.cluster.instances = 8;
+      s.cluster.tp = 1;
+      s.cluster.preemption = "recompute";
+      break;
+    case Setting::Tp8:
+      s.cluster.instances = 1;
+      s.cluster.tp = 8;
+      s.cluster.preemption = "recompute";
+      break;
+    case Setting::OneGpu:
+      s.cluster.instances = 1;
+      s.cluster.preemption = "swap";
+      break;
+  }
+  // vLLM 0.9.2's V1 scheduler, the paper's, preempts by priority only when
+  // a running request cannot grow; a waiting request never preempts
+  // (docs/fidelity.md: with recompute, waiting-triggered priority preemption
+  // and anti-starvation thrash, 28 514 preemptions for 1 000 requests).
+  if (st != Setting::OneGpu && policy.rfind("selfsched-", 0) == 0)
+    s.policy.knobs = {{"batch_timeout_s", kPaperBatchTimeoutS}, {"preempt_for_priority", 0}};
   return s;
 }
 
@@ -116,7 +151,7 @@ ExperimentResult fig5(const ExperimentOptions& o) {
       double tau = 0;
       for (std::uint64_t seed : seeds(o)) {
         Scenario s = base(d, rate, m, seed, requests(o));
-        s.policy.knobs = {{"batch_timeout_s", 60.0}};  // full batches of 10, as the paper's ranking runs
+        s.policy.knobs["batch_timeout_s"] = 60.0;  // full batches of 10, as the paper's ranking runs
         tau += run(s, o, m + " on " + d.name).summary["policy_report"]["tau_b"]["achieved_mean_per_batch"].get<double>();
       }
       tau /= static_cast<double>(seeds(o).size());
@@ -130,7 +165,10 @@ ExperimentResult fig5(const ExperimentOptions& o) {
   chart += "\n";
   for (std::size_t m = 0; m < byMode.size(); ++m) {
     chart += std::to_string(m);
-    for (double v : byMode[m]) chart += "," + num(v, 4);
+    for (double v : byMode[m]) {
+      chart += ',';
+      chart += num(v, 4);
+    }
     chart += "\n";
   }
   std::vector<std::string> ys;
@@ -146,19 +184,19 @@ ExperimentResult fig5(const ExperimentOptions& o) {
   return r;
 }
 
-ExperimentResult fig6(const ExperimentOptions& o) {
+ExperimentResult fig6(const ExperimentOptions& o, Setting st) {
   ExperimentResult r;
   r.table.columns = {"domain", "rate_rps", "policy", "ttft_p95_s", "tpot_p95_s", "e2e_p95_s", "ttft_p95_vs_fcfs"};
   std::string chart = "domain,rate_rps,policy,ttft_p95_s,tpot_p95_s,e2e_p95_s\n";
   std::vector<std::string> policies = {"fcfs"};
   for (const std::string& m : modes()) policies.push_back(m);
-  for (const Domain& d : domains()) {
+  for (const Domain& d : domains(st)) {
     for (double rate : d.rates) {
       double fcfsTtft = 0;
       for (const std::string& pol : policies) {
         double ttft = 0, tpot = 0, e2e = 0;
         for (std::uint64_t seed : seeds(o)) {
-          const Run x = run(base(d, rate, pol, seed, requests(o)), o, pol + " on " + d.name + " @ " + num(rate, 2));
+          const Run x = run(base(d, rate, pol, seed, requests(o), st), o, pol + " on " + d.name + " @ " + num(rate, 2));
           ttft += p(x.summary, "ttft_s", "p95");
           tpot += p(x.summary, "tpot_s", "p95");
           e2e += p(x.summary, "e2e_s", "p95");
@@ -189,16 +227,16 @@ ExperimentResult fig6(const ExperimentOptions& o) {
   return r;
 }
 
-ExperimentResult fig8(const ExperimentOptions& o) {
+ExperimentResult fig8(const ExperimentOptions& o, Setting st) {
   ExperimentResult r;
   r.table.columns = {"domain", "rate_rps", "anti_starvation", "tpot_p99_s", "e2e_p99_s", "promotions"};
   std::string chart = "domain,anti_starvation,tpot_p99_s,e2e_p99_s\n";
-  for (const Domain& d : domains()) {
+  for (const Domain& d : domains(st)) {
     const double rate = d.rates[2];
     for (const char* pol : {"selfsched-length-only", "selfsched-length-only-nostarve"}) {
       double tpot = 0, e2e = 0, promos = 0;
       for (std::uint64_t seed : seeds(o)) {
-        const Run x = run(base(d, rate, pol, seed, requests(o)), o, std::string(pol) + " on " + d.name);
+        const Run x = run(base(d, rate, pol, seed, requests(o), st), o, std::string(pol) + " on " + d.name);
         tpot += p(x.summary, "tpot_s", "p99");
         e2e += p(x.summary, "e2e_s", "p99");
         promos += x.summary["policy_report"]["promotions"].get<double>();
@@ -223,18 +261,18 @@ ExperimentResult fig8(const ExperimentOptions& o) {
 // requests at 64 req/s; the paper's run needed two rank prompts of 40 output
 // tokens, i.e. batches of 10. Makespan (time to finish all 20) of FCFS and
 // LengthOnly, and what the rank prompts themselves cost.
-ExperimentResult table2(const ExperimentOptions& o) {
+ExperimentResult table2(const ExperimentOptions& o, Setting st) {
   ExperimentResult r;
   r.table.columns = {"policy", "makespan_s", "extra_s", "rank_prompts", "rank_prompt_gpu_s", "mean_e2e_s"};
-  const Domain& math = domains()[0];
+  const Domain& math = domains(st)[0];
   double fcfsMakespan = 0;
   std::string chart = "policy_index,makespan_s,mean_e2e_s\n";
   int index = 0;
   for (const char* pol : {"fcfs", "selfsched-length-only"}) {
     double makespan = 0, prompts = 0, gpu = 0, e2e = 0;
     for (std::uint64_t seed : seeds(o)) {
-      Scenario s = base(math, 64.0, pol, seed, 20);
-      if (std::string(pol) != "fcfs") s.policy.knobs = {{"batch_size", 10}, {"batch_timeout_s", 1.0}};
+      Scenario s = base(math, 64.0, pol, seed, 20, st);
+      if (std::string(pol) != "fcfs") s.policy.knobs["batch_size"] = 10;
       const Run x = run(s, o, std::string(pol) + ": 20 math requests @ 64 req/s");
       makespan += x.summary["sim_s"].get<double>();
       e2e += p(x.summary, "e2e_s", "mean");
@@ -296,6 +334,7 @@ struct ThroughputSetting {
   std::int64_t workload;
   double windowS;
   bool thinking;  // the domains' -thinking presets
+  Setting setting = Setting::Dp8;
 };
 ExperimentResult throughputTable(const ExperimentOptions& o, const ThroughputSetting& st) {
   ExperimentResult r;
@@ -305,13 +344,13 @@ ExperimentResult throughputTable(const ExperimentOptions& o, const ThroughputSet
                      "length_only_min_to_" + std::to_string(st.workload), "speedup_time"};
   std::string done = "policy,domain_index,requests_done\n", minutes = "policy,domain_index,minutes\n";
   int index = 0;
-  for (Domain d : domains()) {
+  for (Domain d : domains(st.setting)) {
     const std::string preset = std::string(d.preset) + (st.thinking ? "-thinking" : "");
     d.preset = preset.c_str();
     Throughput f, l;
     for (std::uint64_t seed : seeds(o)) {
       for (const char* pol : {"fcfs", "selfsched-length-only"}) {
-        Scenario s = base(d, 64.0, pol, seed, st.total);
+        Scenario s = base(d, 64.0, pol, seed, st.total, st.setting);
         const Throughput t = throughput(
             s, o, std::string(pol) + ": " + std::to_string(st.total) + " " + preset + " requests", st.windowS,
             st.workload);
@@ -345,50 +384,73 @@ ExperimentResult throughputTable(const ExperimentOptions& o, const ThroughputSet
   return r;
 }
 
-ExperimentResult table1(const ExperimentOptions& o) {
-  return o.quick ? throughputTable(o, {600, 100, 120.0, false}) : throughputTable(o, {3000, 500, 600.0, false});
+ExperimentResult table1(const ExperimentOptions& o, Setting st) {
+  return o.quick ? throughputTable(o, {600, 100, 120.0, false, st}) : throughputTable(o, {3000, 500, 600.0, false, st});
 }
 
 // Table 3 (App. A.6): thinking mode, 1 000 requests, 20 minutes, 100 requests.
-ExperimentResult table3(const ExperimentOptions& o) {
-  return o.quick ? throughputTable(o, {200, 20, 300.0, true}) : throughputTable(o, {1000, 100, 1200.0, true});
+ExperimentResult table3(const ExperimentOptions& o, Setting st) {
+  return o.quick ? throughputTable(o, {200, 20, 300.0, true, st}) : throughputTable(o, {1000, 100, 1200.0, true, st});
 }
 
 }  // namespace
 
 void addSelfSchedExperiments(std::vector<Experiment>& out) {
   const std::string setting =
-      " Setting: 1 x a100-40g, qwen3-14b, no chunked prefill, swap preemption; selfsched-math / -code / -sharegpt "
-      "presets, Poisson arrivals; 400 requests, mean of seeds 1-4 (120 requests, seed 1 with --quick).";
+      " Setting (the paper's, Sec. 4.2): 8 x a100-40g as eight TP-1 engines behind one server, qwen3-14b, no "
+      "chunked prefill, recompute preemption (vLLM 0.9.2's V1 default), no preemption by a waiting request "
+      "(preempt_for_priority 0, V1's rule), B 10, T 1 s; selfsched-math / -code / "
+      "-sharegpt presets, Poisson arrivals; 400 requests, mean of seeds 1-4 (120 requests, seed 1 with --quick).";
+  const std::string tp8 = " Setting: as the paper-setting experiment but the server is one TP-8 engine on the 8 GPUs.";
+  const std::string one =
+      " Setting (not the paper's): 1 x a100-40g, qwen3-14b, no chunked prefill, swap preemption, T 50 ms, rates "
+      "around that instance's FCFS capacity; 400 requests, mean of seeds 1-4 (120 requests, seed 1 with --quick).";
+  using S = Setting;
   out.push_back({"selfsched-fig5-tau", "Self-scheduling", "Fig. 5: Kendall tau-b of each predictor mode by domain",
                  "Achieved tau-b per ranking batch for prefill-only, rank-only, length-only, and FCFS's arrival "
-                 "order, on math, code and ShareGPT-like requests." + setting,
+                 "order, on math, code and ShareGPT-like requests at 20 req/s, full batches of 10." + setting,
                  fig5});
   out.push_back({"selfsched-fig6-p95", "Self-scheduling", "Fig. 6: P95 TTFT, TPOT and latency vs rate",
-                 "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at three rates per domain, and "
-                 "FCFS's P95 TTFT over each mode's." + setting,
-                 fig6});
+                 "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at 10, 20 and 40 req/s per "
+                 "domain, and FCFS's P95 TTFT over each mode's." + setting,
+                 [](const ExperimentOptions& o) { return fig6(o, S::Dp8); }});
+  out.push_back({"selfsched-fig6-p95-1gpu", "Self-scheduling", "Fig. 6 on one GPU (not the paper's setting)",
+                 "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at three rates per domain "
+                 "on one GPU, where the queue is deep and batches are small." + one,
+                 [](const ExperimentOptions& o) { return fig6(o, S::OneGpu); }});
   out.push_back({"selfsched-table1-throughput", "Self-scheduling", "Table 1: throughput, FCFS vs length-only",
                  "3 000 requests per domain arriving at 64 req/s: requests finished in the first 10 minutes and "
-                 "minutes until 500 have finished, FCFS vs length-only, and the speedups. Setting: 1 x a100-40g, "
-                 "qwen3-14b, no chunked prefill, swap preemption; mean of seeds 1-4 (600 requests, a 2-minute "
-                 "window and 100 requests with --quick, seed 1).",
-                 table1});
+                 "minutes until 500 have finished, FCFS vs length-only, and the speedups." + setting +
+                 " (--quick: 600 requests, a 2-minute window and 100 requests.)",
+                 [](const ExperimentOptions& o) { return table1(o, S::Dp8); }});
+  out.push_back({"selfsched-table1-throughput-tp8", "Self-scheduling", "Table 1 with one TP-8 engine",
+                 "Table 1 (3 000 requests per domain at 64 req/s; done in 10 minutes, minutes to 500) with the "
+                 "server as one TP-8 engine." + tp8,
+                 [](const ExperimentOptions& o) { return table1(o, S::Tp8); }});
+  out.push_back({"selfsched-fig6-p95-tp8", "Self-scheduling", "Fig. 6 with one TP-8 engine",
+                 "Fig. 6 (P95 TTFT, TPOT, latency at 10, 20, 40 req/s) with the server as one TP-8 engine." + tp8,
+                 [](const ExperimentOptions& o) { return fig6(o, S::Tp8); }});
   out.push_back({"selfsched-table3-thinking", "Self-scheduling", "Table 3: throughput in thinking mode",
                  "1 000 requests per domain in thinking mode (the -thinking presets: answers up to 16 384 tokens) "
                  "arriving at 64 req/s: requests finished in the first 20 minutes and minutes until 100 have "
-                 "finished, FCFS vs length-only, and the speedups. Setting: 1 x a100-40g, qwen3-14b, no chunked "
-                 "prefill, swap preemption; mean of seeds 1-4 (200 requests, a 5-minute window and 20 requests "
-                 "with --quick, seed 1).",
-                 table3});
+                 "finished, FCFS vs length-only, and the speedups." + setting +
+                 " (--quick: 200 requests, a 5-minute window and 20 requests.)",
+                 [](const ExperimentOptions& o) { return table3(o, S::Dp8); }});
   out.push_back({"selfsched-table2-overhead", "Self-scheduling", "Table 2: the rank prompts' extra cost",
                  "20 math requests at 64 req/s, FCFS vs length-only with batches of 10 (two rank prompts of 40 "
                  "output tokens): makespan, its difference, and the rank prompts' GPU time." + setting,
-                 table2});
+                 [](const ExperimentOptions& o) { return table2(o, S::Dp8); }});
+  out.push_back({"selfsched-table2-overhead-tp8", "Self-scheduling", "Table 2 with one TP-8 engine",
+                 "Table 2 (20 math requests at 64 req/s) with the server as one TP-8 engine: its makespan against "
+                 "the paper's 11 min 6.5 s decides how the paper's server maps onto its 8 GPUs." + tp8,
+                 [](const ExperimentOptions& o) { return table2(o, S::Tp8); }});
   out.push_back({"selfsched-fig8-starvation", "Self-scheduling", "Fig. 8: anti-starvation on and off",
+                 "P99 TPOT and P99 latency of length-only with and without anti-starvation at 40 req/s." + setting,
+                 [](const ExperimentOptions& o) { return fig8(o, S::Dp8); }});
+  out.push_back({"selfsched-fig8-starvation-1gpu", "Self-scheduling", "Fig. 8 on one GPU (not the paper's setting)",
                  "P99 TPOT and P99 latency of length-only with and without anti-starvation at each domain's highest "
-                 "rate." + setting,
-                 fig8});
+                 "one-GPU rate." + one,
+                 [](const ExperimentOptions& o) { return fig8(o, S::OneGpu); }});
 }
 
 }  // namespace sl::exp

@@ -80,29 +80,65 @@ bool FcfsLocal::stepLane(IterationBuilder& b) {
   return true;
 }
 
+bool FcfsLocal::preemptForHead(IterationBuilder& b) {
+  Request* head = queue_.front();
+  const auto maxSeqs = static_cast<std::size_t>(b.config().maxNumSeqs);
+  auto fits = [&] {
+    return b.extraBlocksToRun(*head) <= b.freeBlocks() && running_.size() + lane_.size() < maxSeqs;
+  };
+  if (fits()) return false;
+  // Blocks the head could have: free ones plus those of every running
+  // request it outranks (running_ is in priority order: they are its tail).
+  std::int64_t reachable = b.freeBlocks();
+  std::size_t lower = 0;
+  for (auto it = running_.rbegin(); it != running_.rend() && order_(head, *it); ++it, ++lower)
+    reachable += (*it)->blocksGpu;
+  if (lower == 0 || reachable < b.extraBlocksToRun(*head)) return false;
+  bool any = false;
+  while (!fits() && !running_.empty() && order_(head, running_.back())) {
+    Request* victim = running_.back();  // the lowest-priority running request
+    b.preempt(*victim);
+    running_.pop_back();
+    requeueFront(victim);
+    any = true;
+  }
+  return any;
+}
+
 void FcfsLocal::schedule(IterationBuilder& b) {
+  bool preempted = false;
   // Without chunked prefill (vLLM V0) an iteration that can admit the head
   // prompt(s) is prefill-only; resumes of swapped requests come first. As in
   // vLLM, running sequences count against max_num_seqs, so admission stops
   // when running + admitted reaches it.
   if (!b.chunkedPrefill() && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
-    bool admitted = false;
     const auto maxSeqs = static_cast<std::size_t>(b.config().maxNumSeqs);
-    while (!queue_.empty() && queue_.front()->state == ReqState::Waiting && running_.size() + lane_.size() < maxSeqs &&
-           b.admit(*queue_.front())) {
-      Request* r = queue_.front();
-      queue_.pop_front();
-      running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
-      admitted = true;
+    auto admitWaiting = [&] {
+      bool admitted = false;
+      while (!queue_.empty() && queue_.front()->state == ReqState::Waiting &&
+             running_.size() + lane_.size() < maxSeqs && b.admit(*queue_.front())) {
+        Request* r = queue_.front();
+        queue_.pop_front();
+        running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
+        admitted = true;
+      }
+      return admitted;
+    };
+    if (admitWaiting()) return;
+    // vLLM V0's priority preemption runs when no prefill could be scheduled;
+    // the head is admitted in a later iteration (none admits after a
+    // preemption) -- unless the preemption emptied the running set, when
+    // this iteration would have nothing else to run: then it is admitted now.
+    if (preemptForPriority_ && !queue_.empty() && queue_.front()->state == ReqState::Waiting) {
+      preempted = preemptForHead(b);
+      if (preempted && running_.empty() && lane_.empty() && admitWaiting()) return;
     }
-    if (admitted) return;
   }
 
   // The lazy lane steps when everything fits; otherwise its members go
   // back into running_ and the passes below decide as always.
   if (!b.laneAllowed() || !stepLane(b)) leaveLane();
 
-  bool preempted = false;
   // Running requests in arrival order; decodes first, then prefill chunks.
   // The prefill pass only when the decode pass saw a running request still
   // in its prefill: pass 0 visits every request that stays in running_, and
@@ -164,7 +200,13 @@ admit:
     // is swapped out, so an iteration that resumes swapped requests stays
     // decode-only and the waiting prompt behind them waits.
     if (!b.chunkedPrefill() && r->state == ReqState::Waiting) break;
-    if (!b.run(*r)) break;  // no skipping: later requests wait behind the head
+    if (!b.run(*r)) {
+      // With chunked prefill, a waiting head that does not fit preempts
+      // lower-priority running requests and is admitted in a later
+      // iteration, or now when nothing else is left to run.
+      if (!(preemptForPriority_ && r->state == ReqState::Waiting && preemptForHead(b) && b.empty() && b.run(*r)))
+        break;  // no skipping: later requests wait behind the head
+    }
     queue_.pop_front();
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
   }

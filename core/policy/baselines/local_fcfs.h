@@ -38,11 +38,21 @@ public:
 protected:
   /// Re-sort both queues (after keys the order reads have changed).
   void resort();
+  /// Priority preemption (30-schedulers.md "priority"; vLLM's priority
+  /// policy): when the waiting head cannot be admitted, running requests of
+  /// strictly lower priority are preempted, lowest first, until it fits
+  /// (each by the instance's preemption mode, swap or recompute). Off in
+  /// vLLM's FCFS; the priority discipline turns it on.
+  bool preemptForPriority_ = false;
   std::vector<Request*> running_;  // KV on GPU, in `order_`
   std::deque<Request*> queue_;     // waiting + swapped, in `order_`
 
 private:
   void requeueFront(Request* r);
+  /// Priority preemption for the head of queue_ (see preemptForPriority_);
+  /// true when it preempted. Only when freeing every lower-priority running
+  /// request would make room: a head that can never fit preempts nobody.
+  bool preemptForHead(IterationBuilder& b);
   /// The lane's step in this iteration when every running request's decode
   /// and prefill chunk fits (memory, sequence and token limits): eligible
   /// requests join, the lane steps, and false is returned otherwise (nothing

@@ -23,6 +23,12 @@ std::vector<KnobSpec> starvationKnobs(bool on) {
        "iterations in a row left out of the batch before a promotion"},
       {"priority_quantum_steps", "iterations", 1, 100000, 32, true, true, "iterations a promotion lasts"},
       {"max_promotions_per_round", "requests", 0, 10000, 16, true, true, "promotions per iteration, at most"},
+      {"rank_prompt_rides_along", "", 0, 1, 1, true, true,
+       "1 = a running rank prompt's decode tokens join prefill-only iterations (no chunked prefill) instead of "
+       "waiting for a decode iteration; 0 = they wait like any decode"},
+      {"preempt_for_priority", "", 0, 1, 1, true, true,
+       "1 = a waiting request of higher priority preempts the lowest-priority running ones when it cannot "
+       "otherwise be admitted (vLLM's priority policy; the victim follows cluster.preemption), 0 = never"},
   };
 }
 
@@ -35,6 +41,10 @@ std::vector<KnobSpec> modeKnobs(double targetTau, bool starvation) {
        "Kendall's tau-b the predictor's noise is calibrated to (against the gold ranking); live: "
        "re-calibrated for the batches that close after the change"},
       {"tie_alpha", "fraction", 0, 1, 0.1, false, false, "gold ranking: lengths within this fraction of their mean tie"},
+      {"neutral_rank", "", 0, 1, 0, true, true,
+       "0 = a request waits unranked behind every ranked one until its rank prompt finishes (Algorithm 1: "
+       "it joins the runnable set with its rank); 1 = it gets the middle rank on arrival ((B-1)/2, or the "
+       "median output length for length-only)"},
   };
   for (KnobSpec& s : starvationKnobs(starvation)) k.push_back(std::move(s));
   return k;
@@ -71,6 +81,10 @@ PolicyBundle bundle(const PolicyContext& c, RankMode mode) {
   st.quantumSteps = c.knobs.getInt("priority_quantum_steps");
   st.maxPerRound = c.knobs.getInt("max_promotions_per_round");
   cfg.starvation = st;
+  cfg.preemptForPriority = c.knobs.get("preempt_for_priority") != 0;
+  const bool preempt = cfg.preemptForPriority;
+  cfg.rankPromptRidesAlong = c.knobs.get("rank_prompt_rides_along") != 0;
+  const bool rides = cfg.rankPromptRidesAlong;
   std::vector<double> sample;
   if (mode != RankMode::Oracle) {
     cfg.batchSize = c.knobs.getInt("batch_size");
@@ -78,11 +92,12 @@ PolicyBundle bundle(const PolicyContext& c, RankMode mode) {
     cfg.templateTokens = c.knobs.getInt("template_tokens");
     cfg.targetTau = c.knobs.get("target_tau");
     cfg.alpha = c.knobs.get("tie_alpha");
+    cfg.neutralRank = c.knobs.get("neutral_rank") != 0;
     sample = outputSample(c.scenario, cfg.calibrationSample);
   }
   PolicyBundle b;
   b.global = std::make_unique<SelfSchedGlobal>(cfg, std::move(sample));
-  b.makeLocal = [st](int) { return std::make_unique<SelfSchedLocal>(st); };
+  b.makeLocal = [st, preempt, rides](int) { return std::make_unique<SelfSchedLocal>(st, preempt, rides); };
   return b;
 }
 

@@ -42,48 +42,74 @@ bool SelfSchedLocal::byPriority(const Request* a, const Request* b) {
   return FcfsLocal::byArrival(a, b);
 }
 
-void SelfSchedLocal::schedule(IterationBuilder& b) {
-  ++iter_;
-  resort();  // ranks arrive and promotions start or end between iterations
-  FcfsLocal::schedule(b);
-  for (const Request* r : running_)
-    if (r->batchIndex >= 0) {
-      const auto s = static_cast<std::size_t>(r->slot);
-      if (ranAt_.size() <= s) ranAt_.resize(s + 1, -1);
-      ranAt_[s] = iter_;
-    }
+bool SelfSchedLocal::inR(const Request& r) {
+  // Algorithm 1's R: the rank prompts and the ranked requests; a request
+  // waiting for its batch's rank is in Q, not in R (line 4 vs. line 17).
+  return !r.synthetic && r.policyKey != kUnranked;
 }
 
-void SelfSchedLocal::onIterationEnd() {
-  // Every request still here and not in this iteration's batch gains one
-  // starvation step; at the threshold it is promoted for `quantumSteps`
-  // iterations, at most `maxPerRound` promotions per iteration, in priority
-  // order. A promotion counts down every iteration; running resets the count.
-  int round = 0;
-  auto visit = [&](Request* r) {
-    if (r->synthetic) return;
-    const auto s = static_cast<std::size_t>(r->slot);
-    if (starve_.size() <= s) starve_.resize(s + 1, 0);
-    if (ranAt_.size() <= s) ranAt_.resize(s + 1, -1);
-    if (r->queue > 0) {
-      --r->queue;
-      starve_[s] = 0;
-      return;
-    }
-    if (ranAt_[s] == iter_) {
-      starve_[s] = 0;
-      return;
-    }
-    if (!cfg_.enabled) return;
-    if (++starve_[s] >= cfg_.thresholdSteps && round < cfg_.maxPerRound) {
-      r->queue = cfg_.quantumSteps;
-      starve_[s] = 0;
-      ++round;
-      ++promotions_;
+std::int32_t& SelfSchedLocal::starveOf(const Request& r) {
+  const auto s = static_cast<std::size_t>(r.slot);
+  if (starve_.size() <= s) starve_.resize(s + 1, 0);
+  return starve_[s];
+}
+
+void SelfSchedLocal::enqueue(Request& r) {
+  starveOf(r) = 0;  // slots are reused: a request joining starts unstarved
+  FcfsLocal::enqueue(r);
+}
+
+void SelfSchedLocal::promote() {
+  // Algorithm 1 lines 10-11: requests of R with starvation >= threshold
+  // that are not promoted yet are promoted for quantum_steps iterations,
+  // at most max_promotions per iteration ("round"), the most starved first
+  // (ties: priority order).
+  if (!cfg_.enabled || cfg_.maxPerRound <= 0) return;
+  std::vector<Request*> cand;
+  auto consider = [&](Request* r) {
+    if (inR(*r) && r->queue <= 0 && starveOf(*r) >= cfg_.thresholdSteps) cand.push_back(r);
+  };
+  for (Request* r : running_) consider(r);
+  for (Request* r : queue_) consider(r);
+  if (cand.empty()) return;
+  std::stable_sort(cand.begin(), cand.end(), [&](const Request* a, const Request* b) {
+    const std::int32_t sa = starve_[static_cast<std::size_t>(a->slot)], sb = starve_[static_cast<std::size_t>(b->slot)];
+    if (sa != sb) return sa > sb;
+    return byPriority(a, b);
+  });
+  const std::size_t n = std::min(cand.size(), static_cast<std::size_t>(cfg_.maxPerRound));
+  for (std::size_t k = 0; k < n; ++k) {
+    cand[k]->queue = cfg_.quantumSteps;
+    ++promotions_;
+  }
+}
+
+void SelfSchedLocal::schedule(IterationBuilder& b) {
+  promote();
+  resort();  // ranks arrive and promotions start or end between iterations
+  FcfsLocal::schedule(b);
+  if (ridesAlong_ && !b.chunkedPrefill())
+    // A prefill-only iteration (vLLM without chunked prefill) leaves running
+    // decodes out; a running rank prompt's decode tokens join it anyway, as
+    // the engine serving the paper's rank prompts batches them (its 40
+    // tokens cost 55 ms in Table 2, not 40 iterations).
+    for (Request* r : running_)
+      if (r->synthetic && r->state == ReqState::Running && r->prefillDone() && r->batchIndex < 0) b.addDecode(*r);
+  // Algorithm 1 lines 13-25: each request of R that runs in this iteration
+  // (S) resets its starvation and, when promoted, spends one step of its
+  // quantum; every other request of R gains one starvation step.
+  auto account = [&](Request* r) {
+    if (!inR(*r)) return;
+    std::int32_t& st = starveOf(*r);
+    if (r->batchIndex >= 0) {
+      st = 0;
+      if (r->queue > 0) --r->queue;
+    } else {
+      ++st;
     }
   };
-  for (Request* r : running_) visit(r);
-  for (Request* r : queue_) visit(r);
+  for (Request* r : running_) account(r);
+  for (Request* r : queue_) account(r);
 }
 
 int SelfSchedLocal::starvation(const Request& r) const {
@@ -96,6 +122,8 @@ bool SelfSchedLocal::setKnob(const std::string& name, double value) {
   else if (name == "starvation_threshold_steps") cfg_.thresholdSteps = static_cast<int>(value);
   else if (name == "priority_quantum_steps") cfg_.quantumSteps = static_cast<int>(value);
   else if (name == "max_promotions_per_round") cfg_.maxPerRound = static_cast<int>(value);
+  else if (name == "preempt_for_priority") preemptForPriority_ = value != 0;
+  else if (name == "rank_prompt_rides_along") ridesAlong_ = value != 0;
   else return false;
   return true;
 }
@@ -120,6 +148,18 @@ void SelfSchedGlobal::attach(Simulator& sim) {
     for (double& e : calEps_) e = rng.normal();
     cal_ = calibrateSigma(outputSample_, calEps_, cfg_.targetTau, cfg_.alpha, static_cast<std::size_t>(cfg_.batchSize));
   }
+  if (cfg_.neutralRank) neutralKey_ = neutralKey();
+}
+
+std::int64_t SelfSchedGlobal::neutralKey() const {
+  // The middle of what a rank can be: (B - 1) / 2 for the modes that reveal
+  // ranks within a batch, the median output length of the calibration
+  // sample for length-only (the oracle ranks at arrival: unused).
+  if (cfg_.mode != RankMode::LengthOnly) return std::max(0, cfg_.batchSize - 1) / 2;
+  if (outputSample_.empty()) return kUnranked;
+  std::vector<double> v = outputSample_;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return static_cast<std::int64_t>(v[v.size() / 2]);
 }
 
 int SelfSchedGlobal::leastLoaded() const {
@@ -141,7 +181,7 @@ void SelfSchedGlobal::onArrival(Request& r) {
     r.predicted = static_cast<std::int32_t>(trueLen);
     return;
   }
-  r.policyKey = kUnranked;
+  r.policyKey = neutralKey_;
   batch_.push_back({sim_->handleOf(r), r.id, trueLen, r.input});
   if (batch_.size() == 1) {
     // The batch closes at T after its oldest request, unless B closes it first.
@@ -224,7 +264,9 @@ bool SelfSchedGlobal::setKnob(const std::string& name, double value) {
   if (name == "batch_size") cfg_.batchSize = static_cast<int>(value);
   else if (name == "batch_timeout_s") cfg_.batchTimeoutS = value;
   else if (name == "target_tau") cfg_.targetTau = value;
+  else if (name == "neutral_rank") cfg_.neutralRank = value != 0;
   else return false;
+  neutralKey_ = cfg_.neutralRank ? neutralKey() : kUnranked;  // applies to arrivals from now on
   if (name != "batch_timeout_s" && cfg_.mode != RankMode::Oracle && !outputSample_.empty())
     // σ is calibrated per batch of B: a new target or B re-calibrates it, with
     // the start-up's sample and ε (the new σ depends only on the knobs).

@@ -41,20 +41,32 @@ struct StarvationConfig {
 class SelfSchedLocal : public FcfsLocal {
 public:
   static bool byPriority(const Request* a, const Request* b);
-  explicit SelfSchedLocal(const StarvationConfig& cfg) : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg) {}
+  /// `preemptForPriority`: a waiting request of higher priority preempts the
+  /// lowest-priority running ones when it cannot otherwise be admitted
+  /// (knob `preempt_for_priority`; FcfsLocal::preemptForPriority_).
+  /// `rankPromptRidesAlong`: a running rank prompt's decode tokens join the
+  /// prefill-only iterations too (knob `rank_prompt_rides_along`).
+  explicit SelfSchedLocal(const StarvationConfig& cfg, bool preemptForPriority = true, bool rankPromptRidesAlong = true)
+      : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg), ridesAlong_(rankPromptRidesAlong) {
+    preemptForPriority_ = preemptForPriority;
+  }
   const char* name() const override { return "selfsched-priority"; }
+  void enqueue(Request& r) override;
   void schedule(IterationBuilder& b) override;
-  void onIterationEnd() override;
   bool setKnob(const std::string& name, double value) override;
   std::int64_t promotions() const { return promotions_; }
   /// Iterations `r` has been left out of the batch in a row (tests).
   int starvation(const Request& r) const;
 
 private:
+  /// In Algorithm 1's R (ranked, not a rank prompt): counts starvation.
+  static bool inR(const Request& r);
+  std::int32_t& starveOf(const Request& r);
+  void promote();
+
   StarvationConfig cfg_;
-  std::int64_t iter_ = 0;                // schedule() calls so far
-  std::vector<std::int64_t> ranAt_;      // by slot: the iteration it last ran in
-  std::vector<std::int32_t> starve_;     // by slot
+  bool ridesAlong_ = true;
+  std::vector<std::int32_t> starve_;     // by slot: iterations in R left out of S in a row
   std::int64_t promotions_ = 0;
 };
 
@@ -67,6 +79,9 @@ struct SelfSchedConfig {
   double alpha = 0.10;          // gold-ranking tie threshold
   int calibrationSample = 4000;
   StarvationConfig starvation;
+  bool preemptForPriority = true;  // knob preempt_for_priority
+  bool rankPromptRidesAlong = true;  // knob rank_prompt_rides_along
+  bool neutralRank = false;       // knob neutral_rank: unranked requests sort at the middle rank, not last
 };
 
 /// Output tokens of a mode's rank prompt: 0, 20, 40 (oracle: none).
@@ -109,11 +124,13 @@ private:
     std::vector<double> predicted;
   };
   void closeBatch(bool bySize);
+  std::int64_t neutralKey() const;
   int leastLoaded() const;
   std::int64_t totalPromotions() const;
 
   SelfSchedConfig cfg_;
   std::vector<double> outputSample_;
+  std::int64_t neutralKey_ = kUnranked;  // Request::policyKey on arrival
   NoiseCalibration cal_;
   std::vector<double> calEps_;  // the calibration's ε, kept for a live target_tau
   std::vector<Member> batch_;
