@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cost/cost_model.h"
+#include "cost/engine_presets.h"
 #include "run/run.h"
 #include "util/csv.h"
 #include "util/error.h"
@@ -384,6 +385,24 @@ ExperimentResult runHwValidation(const ExperimentOptions& o) {
       if (us == defaults.t_step_us) continue;
       const nlohmann::json cost = {{"t_step_us", us}};
       sweepLine(us, false, runRows(g, rows, cost, o, g.id + " @ t_step_us " + num(us, 0) + ": "));
+    }
+    // The engine-generation presets (cluster.engine, resources/engines/):
+    // each one's coefficients on the same rows. Their numbers come from
+    // published engine measurements, never from these rows.
+    if (!o.quick) {
+      res.notes.push_back(g.id + ", with each engine-generation preset (cluster.engine):");
+      for (const EnginePreset& e : enginePresets()) {
+        const std::vector<RowResult> rs = runRows(g, rows, e.coefficients, o, g.id + " @ engine " + e.id + ": ");
+        const auto x = summarize(rs);
+        std::string line = "  " + e.id + (e.isDefault ? " (default)" : "") + ":";
+        for (int k = 0; k < 3; ++k) {
+          const ErrorSummary& es = x[static_cast<std::size_t>(k)];
+          line += std::string(k ? "," : "") + " " + kMetricName[k] + " median/mean |error| " +
+                  num(es.medianAbsPct, 1) + "/" + num(es.meanAbsPct, 1) + " % (median signed " +
+                  num(es.medianSignedPct, 1) + " %)";
+        }
+        res.notes.push_back(line);
+      }
     }
   }
   auto scatter = [](const char* metric, const char* label) {
