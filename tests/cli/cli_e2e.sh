@@ -324,7 +324,8 @@ PY
   mk "$tmp/late.json" "$changes" "{\"events\": $((ev + 10)), \"fingerprint\": \"$fp\"}"
   expect_code 0 "$cli" run "$tmp/late.json" --quiet
   grep -q "ended after $ev events, before saved_at.events $((ev + 10))" "$tmp/err" || fail "no early-end warning: $(cat "$tmp/err")"
-  mk "$tmp/never.json" "[{\"events\": $((ev + 5)), \"time_ns\": 0, \"knob\": \"arrival_rate\", \"value\": 3}]"
+  # Far past any run of this scenario (with or without the changes above).
+  mk "$tmp/never.json" "[{\"events\": $((ev * 100)), \"time_ns\": 0, \"knob\": \"arrival_rate\", \"value\": 3}]"
   expect_code 0 "$cli" run "$tmp/never.json" --quiet
   grep -q "live_changes.changes\[0\] and later were never applied" "$tmp/err" || fail "no never-applied warning: $(cat "$tmp/err")"
   # --set/--seed: another run on purpose, not checked.
