@@ -215,17 +215,20 @@ void CascadeGlobal::planNow(bool startup) {
     return;
   }
   LengthHistogram h = buildHistogram(samples, edges_, pop);
-  // Prefill arrivals: each prompt's prefill time (the cost model's, on top
-  // of one decode sequence sharing the iteration) at the arrival rate.
-  const CostModel& cost = sim_->cost();
-  BatchShape oneDecode;
-  addDecodeSeq(oneDecode, meanLen);
-  const double base = cost.iterationSeconds(oneDecode);
-  addPrefillLoad(h, samples, rate, [&](std::int64_t in) {
-    BatchShape b = oneDecode;
-    addPrefillChunk(b, static_cast<double>(in));
-    return std::max(0.0, cost.iterationSeconds(b) - base);
-  });
+  // Prefill arrivals (knob prefill_term): each prompt's prefill time (the
+  // cost model's, on top of one decode sequence sharing the iteration) at
+  // the arrival rate. Off by default: see docs/policies/cascade.md.
+  if (cfg_.prefillTerm) {
+    const CostModel& cost = sim_->cost();
+    BatchShape oneDecode;
+    addDecodeSeq(oneDecode, meanLen);
+    const double base = cost.iterationSeconds(oneDecode);
+    addPrefillLoad(h, samples, rate, [&](std::int64_t in) {
+      BatchShape b = oneDecode;
+      addPrefillChunk(b, static_cast<double>(in));
+      return std::max(0.0, cost.iterationSeconds(b) - base);
+    });
+  }
   const PlanCosts pc{qoe_, cutSecondsPerToken_};
   plan_ = cfg_.exactPlanner ? planExact(h, pc, E) : planHeuristic(h, pc, E);
   applyPlan(plan_, h);

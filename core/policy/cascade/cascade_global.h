@@ -29,6 +29,7 @@ struct CascadeConfig {
   CascadeLayout layout = CascadeLayout::Planned;
   RefineMode refine = RefineMode::Qoe;
   bool exactPlanner = false;       // exact DP instead of the two-phase heuristic
+  bool prefillTerm = false;        // stage cost x prefillSlowdown(prefill load) (knob prefill_term)
   bool intraStage = true;          // intra-stage bid-ask rebalancing
   double replanIntervalS = 60;     // 0: plan once
   double refineIntervalS = 5;      // 0: no refinement
