@@ -230,7 +230,8 @@ void ChartPanel::clear(int instances) {
   }
   policy_->setMarkers({});
   policy_->refresh();
-  probesDirty_ = scatterDirty_ = markersDirty_ = false;
+  probesDirty_ = scatterDirty_ = false;
+  markersDirty_ = window_.has_value();  // the window's edges come back at the next refresh
 }
 
 // Each probe becomes one point of each time series, appended once: a pull
@@ -281,6 +282,12 @@ void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
   }
   cdfDirty_ = cdfDirty_ || !points.empty();
   scatterDirty_ = scatterDirty_ || !points.empty();
+}
+
+void ChartPanel::setMeasureWindow(std::optional<std::pair<double, double>> window) {
+  if (window == window_) return;
+  window_ = window;
+  markersDirty_ = true;
 }
 
 void ChartPanel::setChanges(const ChangeLog& changes) {
@@ -342,7 +349,12 @@ void ChartPanel::prepare() {
   if (markersDirty_) {
     std::vector<double> xs;
     for (const KnobChange& c : changes_) xs.push_back(nsToSeconds(c.time));
-    for (LiveChart* c : timeCharts()) c->setMarkers(xs);
+    std::vector<double> edges;
+    if (window_) edges = {window_->first, window_->second};
+    for (LiveChart* c : timeCharts()) {
+      c->setMarkers(xs);
+      c->setWindowMarkers(edges);
+    }
     markPending(policy_);
   }
   if (probesDirty_ || markersDirty_) {

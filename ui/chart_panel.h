@@ -16,6 +16,7 @@ class QTabWidget;
 #include <map>
 #include <memory>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "engine/observer.h"
@@ -62,6 +63,10 @@ public:
   /// the "Policy" page; a label seen for the first time becomes a series.
   void addPolicySamples(const std::vector<PolicySample>& samples);
   void setChanges(const ChangeLog& changes);
+  /// The run's measurement window [start, end) in simulated seconds
+  /// (run.measure), drawn as two solid lines on every time chart; nullopt =
+  /// none. Kept across clear() (a new run of the same scenario).
+  void setMeasureWindow(std::optional<std::pair<double, double>> window);
   /// Redraw charts whose data changed (call at most a few times per second).
   void refresh();
   /// For a run going on in Fast or Express mode: as refresh(), but the
@@ -120,6 +125,7 @@ private:
   bool policyDirty_ = false;
   void updatePolicyTexts();
   ChangeLog changes_;
+  std::optional<std::pair<double, double>> window_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;
   std::vector<LiveChart*> pending_;  // prepared, not redrawn yet

@@ -332,6 +332,7 @@ void LiveChart::removeAllSeries() {
 }
 
 void LiveChart::setMarkers(const std::vector<double>& xs) { d->markerXs = xs; }
+void LiveChart::setWindowMarkers(const std::vector<double>& xs) { d->windowXs = xs; }
 void LiveChart::setFixedYRange(double lo, double hi) { d->fixedY = std::make_pair(lo, hi); }
 void LiveChart::setLegendVisible(bool on) {
   d->legendWanted = on;
@@ -359,6 +360,7 @@ void LiveChart::refresh() {
     }
   if (!any) { x0 = 0; x1 = 10; }
   for (double m : d->markerXs) x1 = std::max(x1, m);
+  for (double m : d->windowXs) x1 = std::max(x1, m);
   if (x1 - x0 < 1e-9) x1 = x0 + 1;
   double xLo = x0 >= 0 ? 0 : x0;
   fitToSize();
@@ -426,18 +428,17 @@ void LiveChart::refresh() {
     d->drawn += static_cast<int>(buf.size());
     s.series->replace(buf);
   }
-  // Markers: one two-point series each (few of them: one per live change).
-  while (d->markers.size() > d->markerXs.size()) {
+  // Markers: one two-point series each (few of them: one per live change),
+  // then the measurement window's edges, drawn solid.
+  std::vector<double> xs = d->markerXs;
+  xs.insert(xs.end(), d->windowXs.begin(), d->windowXs.end());
+  while (d->markers.size() > xs.size()) {
     d->chart->removeSeries(d->markers.back());
     delete d->markers.back();
     d->markers.pop_back();
   }
-  while (d->markers.size() < d->markerXs.size()) {
+  while (d->markers.size() < xs.size()) {
     auto* m = new QLineSeries;
-    QPen pen(theme::kMarker);
-    pen.setStyle(Qt::DashLine);
-    pen.setWidthF(1.2);
-    m->setPen(pen);
     d->chart->addSeries(m);
     m->attachAxis(d->ax);
     m->attachAxis(d->ay);
@@ -445,8 +446,14 @@ void LiveChart::refresh() {
     for (auto* lm : markers) lm->setVisible(false);
     d->markers.push_back(m);
   }
-  for (std::size_t i = 0; i < d->markers.size(); ++i)
-    d->markers[i]->replace(QList<QPointF>{{d->markerXs[i], yLo}, {d->markerXs[i], yHi}});
+  for (std::size_t i = 0; i < d->markers.size(); ++i) {
+    const bool window = i >= d->markerXs.size();
+    QPen pen(theme::kMarker);
+    pen.setStyle(window ? Qt::SolidLine : Qt::DashLine);
+    pen.setWidthF(window ? 2.0 : 1.2);
+    if (d->markers[i]->pen() != pen) d->markers[i]->setPen(pen);
+    d->markers[i]->replace(QList<QPointF>{{xs[i], yLo}, {xs[i], yHi}});
+  }
   // Axis labels that moved (a zoom) leave their old pixels behind unless the
   // whole view is repainted.
   if (d->view->isVisible()) d->view->viewport()->update();

@@ -69,6 +69,9 @@ public:
   void removeAllSeries();
   /// Vertical dashed lines (e.g. live rate changes) at these x values.
   void setMarkers(const std::vector<double>& xs);
+  /// Solid vertical lines at the measurement window's edges (run.measure:
+  /// warm-up end, window end); empty = none.
+  void setWindowMarkers(const std::vector<double>& xs);
   /// Categorical x: category i (labelled labels[i]) sits at x = i; the axis
   /// shows the labels instead of numbers and no longer rescales or zooms.
   void setXCategories(const QStringList& labels);

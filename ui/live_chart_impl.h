@@ -37,6 +37,7 @@ struct LiveChart::Impl {
   std::vector<S> series;
   std::vector<QLineSeries*> markers;
   std::vector<double> markerXs;
+  std::vector<double> windowXs;  // measurement window edges (solid lines), after markerXs
   std::optional<std::pair<double, double>> fixedY;
   std::optional<std::pair<double, double>> viewX;  // user zoom/pan; unset = automatic
   QToolButton* resetButton = nullptr;

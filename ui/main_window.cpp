@@ -638,6 +638,9 @@ bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* e
   }
   setWindowTitle(QString("ServeLab — %1").arg(name));
   charts_->clear(s.cluster.instances);
+  charts_->setMeasureWindow(s.run.measure ? std::optional<std::pair<double, double>>(std::make_pair(
+                                                s.run.measure->warmup_s, s.run.measure->endS()))
+                                          : std::nullopt);
   updateRunActions();
   return true;
 }

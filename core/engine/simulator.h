@@ -79,6 +79,8 @@ public:
 
   // ---- results
   SimTime now() const { return now_; }
+  /// Time of the next event step() would process; -1 when none is queued.
+  SimTime nextEventTime() const { return events_q_.empty() ? SimTime{-1} : events_q_.top().time; }
   std::int64_t arrived() const { return arrived_; }
   std::int64_t finishedCount() const { return static_cast<std::int64_t>(records_.size()); }
   std::int64_t inFlight() const { return inFlight_; }

@@ -194,6 +194,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"run": {"seed": -1}})", "run.seed: must be >= 0 (got -1)"},
         ErrorCase{R"({"run": {"seed": 1.5}})", "run.seed: expected an integer, got 1.5"},
         ErrorCase{R"({"run": {"duration_s": -1}})", "run.duration_s: must be > 0 (got -1)"},
+        ErrorCase{R"({"run": {"measure": {"window_s": 0}}})", "run.measure.window_s: must be > 0 (got 0)"},
+        ErrorCase{R"({"run": {"measure": {"warmup_s": -5, "window_s": 60}}})",
+                  "run.measure.warmup_s: must be >= 0 (got -5)"},
+        ErrorCase{R"({"run": {"measure": {"warmup_s": 5}}})", "run.measure: missing required field 'window_s'"},
+        ErrorCase{R"({"run": {"measure": 3}})", "run.measure: expected an object or null, got number"},
+        ErrorCase{R"({"run": {"measure": {"window": 3}}})", "unknown field 'run.measure.window'"},
+        ErrorCase{R"({"run": {"duration_s": 100, "measure": {"window_s": 60}}})",
+                  "run.measure: set either run.measure or run.duration_s, not both"},
         ErrorCase{R"({"run": {"rolling_window_s": "x"}})", "run.rolling_window_s: expected a number, got string"},
         ErrorCase{R"({"schema_version": 2})", "schema_version: unsupported schema version 2"},
         ErrorCase{R"({"schema_version": 2, "new_section": {}})", "unsupported schema version 2"},
@@ -300,6 +308,24 @@ TEST(ScenarioParse, HostileNestingIsRejectedNotCrashed) {
 }
 
 // ---- canonical form and round trip ----------------------------------------------
+
+// run.measure is written only when set: a scenario without it keeps the
+// canonical bytes (and fingerprints) it had before the field existed.
+TEST(ScenarioIo, MeasureWindowWrittenOnlyWhenSet) {
+  const std::string plain = dumpScenario(parse("{}"));
+  EXPECT_EQ(plain.find("measure"), std::string::npos);
+  const Scenario m = parse(R"({"run": {"measure": {"warmup_s": 120, "window_s": 600}}})");
+  ASSERT_TRUE(m.run.measure.has_value());
+  EXPECT_DOUBLE_EQ(m.run.measure->warmup_s, 120);
+  EXPECT_DOUBLE_EQ(m.run.measure->window_s, 600);
+  EXPECT_EQ(m.run.stopTimeS(), 720.0);
+  const Scenario w = parse(R"({"run": {"measure": {"window_s": 60}}})");
+  EXPECT_DOUBLE_EQ(w.run.measure->warmup_s, 0);
+  const std::string text = dumpScenario(m);
+  EXPECT_EQ(json::parse(text)["run"]["measure"], json::parse(R"({"warmup_s": 120.0, "window_s": 600.0})")) << text;
+  EXPECT_EQ(dumpScenario(parseScenario(json::parse(text), "dump")), text);
+  EXPECT_FALSE(parse(R"({"run": {"measure": null}})").run.measure.has_value());
+}
 
 Scenario everyOptionalSet() {
   return parse(R"({
