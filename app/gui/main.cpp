@@ -29,6 +29,7 @@
 #include <cstdio>
 
 #include "chart_panel.h"
+#include "chart_render.h"
 #include "compare_window.h"
 #include "main_window.h"
 #include "run/saved_run.h"
@@ -60,9 +61,26 @@ bool parseSize(const QString& s, QSize& out) {
   return a && b && out.width() >= 320 && out.height() >= 240;
 }
 
+// Batch modes (and --help/--version) show no window: they must not need a
+// display. Looked up in argv because the platform is chosen when
+// QApplication is constructed, before QCommandLineParser can run.
+bool isBatchInvocation(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray a(argv[i]);
+    if (a == "--") break;
+    for (const char* opt : {"--screenshot", "--export-charts"})
+      if (a == opt || a.startsWith(QByteArray(opt) + '=')) return true;
+    if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Offscreen unless QT_QPA_PLATFORM says otherwise, as `servelab-cli plot`:
+  // the same pixels with or without an X server, and no abort without one.
+  if (isBatchInvocation(argc, argv)) sl::ui::preferOffscreenPlatform();
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("ServeLab");
   QCoreApplication::setApplicationName("servelab");
