@@ -166,6 +166,11 @@ void LiveChart::setSubtitle(const QString& text) {
 QString LiveChart::subtitle() const { return d->subtitle; }
 QString LiveChart::xLabel() const { return d->xLabel; }
 QString LiveChart::yLabel() const { return d->yLabel; }
+void LiveChart::setYLabel(const QString& text) {
+  d->yLabel = text;
+  d->ay->setTitleText(text);
+  d->dropsFor = {};  // a new title: try it whole again
+}
 QString LiveChart::seriesName(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->name(); }
 bool LiveChart::seriesUsesOpenGL(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->useOpenGL(); }
 QWidget* LiveChart::resetButton() const { return d->resetButton; }

@@ -38,6 +38,8 @@ public:
   QString title() const;
   QString xLabel() const;
   QString yLabel() const;
+  /// A new y axis title (e.g. the metric a sweep chart shows).
+  void setYLabel(const QString& text);
   /// A shorter title for when the chart is too narrow for the full one.
   void setShortTitle(const QString& text);
   /// A second, smaller title line (e.g. how a binned tail is computed).
