@@ -608,7 +608,7 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
                firstThatFits({tr("batch %1 · %2 held").arg(in.batchSize).arg(queued),
                               tr("batch %1 · %2").arg(in.batchSize).arg(queued),
                               tr("%1 · %2").arg(in.batchSize).arg(queued)},
-                             sfm, c.width() - nameW));
+                             sfm, c.width() - nameW - sfm.horizontalAdvance(QStringLiteral("  "))));
   }
   int y = c.top() + sh + 1;
   const double g = in.gpuBlocks > 0 ? static_cast<double>(in.gpuBlocksUsed) / static_cast<double>(in.gpuBlocks) : 0;
