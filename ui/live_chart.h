@@ -69,8 +69,12 @@ public:
   void appendSeriesData(int series, const std::vector<QPointF>& points);
   const std::vector<QPointF>& seriesData(int series) const;
   void removeAllSeries();
-  /// Vertical dashed lines (e.g. live rate changes) at these x values.
-  void setMarkers(const std::vector<double>& xs);
+  /// Vertical dashed lines (e.g. live rate changes) at these x values, each
+  /// labelled at the top of the plot with labels[i] when given (a label that
+  /// would overlap the one before is left out; the line stays).
+  void setMarkers(const std::vector<double>& xs, const QStringList& labels = {});
+  /// The marker labels drawn now (for tests).
+  QStringList shownMarkerLabels() const;
   /// Categorical x: category i (labelled labels[i]) sits at x = i; the axis
   /// shows the labels instead of numbers and no longer rescales or zooms.
   void setXCategories(const QStringList& labels);
@@ -138,6 +142,7 @@ private:
   /// Ticks and legend for the chart's current size.
   void fitToSize();
   void keepTextsWhole();
+  void placeMarkerLabels();
   template <class Draw> void renderAt(QSize size, Draw&& draw);
   struct Impl;
   std::unique_ptr<Impl> d;

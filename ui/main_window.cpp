@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chart_export_dialog.h"
 #include "chart_panel.h"
 #include "cluster_view.h"
 #include "compare_window.h"
@@ -241,36 +242,21 @@ void MainWindow::buildActions() {
   exportCharts_ = new QAction(tr("&Export charts…"), this);
   exportCharts_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   connect(exportCharts_, &QAction::triggered, this, [this] {
-    // Sizes for slides and papers: the chart is laid out at the size, the
-    // PNG has size × scale pixels (SVGs are vector anyway).
-    struct Choice {
-      QString label;
-      QSize size;
-      qreal scale;
-    };
-    const std::vector<Choice> choices = {
-        {tr("Screen: 960×600 at 2× (1920×1200 px)"), {960, 600}, 2.0},
-        {tr("Slide 16:9: 1600×900 at 1×"), {1600, 900}, 1.0},
-        {tr("Slide 16:9: 1600×900 at 2× (3200×1800 px)"), {1600, 900}, 2.0},
-        {tr("Paper, one column: 520×340 at 3× (1560×1020 px)"), {520, 340}, 3.0},
-        {tr("Paper, two columns: 1040×420 at 3× (3120×1260 px)"), {1040, 420}, 3.0},
-    };
-    QStringList labels;
-    for (const Choice& c : choices) labels << c.label;
-    bool ok = false;
-    const QString pick = QInputDialog::getItem(this, tr("Export charts"), tr("Chart size:"), labels, 0, false, &ok);
-    if (!ok) return;
-    const Choice& c = choices[static_cast<std::size_t>(std::max<qsizetype>(0, labels.indexOf(pick)))];
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
-    if (dir.isEmpty()) return;
+    // Sizes for slides and papers (the chart is laid out at the size, the
+    // PNG has size × scale pixels), text from the canvas, markers, folder.
+    ChartExportDialog dlg(currentPath_.isEmpty() ? QString() : QFileInfo(currentPath_).completeBaseName(), this);
+    if (dlg.exec() != QDialog::Accepted || dlg.folder().isEmpty()) return;
+    const QString dir = dlg.folder();
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const int n = exportCharts(dir, c.size, c.scale);
+    const int n = exportCharts(dir, dlg.options());
     QApplication::restoreOverrideCursor();
     const int want = 3 * static_cast<int>(charts_->charts().size()) + 1;  // + run.json
-    if (n < want)
+    if (n < want) {
       QMessageBox::warning(this, tr("Export charts"), tr("Only %1 of %2 files could be written to %3").arg(n).arg(want).arg(dir));
-    else
-      statusBar()->showMessage(tr("%1 files written to %2").arg(n).arg(dir), 5000);
+    } else {
+      ChartExportDialog::rememberFolder(dir);
+      showStatus(tr("%1 files written to %2").arg(n).arg(dir), 5000);
+    }
   });
   compare_ = new QAction(tr("&Compare policies…"), this);
   compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
@@ -456,7 +442,26 @@ void MainWindow::buildStatusBar() {
   for (QLabel* l : {stTime_, stSpeed_, stEvents_, stRequests_}) sb->addPermanentWidget(l);
   sb->addPermanentWidget(progress_);
   sb->addPermanentWidget(stEta_);
+  // A message gets the room of everything but the clock while it shows.
+  connect(sb, &QStatusBar::messageChanged, this, [this](const QString& m) {
+    for (QWidget* wdg : std::initializer_list<QWidget*>{stSpeed_, stEvents_, stRequests_, progress_, stEta_})
+      wdg->setVisible(m.isEmpty());
+    if (m.isEmpty()) statusBar()->setToolTip(QString());
+  });
 }
+
+void MainWindow::showStatus(const QString& message, int timeoutMs) {
+  // Whole where it fits next to the clock, else shortened in the middle
+  // (paths) with the whole text on hover — never cut at the end.
+  QStatusBar* sb = statusBar();
+  const int room = sb->width() - stTime_->sizeHint().width() - 40;
+  const QString shown =
+      sb->isVisible() ? sb->fontMetrics().elidedText(message, Qt::ElideMiddle, std::max(200, room)) : message;
+  sb->showMessage(shown, timeoutMs);
+  sb->setToolTip(shown == message ? QString() : message);
+}
+
+QString MainWindow::statusText() const { return statusBar()->currentMessage(); }
 
 void MainWindow::rebuildPresetsMenu() {
   presetsMenu_->clear();
@@ -860,6 +865,13 @@ QMap<QString, QString> runPngText(const LiveFrame& f, const Scenario& s, const Q
 }  // namespace
 
 int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
+  ChartExportOptions o;
+  o.size = size;
+  o.scale = scale;
+  return exportCharts(dir, o);
+}
+
+int MainWindow::exportCharts(const QString& dir, const ChartExportOptions& options) {
   QDir().mkpath(dir);
   pull(true);
   // Which run the charts show: scenario, seed, moment, fingerprint and live

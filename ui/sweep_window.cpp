@@ -30,6 +30,7 @@
 #include <map>
 #include <sstream>
 
+#include "chart_export_dialog.h"
 #include "chart_panel.h"
 #include "compare_model.h"
 #include "policy/registry.h"
@@ -264,12 +265,16 @@ SweepWindow::SweepWindow(const Scenario& base, QWidget* parent) : QDialog(parent
     emit openPoint(pointScenario(row), tr("sweep point %1").arg(row));
   });
   connect(exportCsvB, &QPushButton::clicked, this, [this] {
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export results"), "results.csv", tr("CSV (*.csv)"));
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export results"),
+                                                   ChartExportDialog::defaultParentFolder() + "/results.csv",
+                                                   tr("CSV (*.csv)"));
     if (!p.isEmpty() && !exportCsv(p)) QMessageBox::warning(this, tr("Sweep"), tr("Could not write %1").arg(p));
   });
   connect(exportPngB, &QPushButton::clicked, this, [this] {
     const bool heat = tabs_->currentIndex() == 2;
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export chart"), heat ? "heatmap.png" : "chart.png",
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export chart"),
+                                                   ChartExportDialog::defaultParentFolder() +
+                                                       (heat ? "/heatmap.png" : "/chart.png"),
                                                    tr("PNG image (*.png);;SVG image (*.svg)"));
     if (p.isEmpty()) return;
     if (!(heat ? exportHeatmap(p) : exportChart(p)))
