@@ -128,8 +128,12 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     rateLabel_->setText(rateText(sliderToRate(v)));
     if (!filling_ && !rateSlider_->isSliderDown()) emit liveRateChanged(sliderToRate(v));
   });
-  connect(rateSlider_, &QSlider::sliderReleased, this,
-          [this] { emit liveRateChanged(sliderToRate(rateSlider_->value())); });
+  // A click on the handle that does not move it is no change (it logged one,
+  // at the slider's rounding of the rate).
+  connect(rateSlider_, &QSlider::sliderPressed, this, [this] { pressedAt_ = rateSlider_->value(); });
+  connect(rateSlider_, &QSlider::sliderReleased, this, [this] {
+    if (rateSlider_->value() != pressedAt_) emit liveRateChanged(sliderToRate(rateSlider_->value()));
+  });
   // Closed loop: the number of clients instead of a rate (docs/user-guide.md).
   clientsSlider_ = new QSlider(Qt::Horizontal);
   clientsSlider_->setRange(1, 256);
@@ -152,7 +156,10 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     clientsLabel_->setText(QString::number(v));
     if (!filling_ && !clientsSlider_->isSliderDown()) emit liveClientsChanged(v);
   });
-  connect(clientsSlider_, &QSlider::sliderReleased, this, [this] { emit liveClientsChanged(clientsSlider_->value()); });
+  connect(clientsSlider_, &QSlider::sliderPressed, this, [this] { pressedAt_ = clientsSlider_->value(); });
+  connect(clientsSlider_, &QSlider::sliderReleased, this, [this] {
+    if (clientsSlider_->value() != pressedAt_) emit liveClientsChanged(clientsSlider_->value());
+  });
   root->addWidget(live);
 
   // ---- cluster

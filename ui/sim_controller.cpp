@@ -241,6 +241,7 @@ public:
   }
   void setRate(double rate) {
     if (!run_ || !run_->rateLive) return;
+    if (run_->rate && run_->rate->rate() == rate) return;  // no change, nothing to log
     try {
       run_->apply(KnobChange{clockNs_, 0, kKnobArrivalRate, rate});
     } catch (const InputError&) {
@@ -250,6 +251,7 @@ public:
   }
   void setClients(int n) {
     if (!run_ || !run_->clients) return;
+    if (run_->clients->concurrency() == n) return;  // no change, nothing to log
     try {
       run_->apply(KnobChange{clockNs_, 0, kKnobConcurrency, static_cast<double>(n)});
     } catch (const InputError&) {
