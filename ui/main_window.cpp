@@ -406,7 +406,9 @@ void MainWindow::buildMenus() {
     if (!ctl_->loaded()) return;
     auto* w = new SweepWindow(ctl_->scenario(), this);
     w->setAttribute(Qt::WA_DeleteOnClose);
-    connect(w, &SweepWindow::openPoint, this, [this](const Scenario& s, const QString& name) { loadScenario(s, name); });
+    connect(w, &SweepWindow::openPoint, this, [this](const Scenario& s, const QString& name) {
+      if (loadScenario(s, name)) startInRunMode();
+    });
     w->show();
   });
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -565,7 +567,7 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
   } catch (const std::exception& e) {
     const QString msg = QString::fromStdString(e.what());
     panel_->setError(msg);
-    statusBar()->showMessage(msg, 8000);
+    showStatus(msg, 8000);
     if (error) *error = msg;
     return false;
   }
@@ -577,8 +579,9 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
   }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
+  startInRunMode();
   if (!replay.empty()) {
-    statusBar()->showMessage(tr("%1 is a saved run: its %2 live change(s) are replayed as the run reaches them")
+    showStatus(tr("%1 is a saved run: its %2 live change(s) are replayed as the run reaches them")
                                  .arg(QFileInfo(path).fileName())
                                  .arg(replay.size()),
                              10000);
@@ -615,7 +618,7 @@ bool MainWindow::saveRun(const QString& path, QString* error) {
     return false;
   }
   savedRunLog_ = f->changes;
-  statusBar()->showMessage(tr("Run saved to %1: seed %2, %3 live change(s), fingerprint %4 at t = %5 s; "
+  showStatus(tr("Run saved to %1: seed %2, %3 live change(s), fingerprint %4 at t = %5 s; "
                               "servelab-cli run reproduces it")
                                .arg(path)
                                .arg(s.run.seed)
@@ -630,7 +633,7 @@ bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* e
   QString err;
   if (!ctl_->load(s, replay, &err)) {
     panel_->setError(err);
-    statusBar()->showMessage(err, 8000);
+    showStatus(err, 8000);
     if (error) *error = err;
     return false;
   }
@@ -668,7 +671,7 @@ bool MainWindow::saveScenario(const QString& path, QString* error) {
   }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
-  statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+  showStatus(tr("Saved %1").arg(path), 4000);
   return true;
 }
 
@@ -701,7 +704,7 @@ void MainWindow::applyPanel() {
   }
   const bool wasRunning = ctl_->isRunning();
   if (loadScenario(s, QFileInfo(currentPath_).fileName() + tr(" (edited)")) && wasRunning) ctl_->play();
-  if (!kept.isEmpty()) statusBar()->showMessage(kept, 8000);
+  if (!kept.isEmpty()) showStatus(kept, 8000);
   updateRunActions();
 }
 
@@ -726,6 +729,13 @@ void MainWindow::setSpeedFromSlider(int v) {
   const double s = sliderToSpeed(v);
   speedLabel_->setText(speedText(s));
   ctl_->setSpeed(s);
+}
+
+void MainWindow::startInRunMode() {
+  // Another scenario starts animated: Fast or Express left on from the last
+  // one would run it to its end at once on Play (issue 29).
+  ctl_->setMode(RunMode::Run);
+  runMode_->setChecked(true);
 }
 
 void MainWindow::setMode(RunMode m) {
@@ -827,7 +837,7 @@ void MainWindow::applyFrame(const LiveFrame& f) {
     progress_->hide();
     stEta_->clear();
   }
-  if (f.stalled) statusBar()->showMessage(tr("The run stalled: requests are stuck (policy deadlock)"));
+  if (f.stalled) showStatus(tr("The run stalled: requests are stuck (policy deadlock)"));
   panel_->setLiveRate(f.arrivalRate, f.rateLive);
   panel_->setLiveClients(f.clients, f.clientsLive);
 }
@@ -892,7 +902,7 @@ int MainWindow::exportCharts(const QString& dir, const ChartExportOptions& optio
            {"fingerprint", fingerprintHex(f->fingerprint)},
            {"changes", changeLogToJson(f->changes)}};
   }
-  int n = charts_->exportAll(dir, size, scale, meta);
+  int n = charts_->exportAll(dir, options, meta);
   if (!run.empty()) {
     QSaveFile f(dir + "/run.json");
     const std::string text = run.dump(2) + "\n";
@@ -967,7 +977,7 @@ bool MainWindow::exportRunResults(const QString& dir, QString* error) {
   opt.resultsDir = dir.toStdString();
   ExportRunResult r;
   if (!runExport(ctl_, opt, error, &r)) return false;
-  statusBar()->showMessage(tr("Run results (%1 requests, %2 events) written to %3")
+  showStatus(tr("Run results (%1 requests, %2 events) written to %3")
                                .arg(r.arrived).arg(r.events).arg(dir), 5000);
   return true;
 }
@@ -977,7 +987,7 @@ bool MainWindow::exportRunTrace(const QString& path, QString* error) {
   opt.tracePath = path.toStdString();
   ExportRunResult r;
   if (!runExport(ctl_, opt, error, &r)) return false;
-  statusBar()->showMessage(tr("Trace written to %1").arg(path), 5000);
+  showStatus(tr("Trace written to %1").arg(path), 5000);
   return true;
 }
 
@@ -995,7 +1005,7 @@ bool MainWindow::exportClusterPng(const QString& path, QString* error) {
     if (error) *error = tr("cannot write %1").arg(path);
     return false;
   }
-  statusBar()->showMessage(tr("Cluster view written to %1").arg(path), 5000);
+  showStatus(tr("Cluster view written to %1").arg(path), 5000);
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "scenario_panel.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -11,6 +12,8 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSlider>
+#include <QTimer>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -367,6 +370,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   apply_->setEnabled(false);
   root->addWidget(apply_);
   error_ = errorLabel();
+  error_->setObjectName("ApplyError");
   root->addWidget(error_);
   root->addStretch(1);
   // Long preset names must not widen the dock: combos shrink and elide.
@@ -745,6 +749,17 @@ bool ScenarioPanel::setTraceFile(const QString& path, const std::string& baseDir
 void ScenarioPanel::setError(const QString& message) {
   error_->setText(message);
   error_->setVisible(!message.isEmpty());
+  // The message sits under "Apply and reset", at the panel's foot: scroll it
+  // into view once laid out (it appeared below the fold, issue 29).
+  if (!message.isEmpty())
+    QTimer::singleShot(0, this, [this] {
+      for (QWidget* p = parentWidget(); p; p = p->parentWidget())
+        if (auto* area = qobject_cast<QScrollArea*>(p)) {
+          QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);  // the label's place, then the panel's size
+          area->ensureWidgetVisible(error_, 0, 12);
+          break;
+        }
+    });
 }
 
 void ScenarioPanel::setLiveRate(double rate, bool enabled) {
