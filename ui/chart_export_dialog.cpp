@@ -86,6 +86,7 @@ ChartExportDialog::ChartExportDialog(const QString& name, QWidget* parent) : QDi
   form->addRow(tr("&Text"), text_);
   form->addRow(tr("Markers"), markers_);
   form->addRow(tr("&Folder"), folderBox);
+  if (auto* l = qobject_cast<QLabel*>(form->labelForField(folderBox))) l->setBuddy(folder_);  // Alt+F: the path
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
   buttons->button(QDialogButtonBox::Ok)->setText(tr("Export"));
   form->addRow(buttons);
