@@ -1,6 +1,9 @@
 #include "chart_panel.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QGraphicsView>
+#include <QGraphicsWidget>
 #include <QStringList>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -495,7 +498,25 @@ int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const
     n += c->exportCsv(base + ".csv");
   }
   if (!o.markers) applyMarkers();
-  for (auto& [c, f] : fonts) c->setFont(f);  // redraws at the screen's size
+  for (auto& [c, f] : fonts) {
+    c->setFont(f);
+    // The export's large font grew the chart's minimum size, and QChartView
+    // keeps its own minimum at least that (never shrinking it): the chart
+    // stayed taller than its place, its x axis cut off. Back to the screen
+    // font's minimum, fitted to the view as a resize of the view does.
+    if (auto* view = qobject_cast<QGraphicsView*>(c->plotWidget()->parentWidget())) {
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);  // the small font's minimum
+      view->setMinimumSize(0, 0);
+      for (QGraphicsItem* item : view->scene()->items())
+        if (auto* chart = dynamic_cast<QGraphicsWidget*>(item); chart && !chart->parentItem()) {
+          chart->setMinimumSize(0, 0);
+          chart->resize(view->viewport()->size());
+          chart->setMinimumSize(-1, -1);
+        }
+      view->setSceneRect(QRectF(QPointF(0, 0), view->viewport()->size()));
+    }
+    c->refresh();
+  }
   if (!o.markers)
     for (LiveChart* c : timeCharts()) c->refresh();
   return n;

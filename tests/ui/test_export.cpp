@@ -231,7 +231,14 @@ private slots:
     bare.markers = false;
     QVERIFY(w.exportCharts(tmp.filePath("bare"), bare) >= 28);
     QVERIFY(slurp(tmp.filePath("bare/ttft.svg")).find("rate 14/s") == std::string::npos);
-    // The charts on screen are as they were: font inherited, markers back.
+    // The charts on screen are as they were: font inherited, markers back,
+    // the plot inside the view (a slide font left the chart laid out taller
+    // than its view, its x axis cut off).
+    QTest::qWait(100);
+    const QPoint origin = ttft->viewPosOf(QPointF(ttft->xRange().first, ttft->yRange().first));
+    QVERIFY2(origin.y() < ttft->plotWidget()->height() && origin.x() < ttft->plotWidget()->width(),
+             qPrintable(QString("origin at %1,%2 in a %3x%4 view").arg(origin.x()).arg(origin.y())
+                            .arg(ttft->plotWidget()->width()).arg(ttft->plotWidget()->height())));
     QVERIFY(!ttft->testAttribute(Qt::WA_SetFont));
     QCOMPARE(ttft->labelFont(), before);
     QCOMPARE(ttft->shownMarkerLabels(), QStringList{"rate 14/s"});
