@@ -593,9 +593,9 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       ++phases[std::min<int>(ch.phase, 2)];
     }
   p.setPen(theme::kText);
-  // "3 P": the badge's first letter (pool label or role); hover says it all.
+  // "3 P", "3 ≤4.1k": the badge in short (pool label or role); hover says it all.
   const QString badge = policyview::badgeText(in);
-  const QString tag = badge.isEmpty() ? QString() : " " + badge.left(1).toUpper();
+  const QString tag = badge.isEmpty() ? QString() : " " + policyview::compactBadgeText(badge);
   p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignLeft | Qt::AlignVCenter,
              QString("%1%2").arg(in.id).arg(tag));
   if (!tag.isEmpty()) policyTexts_[static_cast<std::size_t>(index)] << tag.trimmed();
@@ -608,7 +608,7 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
                firstThatFits({tr("batch %1 · %2 held").arg(in.batchSize).arg(queued),
                               tr("batch %1 · %2").arg(in.batchSize).arg(queued),
                               tr("%1 · %2").arg(in.batchSize).arg(queued)},
-                             sfm, c.width() - nameW));
+                             sfm, c.width() - nameW - sfm.horizontalAdvance(QStringLiteral("  "))));
   }
   int y = c.top() + sh + 1;
   const double g = in.gpuBlocks > 0 ? static_cast<double>(in.gpuBlocksUsed) / static_cast<double>(in.gpuBlocks) : 0;

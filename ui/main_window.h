@@ -24,6 +24,7 @@ class QDockWidget;
 namespace sl::ui {
 
 class ChartPanel;
+struct ChartExportOptions;
 class ClusterView;
 class CompareWindow;
 class InspectorPanel;
@@ -49,11 +50,14 @@ public:
   /// as a saved run (core/run/saved_run.h) that `servelab-cli run` replays.
   /// False + message when nothing is loaded or the file cannot be written.
   bool saveRun(const QString& path, QString* error = nullptr);
+  /// The status bar's message as shown (tests).
+  QString statusText() const;
   /// Pull the latest frame and samples now and repaint (tests, screenshots).
   void pullNow();
   /// Export every chart to <dir>/<id>.{png,svg,csv} laid out at `size`
   /// (PNG × `scale`); returns the files written.
   int exportCharts(const QString& dir, QSize size = QSize(960, 600), qreal scale = 2.0);
+  int exportCharts(const QString& dir, const ChartExportOptions& options);
   /// Open a scenario from the menus: a file that cannot be opened is
   /// reported in a message box with the whole message.
   bool openScenarioInteractive(const QString& path);
@@ -120,6 +124,10 @@ private:
   void buildTourMenu(QMenu* help);
   void pullTeaching(const LiveFrame& f);
   void buildStatusBar();
+  /// A newly opened scenario starts in Run mode (animated).
+  void startInRunMode();
+  /// A status-bar message (timeout 0: until replaced) that is never cut off.
+  void showStatus(const QString& message, int timeoutMs = 0);
   void fitToolBars();
   void onFrameReady();
   void pull(bool force);

@@ -48,7 +48,7 @@ void MainWindow::buildTeaching() {
   tourDock_->hide();
   connect(tour_, &TourPanel::stepRequested, this, [this](int i) {
     QString err;
-    if (!showTourStep(i, true, &err)) statusBar()->showMessage(err, 8000);
+    if (!showTourStep(i, true, &err)) showStatus(err, 8000);
   });
   connect(tour_, &TourPanel::closeRequested, this, &MainWindow::closeTour);
 
@@ -90,7 +90,7 @@ void MainWindow::buildTourMenu(QMenu* help) {
     tours->addAction(t.title, this, [this, id = t.id, title = t.title] {
       if (!confirmDiscard(tr("The tour \u201c%1\u201d").arg(title))) return;
       QString err;
-      if (!startTour(id, 0, true, &err)) statusBar()->showMessage(err, 8000);
+      if (!startTour(id, 0, true, &err)) showStatus(err, 8000);
     });
   if (list.empty()) tours->addAction(tr("(no tour: sample scenarios not found)"))->setEnabled(false);
   help->addSeparator();
@@ -135,7 +135,7 @@ void MainWindow::setLecture(bool on) {
     chartsHeightBeforeLecture_ = -1;
   }
   cluster_->setLecture(on);
-  statusBar()->showMessage(on ? tr("Lecture mode: callouts under the cards")
+  showStatus(on ? tr("Lecture mode: callouts under the cards")
                               : tr("Lecture mode off"), 4000);
 }
 
