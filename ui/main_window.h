@@ -28,6 +28,7 @@ class ClusterView;
 class CompareWindow;
 class InspectorPanel;
 class TourPanel;
+struct TourStep;
 class ScenarioPanel;
 class SimController;
 struct LiveFrame;
@@ -159,6 +160,8 @@ private:
   double basePointSize_ = 0;
   int speedBeforeLecture_ = -1;
   bool scenarioWasVisible_ = false;
+  bool scenarioHiddenForTour_ = false;
+  bool openTourScenario(const TourStep& s, QString* error);  // a tour on a narrow window hid the scenario dock
   int chartsHeightBeforeLecture_ = -1;
   QElapsedTimer sinceInspectorRefresh_;
   QActionGroup* modes_ = nullptr;

@@ -6,7 +6,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -107,7 +109,7 @@ Tour arrowTour() {
        QObject::tr(
            "<p>Splitting the phases (vLLM-disaggregated: one TP 4 prefill instance hands each request "
            "to one TP 4 decode instance) removes the interference, but the split is <i>fixed</i>.</p>"
-           "<p><b>Watch:</b> the badges say <b>prefill</b> and <b>decode</b>. In a burst the prefill "
+           "<p><b>Watch:</b> the badges ({badges}) mark the prefill and the decode instance. In a burst the prefill "
            "card's queue grows while the decode card has room to spare: the TTFT tail reaches 37 s and "
            "6.1 % of the requests meet both SLOs.</p>")},
       {QObject::tr("Eight instances, still a fixed split"), "arrow-static-pd-8gpu.json", 4,
@@ -227,7 +229,7 @@ Tour cascadeTour() {
            "tokens). The plan comes from a dynamic program over stages, instances and cut points, costed "
            "with a latency model fitted at start-up. A new request goes to the first stage that covers its "
            "prompt.</p>"
-           "<p><b>Watch:</b> each card's badge: its stage's length range in tokens (<i>0–5.3k</i>, <i>5.3k–∞</i>); "
+           "<p><b>Watch:</b> each card's badge: its stage's length range in tokens (in this run: {badges}); "
            "the field <b>demand</b> under the bars (KV tokens held or on their way). Mean TPOT: "
            "53 ms, against round-robin's 78 ms; mean TTFT rises from 1.1 to 1.6 s because the first stage "
            "takes every short prompt.</p>")},
@@ -302,12 +304,16 @@ TourPanel::TourPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("TourPanel");
   auto* l = new QVBoxLayout(this);
   l->setContentsMargins(8, 6, 8, 6);
+  // Every label wraps: a long scenario file name must not widen the dock
+  // (the cards would shrink from one step to the next).
   header_ = new QLabel;
   header_->setStyleSheet("color: #6B7280;");
+  header_->setWordWrap(true);
   title_ = new QLabel;
   title_->setWordWrap(true);
   scenario_ = new QLabel;
   scenario_->setStyleSheet("color: #6B7280;");
+  scenario_->setWordWrap(true);
   text_ = new QTextBrowser;
   text_->setOpenExternalLinks(false);
   text_->setFrameShape(QFrame::NoFrame);
@@ -342,6 +348,12 @@ void TourPanel::changeEvent(QEvent* e) {
     bold.setBold(true);
     bold.setPointSizeF(font().pointSizeF() * 1.15);
     title_->setFont(bold);
+    // The step's own text follows the window's font (lecture mode enlarges it).
+    text_->document()->setDefaultFont(font());
+    text_->setFont(font());
+    // Back, Next and Close stay whole at any font: the panel is at least as
+    // wide as its buttons.
+    setMinimumWidth(back_->sizeHint().width() + next_->sizeHint().width() + close_->sizeHint().width() + 40);
   }
   QWidget::changeEvent(e);
 }
@@ -358,9 +370,31 @@ void TourPanel::showStep(int i) {
   header_->setText(tr("Guided tour · %1 · step %2 of %3").arg(tour_.id.toUpper()).arg(step_ + 1).arg(stepCount()));
   title_->setText(s.title);
   scenario_->setText(tr("scenario %1 · speed %2×").arg(s.scenario).arg(s.speed, 0, 'g', 3));
-  text_->setHtml(s.watch);
+  badges_.clear();
+  fillText();
   back_->setEnabled(step_ > 0);
   next_->setEnabled(step_ + 1 < stepCount());
+}
+
+void TourPanel::fillText() {
+  if (tour_.steps.empty()) return;
+  QString html = tour_.steps[static_cast<std::size_t>(step_)].watch;
+  if (html.contains("{badges}")) {
+    QStringList quoted;
+    for (const QString& b : badges_) quoted << "<i>" + b.toHtmlEscaped() + "</i>";
+    html.replace("{badges}", quoted.isEmpty() ? tr("shown once the run starts") : quoted.join(", "));
+  }
+  const int scroll = text_->verticalScrollBar() ? text_->verticalScrollBar()->value() : 0;
+  text_->setHtml(html);
+  if (text_->verticalScrollBar()) text_->verticalScrollBar()->setValue(scroll);
+}
+
+void TourPanel::setLiveBadges(const QStringList& badges) {
+  if (badges == badges_ || tour_.steps.empty() ||
+      !tour_.steps[static_cast<std::size_t>(step_)].watch.contains("{badges}"))
+    return;
+  badges_ = badges;
+  fillText();
 }
 
 QString TourPanel::stepTitle() const { return title_->text(); }
