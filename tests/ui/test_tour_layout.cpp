@@ -137,6 +137,44 @@ private slots:
       QCOMPARE(tp->findChildren<QPushButton*>().size(), 3);
     }
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    // On the last step "Next" is disabled (it did nothing), "Back" enabled.
+    for (QPushButton* b : tp->findChildren<QPushButton*>()) {
+      if (b->text().contains("Next")) QVERIFY(!b->isEnabled());
+      if (b->text().contains("Back")) QVERIFY(b->isEnabled());
+    }
+  }
+
+  // Each step at its own speed: still running after 20 s of wall time (a
+  // step that ends sooner shows little), and the self-scheduling steps that
+  // talk about reordering and promotions show a waiting queue and
+  // promotions within 30 s.
+  void stepsShowTheirMechanismInHalfAMinute() {
+    for (const Tour& t : availableTours(MainWindow::samplesDir())) {
+      MainWindow w;
+      w.resize(1280, 800);
+      QString err;
+      QVERIFY2(w.startTour(t.id, 0, false, &err), qPrintable(err));
+      for (int s = 0; s < static_cast<int>(t.steps.size()); ++s) {
+        QVERIFY2(w.showTourStep(s, false, &err), qPrintable(err));
+        const TourStep& step = t.steps[static_cast<std::size_t>(s)];
+        const QString where = QString("%1 step %2").arg(t.id).arg(s + 1);
+        w.controller()->runTo(20 * step.speed);
+        QVERIFY(w.controller()->waitIdle(120000));
+        QVERIFY2(!w.controller()->latest()->done, qPrintable(where + ": over within 20 s of wall time"));
+        if (t.id != "selfsched" || s < 2) continue;
+        w.controller()->runTo(30 * step.speed);
+        QVERIFY(w.controller()->waitIdle(120000));
+        const InstanceSnapshot& in = w.controller()->latest()->snapshot.instances.at(0);
+        std::size_t waiting = 0;
+        for (const QueueSnapshot& q : in.queues)
+          if (q.name == "waiting") waiting = q.requests.size();
+        QVERIFY2(waiting >= 5, qPrintable(where + QString(": %1 waiting at 30 s wall").arg(waiting)));
+        double promoted = -1;
+        for (const PolicyField& f : in.policyFields)
+          if (f.label == "promoted") promoted = f.value;
+        QVERIFY2(promoted > 0, qPrintable(where + QString(": promoted %1 at 30 s wall").arg(promoted)));
+      }
+    }
   }
 };
 
