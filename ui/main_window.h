@@ -84,6 +84,11 @@ public:
   /// when `play`. False + message for an unknown or unavailable tour.
   bool startTour(const QString& id, int step = 0, bool play = false, QString* error = nullptr);
   bool showTourStep(int step, bool play = false, QString* error = nullptr);
+  /// The first screen of a fresh start: a sample with contention, at 4×,
+  /// and a pointer to the tours.
+  bool openFirstScreen(QString* error = nullptr);
+  /// No larger than the screen's available area, title bar included.
+  void fitToScreen();
   void closeTour();
   /// Open the inspector on a request id ("123"), an instance ("gpu3") or
   /// "auto" (a request in view that was preempted or migrated).

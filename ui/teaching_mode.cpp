@@ -11,6 +11,9 @@
 #include <QSlider>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QToolButton>
+#include <QScreen>
+#include <QGuiApplication>
 
 #include <algorithm>
 #include <cmath>
@@ -29,6 +32,7 @@ namespace sl::ui {
 namespace {
 constexpr double kLectureFontScale = 1.3;
 constexpr double kLectureSpeed = 0.5;  // simulated seconds per wall second
+constexpr const char* kFirstScreen = "pascal-baseline-fcfs.json";
 constexpr int kTourWideWindow = 1500;  // narrower: the scenario dock steps aside during a tour
 // Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
 }  // namespace
@@ -97,6 +101,43 @@ void MainWindow::buildTourMenu(QMenu* help) {
     });
   if (list.empty()) tours->addAction(tr("(no tour: sample scenarios not found)"))->setEnabled(false);
   help->addSeparator();
+  // The way into the tours from the first screen: a "Tours" button on the
+  // run toolbar opens the same menu.
+  if (auto* tb = findChild<QToolBar*>("RunToolBar")) {
+    auto* b = new QToolButton(tb);
+    b->setObjectName("ToursButton");
+    b->setText(tr("Tours"));
+    b->setToolTip(tr("Guided tours: one per paper, step by step (also Help ▸ Guided tour)"));
+    b->setMenu(tours);
+    b->setPopupMode(QToolButton::InstantPopup);
+    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tb->addWidget(b);
+  }
+}
+
+void MainWindow::fitToScreen() {
+  // The whole window, title bar and status bar included, on the screen it
+  // opens on (a 1280×800 screen used to hide the status bar).
+  const QScreen* sc = screen() ? screen() : QGuiApplication::primaryScreen();
+  if (!sc) return;
+  const QRect avail = sc->availableGeometry();
+  const int frameH = std::max(0, frameGeometry().height() - geometry().height());
+  const int titleH = frameH > 0 ? frameH : 40;  // not yet shown: a typical title bar and border
+  const QSize want(std::min(width(), avail.width() - 8), std::min(height(), avail.height() - titleH));
+  if (want != size()) resize(want);
+  fitDocksToSize();
+}
+
+bool MainWindow::openFirstScreen(QString* error) {
+  // A first screen that teaches: eight GPUs under FCFS with the KV cache
+  // capped at half the GPU, at 4×: within ~25 s of wall time the KV bars
+  // reach 100 %, waiting chips pile up and TTFT climbs with the reasoning
+  // length (head-of-line blocking); the "Tours" button and the status bar
+  // point to the tour that shows how PASCAL's scheduling answers it.
+  if (!openScenario(samplesDir() + "/" + kFirstScreen, error)) return false;
+  speed_->setValue(speedToSlider(4));
+  statusBar()->showMessage(tr("FCFS, memory full: press Play, then Tours"), 60000);
+  return true;
 }
 
 bool MainWindow::lecture() const { return lecture_->isChecked(); }
@@ -163,6 +204,7 @@ bool MainWindow::startTour(const QString& id, int step, bool play, QString* erro
   }
   tour_->setTour(*t);
   if (!showTourStep(step, play, error)) return false;
+  statusBar()->clearMessage();  // the first screen's hint is done
   if (!tourDock_->isVisible()) {
     tourDock_->show();
     resizeDocks({tourDock_}, {std::clamp(width() * 26 / 100, 300, 420)}, Qt::Horizontal);

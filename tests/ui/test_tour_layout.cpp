@@ -10,7 +10,11 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
+#include <QScreen>
+#include <QSlider>
+#include <QToolButton>
 #include <QRegularExpression>
 #include <QTest>
 
@@ -20,6 +24,7 @@
 #include "main_window.h"
 #include "policy_view.h"
 #include "sim_controller.h"
+#include "speed_scale.h"
 #include "tour_guide.h"
 
 using namespace sl;
@@ -175,6 +180,37 @@ private slots:
         QVERIFY2(promoted > 0, qPrintable(where + QString(": promoted %1 at 30 s wall").arg(promoted)));
       }
     }
+  }
+
+  // A fresh start (issue 29 item 7): a sample with contention within 30 s
+  // of wall time at its speed, a visible "Tours" button, a window no larger
+  // than the screen.
+  void firstScreenTeaches() {
+    MainWindow w;
+    w.resize(1280, 800);
+    QString err;
+    QVERIFY2(w.openFirstScreen(&err), qPrintable(err));
+    const double speed = sliderToSpeed(w.findChild<QSlider*>("SpeedSlider") ? w.findChild<QSlider*>("SpeedSlider")->value() : 0);
+    QVERIFY2(speed >= 3.5, qPrintable(QString("speed %1").arg(speed)));
+    w.controller()->runTo(30 * speed);
+    QVERIFY(w.controller()->waitIdle(120000));
+    double kvMax = 0;
+    std::size_t waiting = 0;
+    for (const InstanceSnapshot& in : w.controller()->latest()->snapshot.instances) {
+      if (in.gpuBlocks > 0) kvMax = std::max(kvMax, double(in.gpuBlocksUsed) / double(in.gpuBlocks));
+      for (const QueueSnapshot& q : in.queues)
+        if (q.name == "waiting") waiting += q.requests.size();
+    }
+    QVERIFY2(kvMax >= 0.95 && waiting >= 10, qPrintable(QString("KV %1, %2 waiting").arg(kvMax).arg(waiting)));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* tours = w.findChild<QToolButton*>("ToursButton");
+    QVERIFY(tours && tours->isVisible() && tours->menu());
+    QCOMPARE(tours->menu()->actions().size(), static_cast<qsizetype>(availableTours(MainWindow::samplesDir()).size()));
+    w.fitToScreen();
+    const QRect avail = w.screen()->availableGeometry();
+    QVERIFY2(w.width() <= avail.width() && w.height() <= avail.height(),
+             qPrintable(QString("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(avail.width()).arg(avail.height())));
   }
 };
 
