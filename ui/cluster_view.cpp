@@ -26,12 +26,14 @@ QString firstThatFits(const QStringList& forms, const QFontMetrics& fm, int widt
 }
 
 // Items ("demand 77k", "inq 0", …) on as few lines of `width` as they fit,
-// joined by " · " within a line.
+// two spaces apart within a line (narrower than " · ": fewer lines, more
+// room for the queues).
 QStringList wrapItems(const QStringList& items, const QFontMetrics& fm, int width) {
   QStringList lines;
+  const QString sep = QStringLiteral("  ");
   for (const QString& it : items) {
-    if (!lines.isEmpty() && fm.horizontalAdvance(lines.back() + QStringLiteral(" · ") + it) <= width)
-      lines.back() += QStringLiteral(" · ") + it;
+    if (!lines.isEmpty() && fm.horizontalAdvance(lines.back() + sep + it) <= width)
+      lines.back() += sep + it;
     else
       lines << it;
   }
@@ -537,6 +539,23 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   if (nq == 0) return;
   const int avail = c.bottom() - y;
   const int perQueue = avail / nq;
+  if (nq > 1 && perQueue < std::max(sh, kChip) + 1) {
+    // Too short for a row per queue (a card with many fields in lecture
+    // mode): the queues share one row of counts, "running · 1  waiting · 9",
+    // rather than overlap; hover and the inspector give the chips.
+    QStringList counts, tight;
+    for (const QueueSnapshot& q : in.queues) {
+      counts << tr("%1 · %2").arg(QString::fromStdString(q.name)).arg(q.requests.size());
+      tight << QString("%1 %2").arg(QString::fromStdString(q.name)).arg(q.requests.size());
+    }
+    const QRect qr(c.left(), y, c.width(), std::min(sh, std::max(0, c.bottom() - y)));
+    queueRects_.push_back(qr);
+    p.setFont(small);
+    p.setPen(theme::kMuted);
+    p.drawText(qr, Qt::AlignLeft | Qt::AlignVCenter, sfm.elidedText(firstThatFits({counts.join(QStringLiteral("  ")), tight.join(' ')}, sfm, qr.width()),
+                                Qt::ElideRight, qr.width()));
+    return;
+  }
   // Too short for a label row above a chip row: the label goes left of one
   // row of chips ("reasoning · 31 ■■■■ +20"), so the chips stay visible.
   const bool inlineLabel = (perQueue - sh - 2 + kChipGap) / (kChip + kChipGap) < 1;
