@@ -8,6 +8,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenu>
+#include <QMenuBar>
 #include <QSlider>
 #include <QStatusBar>
 #include <QToolBar>
@@ -101,18 +102,19 @@ void MainWindow::buildTourMenu(QMenu* help) {
     });
   if (list.empty()) tours->addAction(tr("(no tour: sample scenarios not found)"))->setEnabled(false);
   help->addSeparator();
-  // The way into the tours from the first screen: a "Tours" button on the
-  // run toolbar opens the same menu.
-  if (auto* tb = findChild<QToolBar*>("RunToolBar")) {
-    auto* b = new QToolButton(tb);
-    b->setObjectName("ToursButton");
-    b->setText(tr("Tours"));
-    b->setToolTip(tr("Guided tours: one per paper, step by step (also Help ▸ Guided tour)"));
-    b->setMenu(tours);
-    b->setPopupMode(QToolButton::InstantPopup);
-    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    tb->addWidget(b);
-  }
+  // The way into the tours from the first screen: a "Guided tours" button
+  // at the menu bar's right end opens the same menu (the menu bar has room
+  // to spare; the run toolbar has none at 1280 px).
+  auto* b = new QToolButton(menuBar());
+  b->setObjectName("ToursButton");
+  b->setText(tr("Guided tours"));
+  b->setToolTip(tr("Guided tours: one per paper, step by step (also Help ▸ Guided tour)"));
+  b->setMenu(tours);
+  b->setPopupMode(QToolButton::InstantPopup);
+  b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  b->setAutoRaise(true);
+  b->setStyleSheet("QToolButton { font-weight: bold; color: #7C3AED; padding: 0 6px; }");
+  menuBar()->setCornerWidget(b, Qt::TopRightCorner);
 }
 
 void MainWindow::fitToScreen() {
@@ -136,7 +138,7 @@ bool MainWindow::openFirstScreen(QString* error) {
   // point to the tour that shows how PASCAL's scheduling answers it.
   if (!openScenario(samplesDir() + "/" + kFirstScreen, error)) return false;
   speed_->setValue(speedToSlider(4));
-  statusBar()->showMessage(tr("FCFS, memory full: press Play, then Tours"), 60000);
+  statusBar()->showMessage(tr("FCFS, memory full: press Play, then Guided tours"), 60000);
   return true;
 }
 
