@@ -29,6 +29,7 @@ class ClusterView;
 class CompareWindow;
 class InspectorPanel;
 class TourPanel;
+struct TourStep;
 class ScenarioPanel;
 class SimController;
 struct LiveFrame;
@@ -87,6 +88,11 @@ public:
   /// when `play`. False + message for an unknown or unavailable tour.
   bool startTour(const QString& id, int step = 0, bool play = false, QString* error = nullptr);
   bool showTourStep(int step, bool play = false, QString* error = nullptr);
+  /// The first screen of a fresh start: a sample with contention, at 4×,
+  /// and a pointer to the tours.
+  bool openFirstScreen(QString* error = nullptr);
+  /// No larger than the screen's available area, title bar included.
+  void fitToScreen();
   void closeTour();
   /// Open the inspector on a request id ("123"), an instance ("gpu3") or
   /// "auto" (a request in view that was preempted or migrated).
@@ -167,6 +173,8 @@ private:
   double basePointSize_ = 0;
   int speedBeforeLecture_ = -1;
   bool scenarioWasVisible_ = false;
+  bool scenarioHiddenForTour_ = false;
+  bool openTourScenario(const TourStep& s, QString* error);  // a tour on a narrow window hid the scenario dock
   int chartsHeightBeforeLecture_ = -1;
   QElapsedTimer sinceInspectorRefresh_;
   QActionGroup* modes_ = nullptr;

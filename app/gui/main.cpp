@@ -337,15 +337,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
       return 2;
     }
+    if (!cli.isSet(sizeOpt)) w.fitToScreen();
     w.show();
   } else {
+    if (!cli.isSet(sizeOpt)) w.fitToScreen();
     w.show();
-    QString last = QSettings().value("lastScenario").toString();
-    if (last.isEmpty() || !QFileInfo::exists(last)) {
-      const QString dir = sl::ui::MainWindow::samplesDir();
-      if (!dir.isEmpty()) last = dir + "/pascal-baseline-rr.json";
-    }
-    if (QFileInfo::exists(last)) w.openScenario(last);
+    const QString last = QSettings().value("lastScenario").toString();
+    if (!last.isEmpty() && QFileInfo::exists(last)) w.openScenario(last);
+    else w.openFirstScreen();  // a fresh start: contention within half a minute, and the tours
   }
   if (const int rc = startTeaching()) return rc;
   if (!comparePolicies.isEmpty()) {
