@@ -123,6 +123,17 @@ void setDeepSeekR1Production(WorkloadSpec& w) {
   w.answer_tokens = empiricalDist(table, "answer_tokens");
 }
 
+// Long-context conversations (CascadeInfer §2.2, Fig. 1: ShareGPT, requests
+// over 128K discarded): embedded from resources/workloads/sharegpt-long.json,
+// built by docs/analysis/sharegpt_long_table.py from the shared ShareGPT and
+// Mooncake traces (docs/workloads.md "sharegpt-long").
+void setShareGptLong(WorkloadSpec& w) {
+  const std::string table = std::string(kBuiltinTablePrefix) + "sharegpt-long";
+  w.input_tokens = empiricalDist(table, "input_tokens");
+  w.reasoning_tokens = constantDist(0);
+  w.answer_tokens = empiricalDist(table, "answer_tokens");
+}
+
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> p = {
       {"chat", "non-reasoning chat (the default): input median 512 p90 2048, answer median 256 p90 1024",
@@ -162,6 +173,10 @@ const std::vector<Preset>& presets() {
        "DeepSeek-R1 production traffic (ServeGen quantiles): input median 208, output median 792 p99 12.6K, "
        "reasoning 70% of output on average",
        kDomainNone, setDeepSeekR1Production},
+      {"sharegpt-long",
+       "ShareGPT-like chat with the long-context tail (CascadeInfer): prompts median 5.8K, p90 27K, to 126K; "
+       "answers <= 1024",
+       kDomainNone, setShareGptLong},
   };
   return p;
 }

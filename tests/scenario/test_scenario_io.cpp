@@ -79,6 +79,15 @@ TEST(ScenarioParse, EmptyObjectGivesAllDefaults) {
   EXPECT_EQ(dumpScenario(s), dumpScenario(d));
 }
 
+// CascadeInfer's setting (issue 25): vLLM's default batch cap of 1 024, the
+// long-context workload preset and the kernel heterogeneity rule all load.
+TEST(ScenarioParse, CascadeInferLongContextSetting) {
+  const Scenario s = parse(R"({"cluster": {"max_num_seqs": 1024, "cost": {"hetero": "kernel"}},
+                              "model": "llama-3.2-3b", "workload": {"preset": "sharegpt-long"}})");
+  EXPECT_EQ(s.cluster.max_num_seqs, 1024);
+  EXPECT_EQ(s.workload.preset.value_or(""), "sharegpt-long");
+}
+
 TEST(ScenarioParse, ReadsTheSpecExample) {
   const Scenario s = parse(R"({
     "schema_version": 1,

@@ -76,7 +76,7 @@ TEST(Presets, ListHasEveryPresetWithDescription) {
                                          "reasoning-heavy", "reasoning-mix",     "selfsched-math",
                                          "selfsched-code", "selfsched-sharegpt", "selfsched-math-thinking",
                                          "selfsched-code-thinking", "selfsched-sharegpt-thinking", "pascal-char-reasoning",
-                                         "pascal-char-answering", "deepseek-r1-production"};
+                                         "pascal-char-answering", "deepseek-r1-production", "sharegpt-long"};
   EXPECT_EQ(ids, want);
 }
 
