@@ -59,14 +59,15 @@ public:
   }
 
 private:
-  // Moves go to any other instance. Stop-and-copy copies wait at their
-  // destination until it has room, so moves in a cycle (A -> B while B -> A,
-  // both full) wait on each other; the engine abandons such copies.
+  // Moves go only to higher-numbered instances (so a decode-phase request is
+  // never moved onto the prefill instance 0 of a disaggregated scenario).
+  // PASCAL's own moves go both ways and may wait on each other in cycles;
+  // the engine abandons such copies (Transfer.WaitCycle... in
+  // test_transfer.cpp builds one by hand).
   int other(int src, Rng& g) const {
     const int n = sim_->numInstances();
-    if (n < 2) return -1;
-    const int k = static_cast<int>(g.below(static_cast<std::uint64_t>(n - 1)));
-    return k < src ? k : k + 1;
+    if (src >= n - 1) return -1;
+    return src + 1 + static_cast<int>(g.below(static_cast<std::uint64_t>(n - 1 - src)));
   }
   void moveRandom(bool live) {
     Rng& g = sim_->rng("mover");
