@@ -236,6 +236,16 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     }
     std::printf("\n");
   }
+  // Abandoned stop-and-copies (summary.json's `migrations_abandoned`, written
+  // only when nonzero): a row only when some run has one.
+  bool anyAbandoned = false;
+  for (const auto& run : runs) anyAbandoned = anyAbandoned || run["summary"].contains("migrations_abandoned");
+  if (anyAbandoned) {
+    std::printf("%-16s", "migr. abandoned");
+    for (const auto& run : runs)
+      std::printf(" %18s", std::to_string(run["summary"].value("migrations_abandoned", std::int64_t{0})).c_str());
+    std::printf("\n");
+  }
   return 0;
 }
 

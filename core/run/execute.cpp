@@ -200,6 +200,9 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   // Disaggregated hand-offs, counted apart from migrations; only written by
   // runs that had some, so other summaries keep their exact bytes.
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
+  // Stop-and-copy migrations abandoned on a wait cycle (the request resumed
+  // on its source; engine/transfer.cpp); likewise only written when nonzero.
+  if (sim.migrationsAbandoned() > 0) j["migrations_abandoned"] = sim.migrationsAbandoned();
   // Work the policy injected (synthetic requests), reported apart from the
   // user's figures; only written by runs that had some.
   if (const Simulator::SyntheticCost& sc = sim.syntheticCost(); sc.injected > 0) {
