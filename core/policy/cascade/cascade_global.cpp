@@ -458,14 +458,18 @@ void CascadeGlobal::pump(int rcv) {
       // (§5 "Migration flow control"). Retried at every pump; after more
       // than starve_limit refusals the receiver hands the request back and
       // the sender asks again, so a peer with room can win it instead of
-      // the request waiting on a full receiver (issue 25).
+      // the request waiting on a full receiver (issue 25). The new ask waits
+      // for the request's next token on its sender (the length watch):
+      // asking again at once can loop through zero-latency messages and
+      // refusals without simulated time advancing (a livelock the random
+      // invariants found, seeds 339 and 1204 with starve_limit 0).
       ++refused_;
       if (++m.refusals > cfg_.starveLimit) {
         const bool inter = m.interStage;
         asked_.erase(m.id);
         drop(k);
         ++reasks_;
-        if (inter) onLengthReached(*r);  // a new bid-ask for the next stage
+        if (inter) armWatch(*r);  // a new bid-ask for the next stage at its next token
         continue;
       }
       ++k;
