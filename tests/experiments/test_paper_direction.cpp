@@ -54,12 +54,18 @@ TEST(PaperDirection, Fig10PascalCutsFcfsTailTtft) {
 // often than PASCAL as the rate grows, and migrates more.
 TEST(PaperDirection, Fig15NonAdaptiveViolatesMore) {
   const ExperimentResult r = runExperiment("pascal-fig15-nonadaptive", false);
-  for (double rate : {2.0, 4.0, 8.0}) {
+  // "rises sharply with increasing request arrival rates": from 4 req/s.
+  // At 2 req/s (issue 26's rules) every adaptive check passes, so the two
+  // migrate the same requests (983 each, 0 % violations): equal, not worse.
+  for (double rate : {4.0, 8.0}) {
     SCOPED_TRACE(rate);
     const std::size_t p = rowOf(r.table, "pascal", rate), n = rowOf(r.table, "pascal-nonadaptive", rate);
     EXPECT_GT(cell(r.table, n, "slo_violation_pct"), cell(r.table, p, "slo_violation_pct") + 2.0);
     EXPECT_GT(cell(r.table, n, "migrations"), cell(r.table, p, "migrations"));
   }
+  const std::size_t p2 = rowOf(r.table, "pascal", 2.0), n2 = rowOf(r.table, "pascal-nonadaptive", 2.0);
+  EXPECT_GE(cell(r.table, n2, "slo_violation_pct"), cell(r.table, p2, "slo_violation_pct"));
+  EXPECT_GE(cell(r.table, n2, "migrations"), cell(r.table, p2, "migrations"));
 }
 
 // Fig. 4: FCFS's reasoning latency is inflated by blocking, RR's by
