@@ -35,7 +35,7 @@ struct CostCoefficients {
   double t_step_us = 126;  ///< per-iteration overhead
   double t_layer_us = 46;  ///< per-layer overhead (spec: 32)
   double t_seq_us = 4.4;   ///< per-sequence overhead
-  HeteroMode hetero = HeteroMode::Cv;  ///< which heterogeneity rule (JSON: a string)
+  HeteroMode hetero = HeteroMode::Kernel;  ///< which heterogeneity rule (JSON: a string)
   double kappa = 0.6;      ///< heterogeneity slope: h = min(h_max, 1 + kappa·CV) (cv mode)
   double h_max = 2.1;      ///< heterogeneity cap (cv mode)
   double attn_ctas_per_sm = 2;  ///< kernel mode: decode-attention CTAs resident per SM

@@ -268,7 +268,7 @@ TEST(Calibration, ShapeReconstructsCostModelInputs) {
   addPrefillChunk(want, 500, 300);
   addPrefillChunk(want, 500, 300);
   EXPECT_DOUBLE_EQ(b.prefill_attn, want.prefill_attn);
-  const CostModel cm(reg().gpu("h100-sxm-80g"), reg().model("llama-3.1-8b"));
+  const CostModel cm(reg().gpu("h100-sxm-80g"), reg().model("llama-3.1-8b"), 1, cvOptions().base);
   const double mean = 1000, sd = 500;
   EXPECT_NEAR(b.decode_ctx_sumsq, 4 * (sd * sd + mean * mean), 1e-6);
   EXPECT_NEAR(cm.heterogeneity(b), 1 + 0.6 * 0.5, 1e-12);
