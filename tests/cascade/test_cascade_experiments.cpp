@@ -5,6 +5,9 @@
 #include <set>
 
 #include "experiments/cascade/cascade_experiments.h"
+#include "policy/cascade/cascade_global.h"
+#include "run/execute.h"
+#include "run/run.h"
 
 namespace sl::exp {
 namespace {
@@ -95,4 +98,31 @@ TEST(CascadeExperiments, LayoutAblationQuickRun) {
 }
 
 }  // namespace
+}  // namespace sl::exp
+
+namespace sl::exp {
+namespace {
+// Issue 25: with prefill_term = 1 the two-phase heuristic collapsed the
+// start-up plan to one stage (Llama-3.1-8B, 16 x H20, the 8K variant at its
+// heavy rate), where the exact DP keeps 3 stages: the planner's bug, not
+// the term (docs/policies/cascade.md "Planning"). The run is 30 s, so the
+// layout is the start-up plan from the scenario's prior.
+int stagesWith(int prefillTerm, int exact) {
+  const double heavy = cascadeHeavyRate("llama-3.1-8b", "h20-141g", 16, 1, CascadeWorkload::Short8k);
+  Scenario s = cascadeScenario("cascade", "llama-3.1-8b", "h20-141g", 16, 1, heavy, 1, 1, CascadeWorkload::Short8k);
+  s.run.measure = MeasureSpec{10, 20};
+  s.workload.requests = static_cast<std::int64_t>(heavy * 33) + 20;
+  s.policy.knobs["prefill_term"] = prefillTerm;
+  s.policy.knobs["planner"] = exact;
+  auto run = prepareRun(s, "prefill-term");
+  executeRun(*run, RunOptions{});
+  return dynamic_cast<const CascadeGlobal&>(run->simulator->globalPolicy()).stages();
+}
+}  // namespace
+
+TEST(CascadeExperiments, PrefillTermKeepsThePipeline) {
+  EXPECT_EQ(stagesWith(1, 1), 3);  // the exact DP
+  EXPECT_GE(stagesWith(1, 0), 2);  // the heuristic (1 before the fix)
+  EXPECT_GE(stagesWith(0, 0), 2);
+}
 }  // namespace sl::exp
