@@ -2,7 +2,9 @@
 // tables, the ShareGPT workload is used when the shared file is there.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
+#include <sstream>
 
 #include "experiments/cascade/cascade_experiments.h"
 #include "policy/cascade/cascade_global.h"
@@ -87,6 +89,37 @@ TEST(CascadeExperiments, ShareGptLengthsWhenTheSharedFileIsThere) {
   EXPECT_EQ(s.workload.input_tokens.column, "num_prefill_tokens");
   EXPECT_EQ(s.workload.answer_tokens.column, "num_decode_tokens");
   EXPECT_EQ(s.workload.arrival.process, ArrivalSpec::Process::Poisson);
+}
+
+// Fig. 16 counts the tokens each instance generated in the measurement
+// window only: round-robin's per-instance rows sum to the windowed run's
+// output tokens (records: generated in [10 s, 30 s) for --quick), not to
+// the whole run's.
+TEST(CascadeExperiments, ImbalanceCountsOnlyTheWindowsTokens) {
+  ExperimentOptions o;
+  o.quick = true;
+  const ExperimentResult r = findExperiment("cascade-fig16-imbalance")->run(o);
+  ASSERT_EQ(r.charts.size(), 1u);
+  std::int64_t sum = 0;
+  int rows = 0;
+  std::istringstream in(r.charts[0].csv);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("round-robin,", 0) == 0) {
+      sum += std::stoll(line.substr(line.rfind(',') + 1));
+      ++rows;
+    }
+  EXPECT_EQ(rows, 16);
+  const double heavy = cascadeHeavyRate("llama-3.1-8b", "h20-141g", 16, 1, CascadeWorkload::Long);
+  Scenario s = cascadeScenario("round-robin", "llama-3.1-8b", "h20-141g", 16, 1, heavy, 1, 1, CascadeWorkload::Long);
+  s.run.measure = MeasureSpec{10, 20};
+  s.workload.requests = static_cast<std::int64_t>(std::ceil(heavy * 30 * 1.1)) + 20;
+  const RunOutcome run = runInMemory(s, "window");
+  ASSERT_TRUE(run.summary.windowed);
+  EXPECT_EQ(sum, run.summary.output_tokens);
+  std::int64_t all = 0;
+  for (const RequestRecord& q : run.records) all += q.generated;
+  EXPECT_LT(sum, all);  // the warm-up's tokens are left out
 }
 
 TEST(CascadeExperiments, LayoutAblationQuickRun) {
