@@ -308,22 +308,22 @@ TEST(PaperDirection, CascadeFig12AttainsMoreThanRoundRobinAndLlumnix) {
 
 // Fig. 9: mean TPOT below round-robin's and Llumnix's on the L40 testbed
 // (Llama-3.1-8B: -62 to -63 % and -39 to -58 % over seeds 1-3;
-// Qwen-2.5-14B: -16 to -33 % and -15 to -37 %). Llama-3.1-70B (TP 2 and
-// TP 4 on H20) is not asserted: at its heavy rate (0.65 req/s, ~117
-// requests in the window, prompts to 126K) the sign changes with the seed
-// (TP 4 vs round-robin: +76, -78, +24 %; TP 2 vs Llumnix: +17, -71, +18 %;
-// docs/fidelity.md).
-TEST(PaperDirection, CascadeFig9TpotBelowRoundRobinAndLlumnixOnL40) {
+// Qwen-2.5-14B: -16 to -33 % and -15 to -37 %) and for Llama-3.1-70B at
+// TP 2 (-42 to -62 %, -37 to -57 %) and TP 4 (-36 to -78 %, -28 to -85 %).
+// The 70B settings are measured over 900 s: over 180 s (~117 requests at
+// 0.65 req/s) the sign followed the seed (TP 4 vs round-robin +76 / -78 /
+// +24 %), the TP 2 failure this test had (docs/fidelity.md).
+TEST(PaperDirection, CascadeFig9TpotBelowRoundRobinAndLlumnix) {
   const ExperimentResult r = runExperiment("cascade-fig9-testbeds", false);
   int checked = 0;
   for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
-    if (str(r.table, i, "system") != "cascade" || str(r.table, i, "setting").rfind("L40", 0) != 0) continue;
+    if (str(r.table, i, "system") != "cascade") continue;
     SCOPED_TRACE(str(r.table, i, "setting"));
     EXPECT_LT(cell(r.table, i, "tpot_mean_vs_rr_pct"), -5.0);
     EXPECT_LT(cell(r.table, i, "tpot_mean_vs_llumnix_pct"), -5.0);
     ++checked;
   }
-  EXPECT_EQ(checked, 2);
+  EXPECT_EQ(checked, 4);
 }
 
 // Fig. 14: the planned pipeline's normalized latency below the chain's and
