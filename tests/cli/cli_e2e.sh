@@ -179,6 +179,47 @@ PY
   expect_code 2 "$cli" validate "$tmp/bad.json"
   grep -q "cluster.kv_dtype: must be one of 'bf16', 'fp16', 'fp8'" "$tmp/err" || fail "bad kv_dtype: $(cat "$tmp/err")"
   ;;
+cost_hetero)
+  # cost --hetero: the kernel rule's h for a mixed batch by hand from the
+  # printed geometry (docs/cost-model.md "Heterogeneity"), the CV rule's
+  # cap, and the decode-attention time scaling with h.
+  expect_code 0 "$cli" cost --gpu h100-sxm-80g --model llama-3.1-8b --decode 511@751,1@128000 --json
+  cp "$tmp/out" "$tmp/kernel.json"
+  expect_code 0 "$cli" cost --gpu h100-sxm-80g --model llama-3.1-8b --decode 511@751,1@128000 --hetero cv --json
+  cp "$tmp/out" "$tmp/cv.json"
+  expect_code 0 "$cli" cost --gpu h100-sxm-80g --model llama-3.1-8b --decode 512@1000 --json
+  cp "$tmp/out" "$tmp/equal.json"
+  python3 - "$tmp" <<'PY' || fail "cost --hetero: $(cat "$tmp/kernel.json")"
+import json, sys
+d = sys.argv[1]
+k, c, e = (json.load(open(d + f)) for f in ("/kernel.json", "/cv.json", "/equal.json"))
+# H100: 132 SMs x 2 CTAs; Llama-3.1-8B: 8 KV heads at TP 1.
+hk = k["heterogeneity"]
+assert hk["rule"] == "kernel" and hk["slots"] == 264 and hk["ctas_per_seq"] == 8, hk
+n, s1, s2 = 512, 511 * 751 + 128000, 511 * 751**2 + 128000**2
+w = n * 8 / 264
+rho = (s2 / s1) * n / s1 / w
+h = max(1.0, rho, 1 + 0.5 * rho * (1 - 1 / w))
+assert abs(hk["waves"] - w) < 1e-9 and abs(k["heterogeneity_h"] - h) < 1e-9, (k["heterogeneity_h"], h)
+assert abs(h - 2.1007414) < 1e-6, h
+# Equal lengths: only the last-wave residual, 1 + rho/2 (1 - 1/w) with rho = 1/w.
+we = 512 * 8 / 264
+he = 1 + 0.5 / we * (1 - 1 / we)
+assert abs(e["heterogeneity_h"] - he) < 1e-9 and abs(he - 1.0301495) < 1e-6, (e["heterogeneity_h"], he)
+# CV rule: min(2.1, 1 + 0.6 CV), CV 5.62 -> the cap.
+assert c["heterogeneity"]["rule"] == "cv" and c["heterogeneity_h"] == 2.1, c["heterogeneity"]
+cv = (s2 / n - (s1 / n) ** 2) ** 0.5 / (s1 / n)
+assert abs(c["heterogeneity"]["cv"] - cv) < 1e-9
+# Decode attention is h x the bandwidth-bound time: the two rules' ratio is theirs.
+r = k["breakdown_ms"]["decode_attention"] / c["breakdown_ms"]["decode_attention"]
+assert abs(r - h / 2.1) < 1e-9, (r, h / 2.1)
+PY
+  expect_code 0 "$cli" cost --gpu h100-sxm-80g --model llama-3.1-8b --decode 511@751,1@128000
+  grep -q "Heterogeneity factor h: 2.101 (kernel: 4096 CTAs (8 a sequence) over 264 slots (132 SMs x 2), 15.52 waves" \
+    "$tmp/out" || fail "cost text lacks the kernel line: $(cat "$tmp/out")"
+  expect_code 2 "$cli" cost --hetero fast
+  grep -q 'must be "kernel" or "cv"' "$tmp/err" || fail "cost --hetero fast: $(cat "$tmp/err")"
+  ;;
 cost)
   expect_code 0 "$cli" cost --model r1-distill-qwen-32b --decode 1@1024
   python3 - "$tmp/out" <<'PY' || fail "cost output: $(cat "$tmp/out")"

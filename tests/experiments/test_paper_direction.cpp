@@ -261,40 +261,58 @@ TEST(PaperDirection, SelfSchedFig6LengthOnlyCutsTtftMostOnMath) {
   }
 }
 
-// CascadeInfer at the paper's load (issue 25): every point measured over a
-// 120 s warm-up + 180 s window (docs/fidelity.md "CascadeInfer"). Fig. 10:
-// cascade's saturated throughput above round-robin's and Llumnix's for all
-// four models (measured 1.13-1.35x).
+// CascadeInfer at the paper's setting and load (issue 25; docs/fidelity.md
+// "CascadeInfer"): the sharegpt-long preset (prompts to 126K), max_num_seqs
+// 1024, the heavy rate priced with the kernel heterogeneity rule, every
+// point measured over a 120 s warm-up + 180 s window. Bounds are below
+// what seeds 1-3 gave (seed 1 runs here). Fig. 10: cascade's saturated
+// throughput above round-robin's and Llumnix's for all four models
+// (measured 1.62-4.93x).
 TEST(PaperDirection, CascadeFig10ThroughputAboveRoundRobinAndLlumnix) {
   const ExperimentResult r = runExperiment("cascade-fig10-throughput", false);
   ASSERT_EQ(r.table.rows.size(), 12u);
   for (std::size_t i = 0; i < r.table.rows.size(); i += 3) {
     SCOPED_TRACE(str(r.table, i, "model"));
     ASSERT_EQ(str(r.table, i, "system"), "cascade");
-    EXPECT_GT(cell(r.table, i + 1, "cascade_over_system"), 1.05);  // round-robin
-    EXPECT_GT(cell(r.table, i + 2, "cascade_over_system"), 1.05);  // llumnix
+    EXPECT_GT(cell(r.table, i + 1, "cascade_over_system"), 1.3);  // round-robin
+    EXPECT_GT(cell(r.table, i + 2, "cascade_over_system"), 1.3);  // llumnix
   }
 }
 
-// Fig. 12: at 5x and 10x the minimum-load SLO, cascade's attainment is
-// above round-robin's and Llumnix's for the tiny and small settings
-// (Llama-3.1-8B, Qwen-2.5-14B; measured 2.4-28x).
+// Fig. 12 (the issue's Done-when): at 5x the minimum-load SLO cascade's
+// attainment is at least 2x round-robin's and Llumnix's for the tiny and
+// small models (Llama-3.2-3B, the paper's panel: 3.0-4.5x and 96-496x over
+// seeds 1-3; Llama-3.1-8B: 2.20-2.49x and 10-47x), and its mean TPOT under
+// half of theirs (ratios 0.15-0.35); Qwen-2.5-14B above both (1.57-2.17x,
+// 4.3-4.8x). The paper: 3.8-7.6x at 5x.
 TEST(PaperDirection, CascadeFig12AttainsMoreThanRoundRobinAndLlumnix) {
   const ExperimentResult r = runExperiment("cascade-fig12-slo", false);
   int checked = 0;
   for (std::size_t i = 0; i < r.table.rows.size(); ++i) {
-    const double scale = cell(r.table, i, "slo_scale");
-    if (str(r.table, i, "system") != "cascade" || (scale != 5 && scale != 10)) continue;
-    SCOPED_TRACE(str(r.table, i, "model") + " at " + std::to_string(scale));
-    EXPECT_GT(cell(r.table, i, "attainment"), 1.5 * cell(r.table, i + 1, "attainment"));  // round-robin
-    EXPECT_GT(cell(r.table, i, "attainment"), 1.5 * cell(r.table, i + 2, "attainment"));  // llumnix
+    if (str(r.table, i, "system") != "cascade" || cell(r.table, i, "slo_scale") != 5) continue;
+    const std::string model = str(r.table, i, "model");
+    SCOPED_TRACE(model);
+    ASSERT_EQ(str(r.table, i + 1, "system"), "round-robin");
+    ASSERT_EQ(str(r.table, i + 2, "system"), "llumnix");
+    const double floor = model == "qwen2.5-14b" ? 1.3 : 2.0;
+    EXPECT_GT(cell(r.table, i, "attainment"), floor * cell(r.table, i + 1, "attainment"));
+    EXPECT_GT(cell(r.table, i, "attainment"), floor * cell(r.table, i + 2, "attainment"));
+    if (model != "qwen2.5-14b") {
+      EXPECT_LT(cell(r.table, i, "tpot_mean_ms"), 0.5 * cell(r.table, i + 1, "tpot_mean_ms"));
+      EXPECT_LT(cell(r.table, i, "tpot_mean_ms"), 0.5 * cell(r.table, i + 2, "tpot_mean_ms"));
+    }
     ++checked;
   }
-  EXPECT_EQ(checked, 4);
+  EXPECT_EQ(checked, 3);
 }
 
 // Fig. 9: mean TPOT below round-robin's and Llumnix's on the L40 testbed
-// and for Llama-3.1-70B at TP 2 and TP 4 (measured -13.8 to -39.7 %).
+// (Llama-3.1-8B: -62 to -63 % and -39 to -58 % over seeds 1-3;
+// Qwen-2.5-14B: -16 to -33 % and -15 to -37 %) and for Llama-3.1-70B at
+// TP 2 (-42 to -62 %, -37 to -57 %) and TP 4 (-36 to -78 %, -28 to -85 %).
+// The 70B settings are measured over 900 s: over 180 s (~117 requests at
+// 0.65 req/s) the sign followed the seed (TP 4 vs round-robin +76 / -78 /
+// +24 %), the TP 2 failure this test had (docs/fidelity.md).
 TEST(PaperDirection, CascadeFig9TpotBelowRoundRobinAndLlumnix) {
   const ExperimentResult r = runExperiment("cascade-fig9-testbeds", false);
   int checked = 0;
@@ -309,11 +327,10 @@ TEST(PaperDirection, CascadeFig9TpotBelowRoundRobinAndLlumnix) {
 }
 
 // Fig. 14: the planned pipeline's normalized latency below the chain's and
-// no pipeline's (measured -36 % and -28 %). On ShareGPT's lengths only:
-// with the built-in fallback lengths (no ../shared) the planned layout and
-// the chain are level (+0.2 %), so the test skips there.
+// no pipeline's (seeds 1-3: -26 to -52 % and -53 to -81 %; the paper: -30 %
+// vs the chain). On the 8K variant the planned layout loses to no pipeline
+// (+19 %, the test that failed): docs/fidelity.md.
 TEST(PaperDirection, CascadeFig14PlannedLayoutBeatsChainAndNoPipelineOnLatency) {
-  if (!cascadeShareGptPath()) GTEST_SKIP() << "shared ShareGPT statistics absent";
   const ExperimentResult r = runExperiment("cascade-fig14-layouts", false);
   ASSERT_EQ(r.table.rows.size(), 3u);
   EXPECT_LT(cell(r.table, 1, "cascade_latency_vs_pct"), -10.0);  // cascade-chain

@@ -204,11 +204,30 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
   for (int s = 0; s < S; ++s)
     st.push_back({cuts[static_cast<std::size_t>(s)], cuts[static_cast<std::size_t>(s) + 1], inst[static_cast<std::size_t>(s)],
                   s - 1, s + 1 < S ? s + 1 : -1, 0, true});
+  // A merge is weighed against the pair's best split of the same
+  // instances, not phase 1's: with a prefill term the one-instance stages
+  // of phase 1 sit far past u = 1, their greedy spare instances leave the
+  // pair's loads uneven, and pooling them always looked better, so merges
+  // ran on to a single stage (issue 25; CascadePlanner test
+  // HeuristicKeepsThePipelineWithPrefillLoad).
+  const auto bestSplit = [&](const St& x, const St& y) {
+    const int M = x.m + y.m;
+    double best = stageCost(h, c, x.a, x.b, x.m) + stageCost(h, c, y.a, y.b, y.m);
+    int k = x.m;
+    for (int j = 1; j < M; ++j) {
+      if (j == x.m) continue;
+      const double v = stageCost(h, c, x.a, x.b, j) + stageCost(h, c, y.a, y.b, M - j);
+      if (v < best) {
+        best = v;
+        k = j;
+      }
+    }
+    return std::make_pair(best, k);
+  };
   const auto gainOf = [&](int l) {
     const St& x = st[static_cast<std::size_t>(l)];
     const St& y = st[static_cast<std::size_t>(x.next)];
-    return stageCost(h, c, x.a, x.b, x.m) + stageCost(h, c, y.a, y.b, y.m) + cutCost(h, c, y.a) -
-           stageCost(h, c, x.a, y.b, x.m + y.m);
+    return bestSplit(x, y).first + cutCost(h, c, y.a) - stageCost(h, c, x.a, y.b, x.m + y.m);
   };
   using Entry = std::tuple<double, int, int, int, int>;  // gain, -left (lowest index first on ties), left, vl, vr
   std::priority_queue<Entry> heap;
@@ -234,6 +253,21 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
     if (x.next >= 0) st[static_cast<std::size_t>(x.next)].prev = l;
     push(x.prev);
     push(l);
+  }
+  // Phase 3: adjacent stages take their best split of their instances
+  // until no pair improves (each pass lowers the plan cost).
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int l = 0; l >= 0 && st[static_cast<std::size_t>(l)].next >= 0; l = st[static_cast<std::size_t>(l)].next) {
+      St& x = st[static_cast<std::size_t>(l)];
+      St& y = st[static_cast<std::size_t>(x.next)];
+      const auto [cost, k] = bestSplit(x, y);
+      if (k != x.m && cost < stageCost(h, c, x.a, x.b, x.m) + stageCost(h, c, y.a, y.b, y.m)) {
+        y.m += x.m - k;
+        x.m = k;
+        moved = true;
+      }
+    }
   }
   Plan p;
   p.cuts.push_back(0);
