@@ -29,7 +29,7 @@ void Simulator::finish(Instance& in, Request& r) {
   }
   --inFlight_;
   ++probeCompletions_;
-  RequestRecord rec = makeRecord(r, true);
+  RequestRecord rec = makeRecord(r, true, blockingSplitOf(r));
   fingerprint_ = hashCombine(hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id)),
                              static_cast<std::uint64_t>(r.gLast));
   rolling_.add(now_, rec.ttft().value_or(0.0), rec.tpot().value_or(0.0), meetsSlo(rec, cfg_.slo),
@@ -76,7 +76,7 @@ void Simulator::sortRecordsById() {
 std::vector<RequestRecord> Simulator::inFlightRecords() const {
   std::vector<RequestRecord> out;
   forEachActive([&](const Request& r) {
-    if (r.arrival <= now_ && r.instance >= 0 && !r.synthetic) out.push_back(makeRecord(r, false));
+    if (r.arrival <= now_ && r.instance >= 0 && !r.synthetic) out.push_back(makeRecord(r, false, blockingSplitOf(r)));
   });
   std::sort(out.begin(), out.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   return out;

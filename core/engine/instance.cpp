@@ -65,10 +65,7 @@ void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
     r.queueing = t - r.arrival;
     sim_.notify(RequestEvent::FirstScheduled, r, inst_.id_);
   }
-  if (r.blockingStart >= 0) {
-    r.blocking = t - r.blockingStart;
-    r.blockingStart = -1;
-  }
+  if (r.blockingStart >= 0) sim_.closeBlocking(r, t);
 }
 
 void IterationBuilder::runLane() {

@@ -113,7 +113,7 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
   if (k <= r.reasoning) {
     if (k == r.reasoning) {
       r.gReasoningEnd = now_;
-      r.blockingStart = now_;
+      openBlocking(r);
       r.pacer = TokenPacer(now_, secondsToNs(cfg_.slo.ttfat_s), secondsToNs(cfg_.slo.qoe_tpot_s), r.answer);
       boundary.push_back(&r);
     }

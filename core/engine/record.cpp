@@ -2,7 +2,7 @@
 
 namespace sl {
 
-RequestRecord makeRecord(const Request& r, bool finished) {
+RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* split) {
   RequestRecord rec;
   rec.id = r.id;
   rec.arrival = r.arrival;
@@ -24,6 +24,13 @@ RequestRecord makeRecord(const Request& r, bool finished) {
   rec.swapped = r.swappedTime;
   rec.migrating = r.migratingTime;
   rec.handoff_wait = r.handoffTime;
+  if (split && r.blocking >= 0) {
+    rec.blk_transfer = split->transfer;
+    rec.blk_dest_wait = split->destWait;
+    rec.blk_displaced = split->displaced;
+    rec.blk_preempted = split->preempted;
+    rec.blk_dest_queue = split->destQueue;
+  }
   rec.preemptions = r.preemptions;
   rec.migrations = r.migrations;
   rec.qoe = finished && r.pacer.complete() ? r.pacer.qoe() : -1;

@@ -5,6 +5,23 @@
 
 namespace sl {
 
-RequestRecord makeRecord(const Request& r, bool finished);
+/// Where a request's blocking latency went (docs/metrics.md "Blocking
+/// breakdown"): the engine adds each piece of [</think>, first scheduled
+/// again) to the part of the state the request was in, so the parts sum to
+/// `blocking` exactly. Kept beside the request pool (Request is at its size
+/// bound), indexed by pool slot, only for requests that reached </think>.
+struct BlockingSplit {
+  SimTime transfer = 0;    // Migrating, its KV copy started (latency + bytes)
+  SimTime destWait = 0;    // Migrating, its copy queued for room at the destination
+  SimTime displaced = 0;   // Swapped / Waiting after a migrant displaced it
+  SimTime preempted = 0;   // Swapped / Waiting after an ordinary preemption
+  SimTime destQueue = 0;   // Running (KV on GPU) unscheduled after a migration landed
+  SimTime localQueue = 0;  // Running unscheduled where it was (no migration landed yet)
+  SimTime flowSince = -1;  // when the current copy's flow started, -1 if none
+  bool byMigrant = false;  // its current preemption was a displacement
+  bool landed = false;     // a migration landed since </think>
+};
+
+RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* split = nullptr);
 
 }  // namespace sl

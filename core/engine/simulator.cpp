@@ -183,7 +183,47 @@ void Simulator::releaseRequest(Request* r) {
   r->state = ReqState::Finished;
 }
 
+void Simulator::openBlocking(Request& r) {
+  r.blockingStart = now_;
+  const auto slot = static_cast<std::size_t>(r.slot);
+  if (slot >= blockingSplits_.size()) blockingSplits_.resize(std::max(slot + 1, 2 * blockingSplits_.size()));
+  blockingSplits_[slot] = BlockingSplit{};
+}
+
+void Simulator::accountBlocking(Request& r, SimTime t) {
+  BlockingSplit& b = blockingSplit(r);
+  const SimTime from = std::max(r.stateSince, r.blockingStart);
+  if (t > from) {
+    switch (r.state) {
+      case ReqState::Running: (b.landed ? b.destQueue : b.localQueue) += t - from; break;
+      case ReqState::Swapped:
+      case ReqState::Waiting: (b.byMigrant ? b.displaced : b.preempted) += t - from; break;
+      case ReqState::Migrating: {
+        const SimTime f = b.flowSince < 0 ? t : std::clamp(b.flowSince, from, t);
+        b.destWait += f - from;
+        b.transfer += t - f;
+        break;
+      }
+      default: b.localQueue += t - from; break;  // no other state can hold a request past </think>
+    }
+  }
+}
+
+void Simulator::closeBlocking(Request& r, SimTime t) {
+  accountBlocking(r, t);
+  r.blocking = t - r.blockingStart;
+  r.blockingStart = -1;
+  [[maybe_unused]] const BlockingSplit& b = blockingSplit(r);
+  assert(b.transfer + b.destWait + b.displaced + b.preempted + b.destQueue + b.localQueue == r.blocking);
+}
+
 void Simulator::setState(Request& r, ReqState s) {
+  if (r.blockingStart >= 0) [[unlikely]] {
+    accountBlocking(r, now_);
+    BlockingSplit& b = blockingSplit(r);
+    if (r.state == ReqState::Migrating) b.flowSince = -1;
+    if (s == ReqState::Running) b.byMigrant = false;
+  }
   const SimTime dt = now_ - r.stateSince;
   switch (r.state) {
     case ReqState::Swapped: r.swappedTime += dt; r.preemptedTime += dt; break;

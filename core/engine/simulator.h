@@ -17,6 +17,7 @@
 #include "engine/network.h"
 #include "engine/observer.h"
 #include "engine/policy_api.h"
+#include "engine/record.h"
 #include "engine/request.h"
 #include "engine/snapshot.h"
 #include "metrics/record_store.h"
@@ -263,6 +264,18 @@ private:
   Request* allocRequest();
   void releaseRequest(Request* r);
   void setState(Request& r, ReqState s);
+  /// Blocking breakdown (engine/record.h): open r's split at </think>; add
+  /// [max(stateSince, blockingStart), t) to the part of r's current state;
+  /// close it at r's first schedule after </think> (sets r.blocking).
+  void openBlocking(Request& r);
+  void accountBlocking(Request& r, SimTime t);
+  void closeBlocking(Request& r, SimTime t);
+  BlockingSplit& blockingSplit(const Request& r) { return blockingSplits_[static_cast<std::size_t>(r.slot)]; }
+  const BlockingSplit* blockingSplitOf(const Request& r) const {
+    return r.blocking >= 0 && static_cast<std::size_t>(r.slot) < blockingSplits_.size()
+               ? &blockingSplits_[static_cast<std::size_t>(r.slot)]
+               : nullptr;
+  }
   void notify(RequestEvent e, const Request& r, int inst);
 
   void scheduleNextArrival();
@@ -334,6 +347,7 @@ private:
   std::int64_t migrationsAbandoned_ = 0;
   std::int64_t displacements_ = 0;
   std::vector<Request*> scratchVictims_;
+  std::vector<BlockingSplit> blockingSplits_;  // by pool slot, grown at </think> (openBlocking)
   std::int64_t queuedSeq_ = 0;
   std::int64_t syntheticInFlight_ = 0;
   SyntheticCost synthetic_;

@@ -313,6 +313,7 @@ bool Simulator::displaceFor(Instance& dst, const Request& incoming, std::int64_t
   for (std::size_t i = 0; i < n; ++i)
     if (Request* v = victims[i]; v->state == ReqState::Running) {
       IterationBuilder::evict(*this, dst, *v);
+      if (v->blockingStart >= 0) blockingSplit(*v).byMigrant = true;  // blocking breakdown: displaced
       ++displacements_;
       fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(v->id) * 41u + static_cast<std::uint64_t>(dst.id_));
     }
@@ -324,6 +325,10 @@ void Simulator::startFlow(std::int64_t id, std::int32_t tokens) {
   m.flowTokens = std::max(0, tokens);
   m.flowStart = now_;
   m.flow = -2;  // latency phase
+  if (Request& r = *m.r; r.blockingStart >= 0 && r.state == ReqState::Migrating) {
+    BlockingSplit& b = blockingSplit(r);  // blocking breakdown: from here on, transfer
+    if (b.flowSince < 0) b.flowSince = now_;
+  }
   events_q_.push(now_ + cfg_.linkLatency, EventKind::FlowStart, id);
 }
 
@@ -412,6 +417,7 @@ void Simulator::completeMigration(std::int64_t id) {
   freeMigrations_.push_back(id);
   // A request without KV (never ran, or dropped for recompute) arrives waiting.
   setState(r, r.blocksGpu > 0 || r.kvTokens > 0 ? ReqState::Running : ReqState::Waiting);
+  if (r.blockingStart >= 0) blockingSplit(r).landed = true;  // blocking breakdown: at its destination
   if (r.state == ReqState::Waiting && r.blocksGpu > 0) {
     dst.gpuUsed_ -= r.blocksGpu;
     r.blocksGpu = 0;

@@ -37,6 +37,11 @@ enum : std::uint32_t {
   kSwapped = 1u << 20,
   kMigrating = 1u << 21,
   kHandoffWait = 1u << 22,
+  kBlkTransfer = 1u << 23,
+  kBlkDestWait = 1u << 24,
+  kBlkDisplaced = 1u << 25,
+  kBlkPreempted = 1u << 26,
+  kBlkDestQueue = 1u << 27,
 };
 
 constexpr double kNoQoe = -1.0;  // RequestRecord's default
@@ -113,6 +118,11 @@ std::size_t encodeRecord(const RequestRecord& r, std::uint8_t* out) {
   if (r.swapped != 0) m |= kSwapped;
   if (r.migrating != 0) m |= kMigrating;
   if (r.handoff_wait != 0) m |= kHandoffWait;
+  if (r.blk_transfer != 0) m |= kBlkTransfer;
+  if (r.blk_dest_wait != 0) m |= kBlkDestWait;
+  if (r.blk_displaced != 0) m |= kBlkDisplaced;
+  if (r.blk_preempted != 0) m |= kBlkPreempted;
+  if (r.blk_dest_queue != 0) m |= kBlkDestQueue;
 
   Writer w{out};
   w.varint(m);
@@ -148,6 +158,11 @@ std::size_t encodeRecord(const RequestRecord& r, std::uint8_t* out) {
   if (m & kSwapped) w.delta(r.swapped, 0);
   if (m & kMigrating) w.delta(r.migrating, 0);
   if (m & kHandoffWait) w.delta(r.handoff_wait, 0);
+  if (m & kBlkTransfer) w.delta(r.blk_transfer, 0);
+  if (m & kBlkDestWait) w.delta(r.blk_dest_wait, 0);
+  if (m & kBlkDisplaced) w.delta(r.blk_displaced, 0);
+  if (m & kBlkPreempted) w.delta(r.blk_preempted, 0);
+  if (m & kBlkDestQueue) w.delta(r.blk_dest_queue, 0);
   if (m & kQoe) {
     std::memcpy(w.p, &r.qoe, sizeof r.qoe);
     w.p += sizeof r.qoe;
@@ -187,6 +202,11 @@ RequestRecord decodeRecord(const std::uint8_t* in, std::int64_t id) {
   if (m & kSwapped) r.swapped = rd.delta(0);
   if (m & kMigrating) r.migrating = rd.delta(0);
   if (m & kHandoffWait) r.handoff_wait = rd.delta(0);
+  if (m & kBlkTransfer) r.blk_transfer = rd.delta(0);
+  if (m & kBlkDestWait) r.blk_dest_wait = rd.delta(0);
+  if (m & kBlkDisplaced) r.blk_displaced = rd.delta(0);
+  if (m & kBlkPreempted) r.blk_preempted = rd.delta(0);
+  if (m & kBlkDestQueue) r.blk_dest_queue = rd.delta(0);
   if (m & kQoe) std::memcpy(&r.qoe, rd.p, sizeof r.qoe);
   if (m & kQoeOne) r.qoe = 1.0;
   return r;

@@ -107,7 +107,7 @@ public:
   std::size_t memoryBytes() const;
 
   /// Upper bound of one encoded record's size (without its id).
-  static constexpr std::size_t kMaxEncoded = 5 + 20 * 10 + 8;
+  static constexpr std::size_t kMaxEncoded = 5 + 25 * 10 + 8;  // mask, 25 varint fields, QoE
 
 private:
   using Entry = std::uint64_t;  // page << kPageBits | offset

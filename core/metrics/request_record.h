@@ -42,7 +42,22 @@ struct RequestRecord {
   SimTime swapped = 0;        // total time with KV in CPU memory
   SimTime migrating = 0;      // total time with KV in flight
   SimTime handoff_wait = 0;   // disaggregated prefill->decode handoff wait
+  // Blocking breakdown (docs/metrics.md): where `blocking` went. These parts
+  // and blockingLocalQueue() sum to `blocking` exactly; all 0 while blocking
+  // is undefined.
+  SimTime blk_transfer = 0;    // its KV copy in flight
+  SimTime blk_dest_wait = 0;   // stopped, its copy queued for room at the destination
+  SimTime blk_displaced = 0;   // swapped out / dropped by a migrant, until scheduled again
+  SimTime blk_preempted = 0;   // preempted otherwise (memory pressure), until scheduled again
+  SimTime blk_dest_queue = 0;  // KV on its destination's GPU after a migration, not yet scheduled
   double qoe = -1;            // answer-stream QoE; < 0 = not scored
+
+  /// The rest of `blocking`: KV on its instance's GPU, waiting to be picked
+  /// without having migrated (the local queue); 0 while blocking is undefined.
+  SimTime blockingLocalQueue() const {
+    if (blocking < 0) return 0;
+    return blocking - blk_transfer - blk_dest_wait - blk_displaced - blk_preempted - blk_dest_queue;
+  }
 
   // ---- derived (seconds); std::nullopt when undefined --------------------
   bool hasQoe() const { return qoe >= 0; }
@@ -90,7 +105,9 @@ struct RequestRecord {
   double migratingS() const { return nsToSeconds(migrating); }
   double handoffWaitS() const { return nsToSeconds(handoff_wait); }
 };
-static_assert(sizeof(RequestRecord) <= 144, "RequestRecord: 144 bytes (docs/performance.md, issue 16)");
+// 144 B (issue 16) + the five blocking-breakdown parts; finished records are
+// held compactly (RecordStore, zero parts cost nothing there).
+static_assert(sizeof(RequestRecord) <= 184, "RequestRecord: 184 bytes (docs/performance.md, issue 16)");
 
 /// Header line of requests.csv (with trailing '\n'). Column order is stable.
 std::string requestsCsvHeader();

@@ -46,6 +46,23 @@ bool meetsSlo(const RequestRecord& rec, const SloSpec& slo) {
   return true;
 }
 
+const char* blockingPartName(int i) {
+  static constexpr const char* kNames[BlockingBreakdown::kParts] = {"transfer",   "dest_wait",  "displaced",
+                                                                    "preempted",  "dest_queue", "local_queue"};
+  return kNames[i];
+}
+
+SimTime blockingPartNs(const RequestRecord& r, int i) {
+  switch (i) {
+    case 0: return r.blk_transfer;
+    case 1: return r.blk_dest_wait;
+    case 2: return r.blk_displaced;
+    case 3: return r.blk_preempted;
+    case 4: return r.blk_dest_queue;
+    default: return r.blockingLocalQueue();
+  }
+}
+
 namespace {
 
 // `forEach(f)` calls f(const RequestRecord&) for every record, the same
@@ -133,6 +150,37 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::int64_t arrived, SimTime 
         s.reasoning_s, nReasoning, [](const RequestRecord& r) { return r.reasoningLatency(); });
   stats(s.e2e_s, nE2e, [](const RequestRecord& r) { return r.e2e(); },
         s.blocking_s, nBlocking, [](const RequestRecord& r) { return r.blockingLatency(); });
+  if (nBlocking > 0) {
+    BlockingBreakdown& bd = s.blocking_breakdown;
+    constexpr int kParts = BlockingBreakdown::kParts;
+    bd.n = nBlocking;
+    bd.tail_threshold_s = s.blocking_s.p99;
+    std::array<SimTime, kParts> sum{}, tailSum{};
+    forEach([&](const RequestRecord& r) {
+      if (!r.finished || r.blocking < 0) return;
+      const bool tail = nsToSeconds(r.blocking) >= bd.tail_threshold_s;
+      bd.tail_n += tail;
+      for (int i = 0; i < kParts; ++i) {
+        const SimTime v = blockingPartNs(r, i);
+        sum[static_cast<std::size_t>(i)] += v;
+        if (tail) tailSum[static_cast<std::size_t>(i)] += v;
+      }
+    });
+    for (std::size_t i = 0; i < kParts; ++i) {
+      bd.mean_s[i] = nsToSeconds(sum[i]) / static_cast<double>(bd.n);
+      bd.tail_mean_s[i] = bd.tail_n > 0 ? nsToSeconds(tailSum[i]) / static_cast<double>(bd.tail_n) : 0.0;
+    }
+    for (int i = 0; i < kParts; i += 2) {
+      const auto part = [i](int k) {
+        return [k](const RequestRecord& r) {
+          return r.blocking >= 0 ? std::optional<double>(nsToSeconds(blockingPartNs(r, k))) : std::nullopt;
+        };
+      };
+      fill(nBlocking, part(i), nBlocking, part(i + 1));
+      bd.p99_s[static_cast<std::size_t>(i)] = computeStats(values).p99;
+      bd.p99_s[static_cast<std::size_t>(i) + 1] = computeStats(values2).p99;
+    }
+  }
   fill(s.finished, [](const RequestRecord& r) { return std::optional<double>(r.queueingS()); },
        nQoe, [](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; });
   s.queueing_s = computeStats(values);
@@ -208,6 +256,19 @@ nlohmann::ordered_json summaryToJson(const Summary& s) {
   j["reasoning_s"] = statsJson(s.reasoning_s);
   j["e2e_s"] = statsJson(s.e2e_s);
   j["blocking_s"] = statsJson(s.blocking_s);
+  if (const BlockingBreakdown& bd = s.blocking_breakdown; bd.n > 0) {
+    const auto parts = [](const std::array<double, BlockingBreakdown::kParts>& v) {
+      nlohmann::ordered_json p = nlohmann::ordered_json::object();
+      for (int i = 0; i < BlockingBreakdown::kParts; ++i) p[blockingPartName(i)] = num(v[static_cast<std::size_t>(i)]);
+      return p;
+    };
+    nlohmann::ordered_json b = nlohmann::ordered_json::object();
+    b["n"] = bd.n;
+    b["mean_s"] = parts(bd.mean_s);
+    b["p99_s"] = parts(bd.p99_s);
+    b["p99_tail"] = {{"threshold_s", num(bd.tail_threshold_s)}, {"n", bd.tail_n}, {"mean_s", parts(bd.tail_mean_s)}};
+    j["blocking_breakdown"] = std::move(b);
+  }
   j["queueing_s"] = statsJson(s.queueing_s);
   nlohmann::ordered_json q = nlohmann::ordered_json::object();
   q["mean"] = num(s.qoe_mean);

@@ -5,6 +5,7 @@
 // Percentiles are exact (full sort) with LINEAR interpolation between the two
 // closest ranks (numpy's default, Hyndman–Fan type 7): for sorted x[0..n-1],
 // h = (n−1)·p, p_q = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -53,12 +54,32 @@ struct MeasureWindow {
   std::int64_t migrationsBefore = 0;   // migrations before start
 };
 
+/// Where the blocking latency went (docs/metrics.md "Blocking breakdown"),
+/// over the finished requests with blocking defined. Part i of a record is
+/// blockingPartNs(r, i); the parts sum to its blocking exactly, so the means
+/// sum to blocking_s.mean and the tail means to the tail's mean blocking.
+struct BlockingBreakdown {
+  static constexpr int kParts = 6;
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::int64_t n = 0;
+  std::array<double, kParts> mean_s{};       // each part's mean over all n
+  std::array<double, kParts> p99_s{};        // each part's own p99 (these do not sum)
+  double tail_threshold_s = kNaN;            // blocking_s.p99
+  std::int64_t tail_n = 0;                   // requests with blocking >= the threshold
+  std::array<double, kParts> tail_mean_s{};  // each part's mean over those
+};
+/// "transfer", "dest_wait", "displaced", "preempted", "dest_queue", "local_queue".
+const char* blockingPartName(int i);
+/// Part i of r's blocking (ns); 0 while blocking is undefined.
+SimTime blockingPartNs(const RequestRecord& r, int i);
+
 struct Summary {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
   std::int64_t arrived = 0, finished = 0, in_flight = 0;
   // Over finished requests with the metric defined.
   LatencyStats ttft_s, tpot_s, ttfat_s, reasoning_s, e2e_s, blocking_s, queueing_s;
+  BlockingBreakdown blocking_breakdown;  // n = 0 when blocking_s.n = 0
   std::int64_t qoe_n = 0;             // finished requests with a scored QoE
   double qoe_mean = kNaN;             // NaN (null) when qoe_n = 0
   double qoe_violation_rate = kNaN;   // share of scored with QoE < threshold
@@ -95,8 +116,9 @@ Summary summarize(const RecordStore& records, std::span<const RequestRecord> mor
 
 /// summary.json metric groups, stable key order:
 /// requests{arrived,finished,in_flight}, ttft_s, tpot_s, ttfat_s, reasoning_s,
-/// e2e_s, blocking_s, queueing_s (each {mean,p50,p90,p95,p99,max,n}; values
-/// null when n = 0), qoe{mean,violation_rate,n}, slo_attainment, goodput_rps,
+/// e2e_s, blocking_s, [blocking_breakdown when blocking_s.n > 0: {n,
+/// mean_s{part..}, p99_s{part..}, p99_tail{threshold_s,n,mean_s{part..}}}],
+/// queueing_s (each {mean,p50,p90,p95,p99,max,n}; values null when n = 0), qoe{mean,violation_rate,n}, slo_attainment, goodput_rps,
 /// throughput{tokens_per_s,requests_per_s}, preemptions, migrations, sim_s;
 /// windowed runs add measure{start_s,end_s,window_s} (absent otherwise).
 /// NaN values are written as null. (wall_s, scenario echo etc. are added by

@@ -39,6 +39,11 @@ void expectSame(const RequestRecord& a, const RequestRecord& b) {
   EXPECT_EQ(a.swapped, b.swapped);
   EXPECT_EQ(a.migrating, b.migrating);
   EXPECT_EQ(a.handoff_wait, b.handoff_wait);
+  EXPECT_EQ(a.blk_transfer, b.blk_transfer);
+  EXPECT_EQ(a.blk_dest_wait, b.blk_dest_wait);
+  EXPECT_EQ(a.blk_displaced, b.blk_displaced);
+  EXPECT_EQ(a.blk_preempted, b.blk_preempted);
+  EXPECT_EQ(a.blk_dest_queue, b.blk_dest_queue);
   EXPECT_EQ(std::bit_cast<std::uint64_t>(a.qoe), std::bit_cast<std::uint64_t>(b.qoe));
 }
 
@@ -97,6 +102,11 @@ RequestRecord arbitrary(std::mt19937_64& rng) {
   r.swapped = t();
   r.migrating = t();
   r.handoff_wait = t();
+  r.blk_transfer = t();
+  r.blk_dest_wait = t();
+  r.blk_displaced = t();
+  r.blk_preempted = t();
+  r.blk_dest_queue = t();
   r.qoe = rng() % 2 ? dbl[rng() % std::size(dbl)] : std::bit_cast<double>(rng());
   return r;
 }
