@@ -112,7 +112,9 @@ TEST(Fig13, NoMigrationNeverMigrates) {
     EXPECT_GE(cell(r.table, i, "blocking_p99_s"), 0.0);
     EXPECT_GE(cell(r.table, i, "ttft_p99_s"), cell(r.table, i, "ttft_p50_s"));
   }
-  EXPECT_EQ(r.charts.size(), 2u);
+  // two charts plus the blocking breakdown's CSV (issue 26)
+  ASSERT_EQ(r.charts.size(), 3u);
+  EXPECT_EQ(r.charts[2].name, "blocking_breakdown.csv");
 }
 
 TEST(Fig15, NonAdaptiveColumns) {
