@@ -180,6 +180,8 @@ void LiveChart::setHelp(const QString& text) {
   d->view->setToolTip(text + "\n" + tr("Wheel: zoom · drag: pan · double-click: reset · right-click: export"));
 }
 
+bool LiveChart::relayoutPending() const { return d->relayout->isActive(); }
+
 QStringList LiveChart::paintedTexts() const {
   QStringList out;
   for (QGraphicsItem* it : d->chart->scene()->items()) {

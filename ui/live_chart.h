@@ -55,6 +55,9 @@ public:
   /// Texts drawn in the chart right now (title, axis labels, ticks, legend)
   /// as painted: an elided one ends in "…". For layout tests.
   QStringList paintedTexts() const;
+  /// A resize is waiting for its relayout (ticks, legend), which runs once
+  /// the resize settles (40 ms); tests wait on this instead of sleeping.
+  bool relayoutPending() const;
   /// What the chart shows, first in its tooltip (before the zoom/pan help).
   void setHelp(const QString& text);
   /// The "Reset zoom" button (shown while zoomed).

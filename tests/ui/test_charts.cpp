@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "chart_panel.h"
+#include "ui_test_util.h"
 #include "chart_render.h"
 #include "csv_results.h"
 #include "metrics/binned_tail.h"
@@ -482,7 +483,7 @@ private slots:
       panel->resize(size);
       host.show();
       fillPanel(*panel, 4);
-      QTest::qWait(80);  // the resize relayout
+      QVERIFY(test::waitSettled(host));  // the resize relayout
       for (LiveChart* c : panel->charts()) {
         if (!c->isVisible()) continue;  // on the other tab
         QVERIFY2(elided(*c).isEmpty(), qPrintable(QString("%1 at %2x%3: %4")
@@ -604,7 +605,7 @@ private slots:
     panel->resize(host.size());
     host.show();
     fillPanel(*panel, 8);
-    QTest::qWait(80);
+    QVERIFY(test::waitSettled(host));
     const QStringList texts = panel->chart("kv_usage")->paintedTexts();
     for (int i = 0; i < 8; ++i) QVERIFY2(texts.contains(QString("GPU %1").arg(i)), qPrintable(texts.join(" | ")));
     // And in an export at a slide's size.
@@ -704,7 +705,7 @@ private slots:
     QCOMPARE(c->xRange(), std::make_pair(-0.5, 1.5));
     c->resize(700, 400);
     c->show();
-    QTest::qWait(80);  // laid out and painted
+    QVERIFY(test::waitSettled(*c));  // laid out
     QStringList painted = c->paintedTexts();
     QVERIFY2(painted.contains("math") && painted.contains("code"), qPrintable(painted.join("|")));
 

@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "chart_panel.h"
+#include "ui_test_util.h"
 #include "compare_model.h"
 #include "compare_window.h"
 #include "main_window.h"
@@ -293,7 +294,7 @@ private slots:
       w.runTo(60);
       QVERIFY(w.waitIdle(60000));
       w.pullNow();
-      QTest::qWait(50);
+      QVERIFY(test::waitSettled(w));
       QTableWidget* t = w.table();
       int stacked = 0, cells = 0;
       const QFontMetrics fm(t->font());

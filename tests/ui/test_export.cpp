@@ -234,7 +234,7 @@ private slots:
     // The charts on screen are as they were: font inherited, markers back,
     // the plot inside the view (a slide font left the chart laid out taller
     // than its view, its x axis cut off).
-    QTest::qWait(100);
+    QVERIFY(test::waitSettled(w));
     const QPoint origin = ttft->viewPosOf(QPointF(ttft->xRange().first, ttft->yRange().first));
     QVERIFY2(origin.y() < ttft->plotWidget()->height() && origin.x() < ttft->plotWidget()->width(),
              qPrintable(QString("origin at %1,%2 in a %3x%4 view").arg(origin.x()).arg(origin.y())

@@ -336,7 +336,7 @@ private slots:
       QTest::qWait(20);
       w.pullNow();
       w.chartPanel()->refresh();
-      QTest::qWait(120);  // the chart lays itself out again once a resize settles (40 ms)
+      QVERIFY(test::waitSettled(w));  // the chart lays itself out again once a resize settles
       w.chartPanel()->policyChart()->refresh();
       QCoreApplication::processEvents();
       LiveChart* pc = w.chartPanel()->policyChart();

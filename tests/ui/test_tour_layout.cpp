@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "cluster_view.h"
+#include "ui_test_util.h"
 #include "main_window.h"
 #include "policy_view.h"
 #include "sim_controller.h"
@@ -111,7 +112,7 @@ private slots:
       w.controller()->runTo(std::min(60.0, 20 * step.speed));
       QVERIFY(w.controller()->waitIdle(120000));
       w.pullNow();
-      QTest::qWait(120);
+      QVERIFY(test::waitSettled(w));
       w.pullNow();
       ClusterView* cv = w.clusterView();
       cv->repaint();
