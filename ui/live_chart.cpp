@@ -290,6 +290,12 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   if (style == SeriesStyle::Scatter && gUseOpenGL && !d->gl) {
     d->gl = true;
     for (auto& o : d->series) o.series->setUseOpenGL(true);
+    // A GL series makes the window compose through OpenGL; the view's
+    // minimal updates then left old tick labels (and an old legend area)
+    // on screen after a re-range, e.g. during a Fast run (Mesa under Xvfb).
+    // The whole view is repainted on every change instead: one chart, a
+    // few times a second.
+    d->view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
   }
   if (style == SeriesStyle::Scatter) {
     auto* sc = new QScatterSeries;
