@@ -18,6 +18,7 @@
 #include <QProgressBar>
 #include <QRandomGenerator>
 #include <QSaveFile>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
@@ -504,10 +505,31 @@ void MainWindow::addRecent(const QString& path) {
   rebuildRecentMenu();
 }
 
+QRect adaptSavedGeometry(const QRect& saved, const QSize& savedScreen, const QRect& avail) {
+  QSize size = saved.size();
+  if (savedScreen.isValid() && !savedScreen.isEmpty())
+    size = QSize(static_cast<int>(std::lround(1.0 * saved.width() * avail.width() / savedScreen.width())),
+                 static_cast<int>(std::lround(1.0 * saved.height() * avail.height() / savedScreen.height())));
+  size = size.boundedTo(avail.size());
+  QRect r(QPoint(0, 0), size);
+  r.moveCenter(avail.center());
+  return r;
+}
+
 void MainWindow::restoreSettings() {
   QSettings s;
-  if (s.contains("geometry")) restoreGeometry(s.value("geometry").toByteArray());
+  // A layout saved on another screen (a 1024-px projector, then a 1920-px
+  // monitor) is adapted to the screen the window opens on: the window takes
+  // the same share of it and the docks their default share of the window.
+  const QScreen* sc = screen() ? screen() : QGuiApplication::primaryScreen();
+  const QRect avail = sc ? sc->availableGeometry() : QRect();
+  const QSize savedScreen = s.value("geometryScreen").toSize();
+  const bool otherScreen = avail.isValid() && savedScreen != avail.size();
+  if (s.contains("geometry") && restoreGeometry(s.value("geometry").toByteArray()) && otherScreen &&
+      !isMaximized() && !isFullScreen())
+    setGeometry(adaptSavedGeometry(geometry(), savedScreen, avail));
   if (s.contains("windowState")) restoreState(s.value("windowState").toByteArray());
+  if (otherScreen && s.contains("geometry")) fitDocksToSize();
   if (s.contains("speed")) speed_->setValue(s.value("speed").toInt());
 }
 
@@ -549,6 +571,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   }
   QSettings s;
   s.setValue("geometry", saveGeometry());
+  if (const QScreen* sc = screen()) s.setValue("geometryScreen", sc->availableGeometry().size());
   s.setValue("windowState", saveState());
   s.setValue("speed", speed_->value());
   ctl_->pause();

@@ -205,4 +205,12 @@ private:
   bool toolBarsSplit_ = false;  // Quit asked already: the close event does not ask again
 };
 
+/// A window rectangle saved on a screen whose available area was
+/// `savedScreen`, adapted to the available area `avail` of the screen it
+/// opens on: the same share of the screen (a 1024-px window saved on a
+/// 1024-px screen opens as wide on a 1920-px one), no larger than `avail`,
+/// centred in it. Unknown `savedScreen` (settings older than the record):
+/// the saved size, no larger than `avail`.
+QRect adaptSavedGeometry(const QRect& saved, const QSize& savedScreen, const QRect& avail);
+
 }  // namespace sl::ui
