@@ -18,14 +18,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "chart_panel.h"
+#include "ui/charts/chart_panel.h"
 #include "ui_test_util.h"
-#include "chart_render.h"
-#include "csv_results.h"
+#include "ui/charts/chart_render.h"
+#include "ui/charts/csv_results.h"
 #include "metrics/binned_tail.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 #include "util/error.h"
 
 using namespace sl;

@@ -23,15 +23,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chart_export_dialog.h"
-#include "chart_panel.h"
-#include "cluster_view.h"
-#include "live_chart.h"
-#include "export_run.h"
-#include "main_window.h"
+#include "ui/charts/chart_export_dialog.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/charts/live_chart.h"
+#include "ui/controller/export_run.h"
+#include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;

@@ -12,10 +12,10 @@
 #include <QLabel>
 #include <QLineEdit>
 
-#include "main_window.h"
+#include "ui/shell/main_window.h"
 #include "scenario/scenario_io.h"
-#include "scenario_panel.h"
-#include "sim_controller.h"
+#include "ui/scenario/scenario_panel.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;

@@ -26,11 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "main_window.h"
+#include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "run/saved_run.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;

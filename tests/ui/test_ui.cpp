@@ -26,13 +26,13 @@
 
 #include <memory>
 
-#include "chart_panel.h"
-#include "cluster_view.h"
-#include "main_window.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
-#include "scenario_panel.h"
-#include "sim_controller.h"
+#include "ui/scenario/scenario_panel.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;

@@ -4,9 +4,9 @@
 #include <QElapsedTimer>
 #include <QTest>
 
-#include "live_chart.h"
+#include "ui/charts/live_chart.h"
 
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 
 namespace sl::ui::test {
 
