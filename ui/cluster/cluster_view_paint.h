@@ -1,5 +1,5 @@
 #pragma once
-// Internal to the cluster view (cluster_view.cpp: cards and chips;
+// Internal to the cluster view (cluster_cards.cpp: cards and chips;
 // cluster_view_overlays.cpp: transfers, callouts, legend): the layout
 // constants and drawing helpers both halves use.
 #include <QFontMetrics>
@@ -26,5 +26,18 @@ const char* stateLabel(int s);
 QString pct(double v);
 void drawChip(QPainter& p, const QRectF& r, const RequestChip& c);
 void drawBar(QPainter& p, const QRect& r, double used, double reserved, const QColor& c);
+
+/// An instance's memory as shares of its blocks.
+struct MemoryShares {
+  double gpuUsed = 0;      // GPU KV blocks in use
+  double gpuReserved = 0;  // GPU KV blocks reserved for incoming copies
+  double cpuUsed = 0;      // CPU swap blocks in use
+};
+MemoryShares memoryShares(const InstanceSnapshot& in);
+/// The GPU KV bar, full and compact cards alike: the one place it is
+/// painted (a new band, e.g. cached prefixes, goes here).
+void paintKvBar(QPainter& p, const QRect& r, const MemoryShares& m);
+/// The CPU swap bar.
+void paintCpuBar(QPainter& p, const QRect& r, const MemoryShares& m);
 
 }  // namespace sl::ui::clusterpaint

@@ -1,4 +1,5 @@
 #include "ui/compare/compare_window.h"
+#include "ui/compare/compare_run.h"
 #include "ui/common/speed_scale.h"
 
 #include <QAction>
@@ -42,190 +43,15 @@ namespace sl::ui {
 
 namespace {
 
-
 // Policy colours: distinct from the table's green (better) and red (worse).
 QColor policyColor(int i) {
   static const QColor c[] = {{0x2F, 0x6F, 0xB5}, {0xE8, 0x8A, 0x1A}, {0x8B, 0x5C, 0xD6}, {0x14, 0x9E, 0xB0}};
   return c[i % 4];
 }
-const QColor kBetter{0x1E, 0x8E, 0x4E};
-const QColor kWorse{0xC6, 0x3A, 0x2E};
-
-enum Roles { ValueRole = Qt::UserRole, DeltaRole, VerdictRole, IsRefRole };
-
-constexpr int kFixedCols = 3;  // policy, simulated time, finished
-
-QIcon swatch(const QColor& c) {
-  QPixmap pm(12, 12);
-  pm.fill(Qt::transparent);
-  QPainter p(&pm);
-  p.setRenderHint(QPainter::Antialiasing);
-  p.setPen(Qt::NoPen);
-  p.setBrush(c);
-  p.drawRoundedRect(QRectF(0.5, 0.5, 11, 11), 3, 3);
-  return QIcon(pm);
-}
-
-// Metric cells: the value on the left, the delta against the reference on
-// the right (stacked under the value when a narrow column has no room for
-// both), green when better, red when worse.
-class DeltaDelegate : public QStyledItemDelegate {
-public:
-  using QStyledItemDelegate::QStyledItemDelegate;
-  CompareCellLayout layout(const QStyleOptionViewItem& option, const QModelIndex& index) const {
-    QStyleOptionViewItem opt = option;
-    initStyleOption(&opt, index);
-    const QWidget* w = opt.widget;
-    QStyle* st = w ? w->style() : QApplication::style();
-    // Text area: the cell less the style's text margins, after the
-    // decoration (the policy's colour swatch), if any.
-    const int m = st->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, w) + 1;
-    QRect r = option.rect.adjusted(m + 4, 0, -m - 6, 0);
-    if (opt.features & QStyleOptionViewItem::HasDecoration) r.setLeft(r.left() + opt.decorationSize.width() + 2 * m);
-    CompareCellLayout l;
-    l.cell = option.rect;
-    const QFontMetrics fm(opt.font);
-    const int vw = fm.horizontalAdvance(opt.text);
-    if (index.data(IsRefRole).toBool()) {
-      l.value = QRect(r.left(), r.top(), vw, r.height());
-      return l;
-    }
-    QFont bold = opt.font;
-    bold.setBold(true);
-    const QFontMetrics bfm(bold);
-    const int dw = bfm.horizontalAdvance(formatDelta(index.data(DeltaRole).toDouble()));
-    const int gap = fm.horizontalAdvance(QStringLiteral("  "));
-    l.stacked = vw + gap + dw > r.width();
-    if (!l.stacked) {
-      l.value = QRect(r.left(), r.top(), vw, r.height());
-      l.delta = QRect(r.right() + 1 - dw, r.top(), dw, r.height());
-    } else {
-      const int mid = r.center().y();
-      l.value = QRect(r.left(), mid - fm.height(), vw, fm.height());
-      l.delta = QRect(r.right() + 1 - dw, mid + 1, dw, bfm.height());
-    }
-    return l;
-  }
-  void paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
-    QStyleOptionViewItem opt = option;
-    initStyleOption(&opt, index);
-    const QWidget* w = opt.widget;
-    QStyle* st = w ? w->style() : QApplication::style();
-    const CompareCellLayout l = layout(option, index);
-    const QString value = opt.text;
-    opt.text.clear();
-    st->drawControl(QStyle::CE_ItemViewItem, &opt, p, w);
-    p->save();
-    p->setPen(opt.palette.color(QPalette::Text));
-    p->drawText(l.value, Qt::AlignVCenter | Qt::AlignLeft, value);
-    if (!index.data(IsRefRole).toBool()) {
-      const double d = index.data(DeltaRole).toDouble();
-      const auto v = static_cast<Verdict>(index.data(VerdictRole).toInt());
-      QFont f = opt.font;
-      f.setBold(v == Verdict::Better || v == Verdict::Worse);
-      p->setFont(f);
-      p->setPen(v == Verdict::Better ? kBetter : v == Verdict::Worse ? kWorse : theme::kMuted);
-      p->drawText(l.delta, Qt::AlignVCenter | Qt::AlignRight, formatDelta(d));
-    }
-    p->restore();
-  }
-  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
-    QSize s = QStyledItemDelegate::sizeHint(option, index);
-    s.setWidth(s.width() + QFontMetrics(option.font).horizontalAdvance("  +100.0%") + 16);
-    return s;
-  }
-};
 
 }  // namespace
 
-// ------------------------------------------------------------------ dialog
-
-ComparePolicyDialog::ComparePolicyDialog(const QStringList& initial, QWidget* parent) : QDialog(parent) {
-  setWindowTitle(tr("Compare policies"));
-  auto* lay = new QVBoxLayout(this);
-  auto* intro = new QLabel(tr("Every policy runs on the current scenario with the same seed, so all see the "
-                              "same arrivals. Deltas in the summary table are against the reference."));
-  intro->setWordWrap(true);
-  lay->addWidget(intro);
-  auto* grid = new QGridLayout;
-  grid->setColumnStretch(2, 1);
-  grid->setVerticalSpacing(8);
-  grid->setHorizontalSpacing(10);
-  const char* labels[] = {QT_TR_NOOP("Reference"), QT_TR_NOOP("Policy 2"), QT_TR_NOOP("Policy 3"),
-                          QT_TR_NOOP("Policy 4")};
-  for (int i = 0; i < kCompareMaxPolicies; ++i) {
-    auto* combo = new QComboBox;
-    if (i >= kCompareMinPolicies) combo->addItem(tr("(none)"), QString());
-    for (const PolicyInfo& p : policyCatalog()) {
-      combo->addItem(QString::fromStdString(p.id), QString::fromStdString(p.id));
-      combo->setItemData(combo->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
-    }
-    const int at = i < initial.size() ? combo->findData(initial[i]) : 0;
-    combo->setCurrentIndex(std::max(0, at));
-    auto* desc = new QLabel;
-    desc->setStyleSheet("color: #6B7280;");
-    desc->setWordWrap(true);
-    desc->setMinimumWidth(300);
-    grid->addWidget(new QLabel(tr(labels[i])), i, 0);
-    grid->addWidget(combo, i, 1);
-    grid->addWidget(desc, i, 2);
-    combos_.push_back(combo);
-    descriptions_.push_back(desc);
-    connect(combo, &QComboBox::currentIndexChanged, this, [this] { validate(); });
-  }
-  lay->addLayout(grid);
-  error_ = new QLabel;
-  error_->setStyleSheet("color: #C63A2E;");
-  lay->addWidget(error_);
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-  ok_ = buttons->button(QDialogButtonBox::Ok);
-  ok_->setText(tr("Compare"));
-  connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  lay->addWidget(buttons);
-  validate();
-}
-
-QStringList ComparePolicyDialog::policies() const {
-  QStringList out;
-  for (QComboBox* c : combos_) {
-    const QString id = c->currentData().toString();
-    if (!id.isEmpty()) out << id;
-  }
-  return out;
-}
-
-void ComparePolicyDialog::validate() {
-  for (std::size_t i = 0; i < combos_.size(); ++i) {
-    const QString id = combos_[i]->currentData().toString();
-    descriptions_[i]->setText(id.isEmpty() ? QString()
-                                           : QString::fromStdString(policyInfo(id.toStdString()).description));
-  }
-  const QString err = checkComparePolicies(policies());
-  error_->setText(err);
-  ok_->setEnabled(err.isEmpty());
-}
-
-bool ComparePolicyDialog::pick(QWidget* parent, const QStringList& initial, QStringList& out) {
-  ComparePolicyDialog d(initial, parent);
-  if (d.exec() != QDialog::Accepted) return false;
-  out = d.policies();
-  return true;
-}
-
 // ------------------------------------------------------------------ window
-
-struct CompareWindow::Run {
-  QString policy;
-  QColor color;
-  SimController* ctl = nullptr;
-  ClusterView* view = nullptr;
-  QLabel* info = nullptr;
-  CompareRunStats stats;
-  int generation = 0;
-  std::shared_ptr<const LiveFrame> frame;
-  std::vector<QPointF> ttft99, violation, throughput;
-};
 
 CompareWindow::CompareWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowFlag(Qt::Window);
@@ -346,7 +172,7 @@ void CompareWindow::buildUi() {
   v->addWidget(chartsRow, 4);
 
   table_ = new QTableWidget;
-  table_->setItemDelegate(new DeltaDelegate(table_));
+  installTableDelegate();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionMode(QAbstractItemView::NoSelection);
   table_->setFocusPolicy(Qt::NoFocus);
@@ -400,15 +226,6 @@ void CompareWindow::buildUi() {
   noticeTimer_ = new QTimer(this);
   noticeTimer_->setSingleShot(true);
   connect(noticeTimer_, &QTimer::timeout, notice_, &QLabel::clear);
-}
-
-bool CompareWindow::exportTable(const QString& path, QString* error) {
-  if (!exportCsv(path, error)) return false;
-  // Said where it stays visible (the run status keeps its own label).
-  notice_->setText(tr("Table written to %1 (%2 policies)").arg(QDir::toNativeSeparators(path)).arg(runs_.size()));
-  notice_->setToolTip(QFileInfo(path).absoluteFilePath());
-  noticeTimer_->start(10000);
-  return true;
 }
 
 QString CompareWindow::notice() const { return notice_->text(); }
@@ -731,94 +548,6 @@ void CompareWindow::refreshCharts() {
   }
   for (LiveChart* c : charts_) c->refresh();
   chartsDirty_ = false;
-}
-
-std::vector<CompareRow> CompareWindow::rows() const {
-  std::vector<CompareRow> out;
-  for (const auto& r : runs_) out.push_back(r->stats.row());
-  return out;
-}
-
-void CompareWindow::refreshTable() {
-  if (!tableDirty_) return;
-  tableDirty_ = false;
-  const std::vector<CompareRow> rows = this->rows();
-  const QString hint = compareHint(rows);
-  hint_->setText(hint);
-  hint_->setVisible(!hint.isEmpty());
-  auto cell = [this](int row, int col) {
-    QTableWidgetItem* it = table_->item(row, col);
-    if (!it) {
-      it = new QTableWidgetItem;
-      table_->setItem(row, col, it);
-    }
-    return it;
-  };
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const int row = static_cast<int>(i);
-    const CompareRow& r = rows[i];
-    QTableWidgetItem* p = cell(row, 0);
-    p->setText(i == 0 ? tr("%1 (reference)").arg(r.policy) : r.policy);
-    p->setData(ValueRole, r.policy);
-    p->setData(IsRefRole, true);  // no delta drawn
-    p->setIcon(swatch(runs_[i]->color));
-    p->setToolTip(QString::fromStdString(policyInfo(r.policy.toStdString()).description));
-    QTableWidgetItem* t = cell(row, 1);
-    t->setText(tr("%1 s").arg(r.simS, 0, 'f', 1));
-    t->setData(ValueRole, r.simS);
-    t->setData(IsRefRole, true);
-    QTableWidgetItem* f = cell(row, 2);
-    f->setText(tr("%1 / %2").arg(r.finished).arg(r.arrived));
-    f->setData(ValueRole, static_cast<qlonglong>(r.finished));
-    f->setData(IsRefRole, true);
-    f->setToolTip(tr("finished / arrived"));
-    for (std::size_t m = 0; m < compareMetrics().size(); ++m) {
-      const CompareMetricInfo& info = compareMetrics()[m];
-      const double v = metricValue(r, info.metric);
-      const double d = deltaPct(v, metricValue(rows.front(), info.metric));
-      QTableWidgetItem* it = cell(row, kFixedCols + static_cast<int>(m));
-      it->setText(formatMetric(info.metric, v));
-      it->setData(ValueRole, v);
-      it->setData(DeltaRole, d);
-      it->setData(VerdictRole, static_cast<int>(verdict(d, info.better)));
-      it->setData(IsRefRole, i == 0);
-    }
-  }
-  fitTableRows();
-}
-
-CompareCellLayout CompareWindow::cellLayout(int row, int col) const {
-  const QModelIndex index = table_->model()->index(row, col);
-  QStyleOptionViewItem opt;
-  opt.initFrom(table_->viewport());
-  opt.font = table_->font();
-  opt.rect = table_->visualRect(index);
-  opt.widget = table_;
-  opt.features |= QStyleOptionViewItem::HasDisplay;
-  return static_cast<const DeltaDelegate*>(table_->itemDelegate())->layout(opt, index);
-}
-
-void CompareWindow::fitTableRows() {
-  bool stacked = false;
-  for (int r = 0; r < table_->rowCount() && !stacked; ++r)
-    for (int c = kFixedCols; c < table_->columnCount() && !stacked; ++c)
-      stacked = table_->item(r, c) && cellLayout(r, c).stacked;
-  const QFontMetrics fm(table_->font());
-  const int rowH = stacked ? 2 * fm.height() + 8 : fm.height() + 12;
-  for (int r = 0; r < table_->rowCount(); ++r) table_->setRowHeight(r, rowH);
-  table_->setFixedHeight(table_->horizontalHeader()->sizeHint().height() + rowH * table_->rowCount() + 4 +
-                         2 * table_->frameWidth());
-}
-
-bool CompareWindow::exportCsv(const QString& path, QString* error) {
-  pull(true);
-  const std::string text = compareCsv(rows());
-  QSaveFile f(path);
-  if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), static_cast<qint64>(text.size())) < 0 || !f.commit()) {
-    if (error) *error = tr("cannot write %1").arg(path);
-    return false;
-  }
-  return true;
 }
 
 void CompareWindow::updateActions() {

@@ -120,6 +120,8 @@ private:
   bool anyBusy() const;
   bool allDone() const;
   void refreshCharts();
+  static constexpr int kFixedCols = 3;  // policy, simulated time, finished
+  void installTableDelegate();  // values with their deltas (compare_table.cpp)
   void refreshTable();
   /// Rows one line high, or two when some value and delta need stacking.
   void fitTableRows();
