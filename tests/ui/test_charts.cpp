@@ -625,6 +625,23 @@ private slots:
              qPrintable(QString("%1 -> %2").arg(before).arg(c->labelFont().pointSizeF())));
   }
 
+  // Two live changes close together: the second label goes on a second row
+  // instead of being left out (it was hidden).
+  void closeChangeMarkersShareTheTopInTwoRows() {
+    LiveChart c("m", "Markers", "time (s)", "y");
+    const int s = c.addSeries("line", Qt::red);
+    std::vector<QPointF> pts;
+    for (int x = 0; x <= 100; ++x) pts.emplace_back(x, 10.0);
+    c.setSeriesData(s, pts);
+    c.setMarkers({40, 45}, {"rate 11/s", "answering_quantum 200"});
+    c.resize(520, 300);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.refresh();
+    QVERIFY(test::waitSettled(c));
+    QCOMPARE(c.shownMarkerLabels(), (QStringList{"rate 11/s", "answering_quantum 200"}));
+  }
+
   void glScatterKeepsTheTailLineOnTop() {
     // With OpenGL a scatter is painted over every software series: the tail
     // line must then go through OpenGL too, added after the dots.

@@ -8,6 +8,7 @@
 #include <QContextMenuEvent>
 #include <QCoreApplication>
 #include <QGraphicsLayout>
+#include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
 #include <QGridLayout>
@@ -47,32 +48,45 @@ QStringList LiveChart::shownMarkerLabels() const {
 void LiveChart::placeMarkerLabels() {
   const std::size_t n = std::min(d->markers.size(), static_cast<std::size_t>(d->markerTexts.size()));
   while (d->markerLabels.size() > n) {
-    delete d->markerLabels.back();
+    delete d->markerLabels.back()->parentItem();  // its backdrop, and with it the label
     d->markerLabels.pop_back();
   }
   while (d->markerLabels.size() < n) {
-    auto* t = new QGraphicsSimpleTextItem(d->chart);
+    // The label on a pale backdrop: readable where it crosses a series.
+    auto* backdrop = new QGraphicsRectItem(d->chart);
+    backdrop->setPen(Qt::NoPen);
+    backdrop->setBrush(QColor(255, 255, 255, 215));
+    backdrop->setZValue(10);
+    auto* t = new QGraphicsSimpleTextItem(backdrop);
     t->setBrush(theme::kMarker);
-    t->setZValue(10);
     d->markerLabels.push_back(t);
   }
   // Right of its line at the top of the plot (left of it near the right
-  // edge); left out where it would cover the previous label.
+  // edge), on the first of two rows where it covers no earlier label; left
+  // out where neither row has room or the plot is narrower than the label.
   const QRectF area = d->chart->plotArea();
-  double lastRight = -1e9;
+  double lastRight[2] = {-1e9, -1e9};
   for (std::size_t i = 0; i < n; ++i) {
     QGraphicsSimpleTextItem* t = d->markerLabels[i];
+    QGraphicsItem* backdrop = t->parentItem();
     t->setFont(labelFont());
     t->setText(d->markerTexts[static_cast<int>(i)]);
     const double x = d->chart->mapToPosition(QPointF(d->markerXs[i], d->ay->max()), d->markers[i]).x();
-    const double w = t->boundingRect().width();
+    const QRectF box = t->boundingRect();
     double left = x + 3;
-    if (left + w > area.right()) left = x - 3 - w;
-    const bool fits = x >= area.left() - 0.5 && x <= area.right() + 0.5 && left >= area.left() && left > lastRight + 4;
-    t->setVisible(fits);
-    if (!fits) continue;
-    t->setPos(left, area.top() + 1);
-    lastRight = left + w;
+    if (left + box.width() > area.right()) left = x - 3 - box.width();
+    // Neither side of its line has room (a narrow chart): against the
+    // plot's right edge, on its own row.
+    if (left < area.left()) left = area.right() - box.width();
+    int row = -1;
+    if (x >= area.left() - 0.5 && x <= area.right() + 0.5 && left >= area.left())
+      for (int r = 0; r < 2 && row < 0; ++r)
+        if (left > lastRight[r] + 4 && area.top() + 1 + (r + 1) * box.height() <= area.bottom()) row = r;
+    backdrop->setVisible(row >= 0);
+    if (row < 0) continue;
+    static_cast<QGraphicsRectItem*>(backdrop)->setRect(-1, 0, box.width() + 2, box.height());
+    backdrop->setPos(left, area.top() + 1 + row * box.height());
+    lastRight[row] = left + box.width();
   }
 }
 

@@ -261,16 +261,20 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     // Too short for a row per queue (a card with many fields in lecture
     // mode): the queues share one row of counts, "running · 1  waiting · 9",
     // rather than overlap; hover and the inspector give the chips.
-    QStringList counts, tight;
+    // Narrower: each name cut to four letters ("reas. 34 answ. 12") rather
+    // than the row elided ("reasoning 34 answeri…": a count lost).
+    QStringList counts, tight, shortNames;
     for (const QueueSnapshot& q : in.queues) {
-      counts << tr("%1 · %2").arg(QString::fromStdString(q.name)).arg(q.requests.size());
-      tight << QString("%1 %2").arg(QString::fromStdString(q.name)).arg(q.requests.size());
+      const QString name = QString::fromStdString(q.name);
+      counts << tr("%1 · %2").arg(name).arg(q.requests.size());
+      tight << QString("%1 %2").arg(name).arg(q.requests.size());
+      shortNames << QString("%1 %2").arg(name.size() > 5 ? name.left(4) + '.' : name).arg(q.requests.size());
     }
     const QRect qr(c.left(), y, c.width(), std::min(sh, std::max(0, c.bottom() - y)));
     queueRects_.push_back(qr);
     p.setFont(small);
     p.setPen(theme::kMuted);
-    p.drawText(qr, Qt::AlignLeft | Qt::AlignVCenter, sfm.elidedText(firstThatFits({counts.join(QStringLiteral("  ")), tight.join(' ')}, sfm, qr.width()),
+    p.drawText(qr, Qt::AlignLeft | Qt::AlignVCenter, sfm.elidedText(firstThatFits({counts.join(QStringLiteral("  ")), tight.join(' '), shortNames.join(' ')}, sfm, qr.width()),
                                 Qt::ElideRight, qr.width()));
     return;
   }
