@@ -34,10 +34,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster_view.h"
+#include "ui/cluster/cluster_view.h"
 #include "run/live_run.h"
-#include "main_window.h"
-#include "sim_controller.h"
+#include "ui/shell/main_window.h"
+#include "ui/controller/sim_controller.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #ifdef SERVELAB_HAVE_UI
 #include <QApplication>
 
-#include "chart_render.h"
+#include "ui/charts/chart_render.h"
 #endif
 
 namespace sl::cli {

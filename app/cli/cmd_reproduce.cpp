@@ -15,8 +15,8 @@
 #ifdef SERVELAB_HAVE_UI
 #include <QApplication>
 
-#include "chart_render.h"
-#include "live_chart.h"
+#include "ui/charts/chart_render.h"
+#include "ui/charts/live_chart.h"
 #endif
 
 namespace sl::cli {

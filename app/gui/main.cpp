@@ -28,14 +28,14 @@
 
 #include <cstdio>
 
-#include "chart_panel.h"
-#include "chart_render.h"
-#include "compare_window.h"
-#include "main_window.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/charts/chart_render.h"
+#include "ui/compare/compare_window.h"
+#include "ui/shell/main_window.h"
 #include "run/saved_run.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
-#include "ui_info.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/common/ui_info.h"
 
 namespace {
 

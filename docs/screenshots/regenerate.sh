@@ -27,12 +27,20 @@ shot inspector-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120
 shot teaching-1280x800 --tour pascal:4 --lecture --run-for 100 --size 1280x800
 shot teaching-1920x1080 --tour pascal:5 --lecture --run-for 120 --size 1920x1080
 shot teaching-1024x768 --tour pascal:4 --lecture --run-for 100 --size 1024x768
-shot teaching-arrow-1024x768 --tour arrow:4 --lecture --run-for 16 --size 1024x768
-shot teaching-selfsched-1024x768 --tour selfsched:3 --lecture --run-for 60 --size 1024x768
-shot teaching-cascade-1280x800 --tour cascade:4 --lecture --run-for 40 --size 1280x800
+# Each tour's key step at the three sizes a lecture meets: a 1024x768
+# projector, a 1280x800 laptop, a full-HD screen (PASCAL: step 4 at
+# 1024/1280 and step 5 at 1920, as the guide shows them).
+for size in 1024x768 1280x800 1920x1080; do
+  shot "teaching-arrow-$size" --tour arrow:4 --lecture --run-for 16 --size "$size"
+  shot "teaching-selfsched-$size" --tour selfsched:3 --lecture --run-for 60 --size "$size"
+  shot "teaching-cascade-$size" --tour cascade:4 --lecture --run-for 40 --size "$size"
+done
+# A measurement window (run.measure, solid lines at 20 s and 120 s) and two
+# labelled live changes (a saved run replays them) on the live charts.
+shot live-chart-markers-1280x800 --scenario docs/screenshots/markers-run.json --run-for 115 --size 1280x800
 shot compare-1280x800 --scenario samples/pascal-phase-aware.json --compare pascal,fcfs,rr --run-for 200 --size 1280x800
 shot compare-1920x1080 --scenario samples/pascal-phase-aware.json --compare pascal,fcfs,rr --run-for 200 --size 1920x1080
 shot walkthrough-compare-1280x800 --scenario samples/pascal-baseline-fcfs.json --compare fcfs,rr,pascal --run-for 300 \
   --size 1280x800
 shot walkthrough-pascal-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120 --size 1280x800
-echo "regenerate: 13 screenshots in $out/" >&2
+echo "regenerate: $(ls "$out"/*.png | wc -l) screenshots in $out/" >&2

@@ -1,4 +1,4 @@
-// Run ▸ Sweep… (ui/sweep_window.h) on the offscreen platform: a small sweep
+// Run ▸ Sweep… (ui/sweep/sweep_window.h) on the offscreen platform: a small sweep
 // over a scenario runs on the worker, fills the table, chart and heatmap
 // with the same numbers as `servelab-cli sweep` would write, cancels, exports
 // CSV/PNG/SVG and opens a point as a scenario.
@@ -15,14 +15,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "chart_panel.h"
-#include "main_window.h"
-#include "sim_controller.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/shell/main_window.h"
+#include "ui/controller/sim_controller.h"
 #include "run/saved_run.h"
 #include "scenario/scenario_io.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
-#include "sweep_window.h"
+#include "ui/sweep/sweep_window.h"
 
 using namespace sl;
 using namespace sl::ui;

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTabWidget>
+#include <QGraphicsView>
 #include <QTest>
 #include <QWheelEvent>
 
@@ -17,13 +18,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "chart_panel.h"
-#include "chart_render.h"
-#include "csv_results.h"
+#include "ui/charts/chart_panel.h"
+#include "ui_test_util.h"
+#include "ui/charts/chart_render.h"
+#include "ui/charts/csv_results.h"
 #include "metrics/binned_tail.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 #include "util/error.h"
 
 using namespace sl;
@@ -482,7 +484,7 @@ private slots:
       panel->resize(size);
       host.show();
       fillPanel(*panel, 4);
-      QTest::qWait(80);  // the resize relayout
+      QVERIFY(test::waitSettled(host));  // the resize relayout
       for (LiveChart* c : panel->charts()) {
         if (!c->isVisible()) continue;  // on the other tab
         QVERIFY2(elided(*c).isEmpty(), qPrintable(QString("%1 at %2x%3: %4")
@@ -604,7 +606,7 @@ private slots:
     panel->resize(host.size());
     host.show();
     fillPanel(*panel, 8);
-    QTest::qWait(80);
+    QVERIFY(test::waitSettled(host));
     const QStringList texts = panel->chart("kv_usage")->paintedTexts();
     for (int i = 0; i < 8; ++i) QVERIFY2(texts.contains(QString("GPU %1").arg(i)), qPrintable(texts.join(" | ")));
     // And in an export at a slide's size.
@@ -623,6 +625,23 @@ private slots:
              qPrintable(QString("%1 -> %2").arg(before).arg(c->labelFont().pointSizeF())));
   }
 
+  // Two live changes close together: the second label goes on a second row
+  // instead of being left out (it was hidden).
+  void closeChangeMarkersShareTheTopInTwoRows() {
+    LiveChart c("m", "Markers", "time (s)", "y");
+    const int s = c.addSeries("line", Qt::red);
+    std::vector<QPointF> pts;
+    for (int x = 0; x <= 100; ++x) pts.emplace_back(x, 10.0);
+    c.setSeriesData(s, pts);
+    c.setMarkers({40, 45}, {"rate 11/s", "answering_quantum 200"});
+    c.resize(520, 300);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.refresh();
+    QVERIFY(test::waitSettled(c));
+    QCOMPARE(c.shownMarkerLabels(), (QStringList{"rate 11/s", "answering_quantum 200"}));
+  }
+
   void glScatterKeepsTheTailLineOnTop() {
     // With OpenGL a scatter is painted over every software series: the tail
     // line must then go through OpenGL too, added after the dots.
@@ -633,9 +652,16 @@ private slots:
     setChartsUseOpenGL(false);
     QVERIFY(c.seriesUsesOpenGL(0));
     QVERIFY(c.seriesUsesOpenGL(1));
+    // The window then composes through OpenGL, where the view's minimal
+    // updates left ghost tick labels after a re-range (Mesa under Xvfb): a
+    // GL chart repaints its whole view.
+    auto viewOf = [](const LiveChart& ch) { return qobject_cast<QGraphicsView*>(ch.plotWidget()->parentWidget()); };
+    QVERIFY(viewOf(c));
+    QCOMPARE(viewOf(c)->viewportUpdateMode(), QGraphicsView::FullViewportUpdate);
     LiveChart plain("p", "B", "x", "y");
     plain.addSeries("line", Qt::red);
     QVERIFY(!plain.seriesUsesOpenGL(0));
+    QCOMPARE(viewOf(plain)->viewportUpdateMode(), QGraphicsView::MinimalViewportUpdate);
   }
 
   void csvChartsSpeakWordsNotColumnNames() {
@@ -704,7 +730,7 @@ private slots:
     QCOMPARE(c->xRange(), std::make_pair(-0.5, 1.5));
     c->resize(700, 400);
     c->show();
-    QTest::qWait(80);  // laid out and painted
+    QVERIFY(test::waitSettled(*c));  // laid out
     QStringList painted = c->paintedTexts();
     QVERIFY2(painted.contains("math") && painted.contains("code"), qPrintable(painted.join("|")));
 

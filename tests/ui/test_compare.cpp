@@ -16,14 +16,15 @@
 
 #include <cmath>
 
-#include "chart_panel.h"
-#include "compare_model.h"
-#include "compare_window.h"
-#include "main_window.h"
+#include "ui/charts/chart_panel.h"
+#include "ui_test_util.h"
+#include "ui/compare/compare_model.h"
+#include "ui/compare/compare_window.h"
+#include "ui/shell/main_window.h"
 #include "metrics/summary.h"
 #include "run/run.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 
 using namespace sl;
 using namespace sl::ui;
@@ -293,7 +294,7 @@ private slots:
       w.runTo(60);
       QVERIFY(w.waitIdle(60000));
       w.pullNow();
-      QTest::qWait(50);
+      QVERIFY(test::waitSettled(w));
       QTableWidget* t = w.table();
       int stacked = 0, cells = 0;
       const QFontMetrics fm(t->font());

@@ -23,15 +23,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chart_export_dialog.h"
-#include "chart_panel.h"
-#include "cluster_view.h"
-#include "live_chart.h"
-#include "export_run.h"
-#include "main_window.h"
+#include "ui/charts/chart_export_dialog.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/charts/live_chart.h"
+#include "ui/controller/export_run.h"
+#include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;
@@ -234,7 +234,7 @@ private slots:
     // The charts on screen are as they were: font inherited, markers back,
     // the plot inside the view (a slide font left the chart laid out taller
     // than its view, its x axis cut off).
-    QTest::qWait(100);
+    QVERIFY(test::waitSettled(w));
     const QPoint origin = ttft->viewPosOf(QPointF(ttft->xRange().first, ttft->yRange().first));
     QVERIFY2(origin.y() < ttft->plotWidget()->height() && origin.x() < ttft->plotWidget()->width(),
              qPrintable(QString("origin at %1,%2 in a %3x%4 view").arg(origin.x()).arg(origin.y())

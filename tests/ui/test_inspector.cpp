@@ -7,15 +7,15 @@
 #include <algorithm>
 #include <map>
 
-#include "cluster_view.h"
+#include "ui/cluster/cluster_view.h"
 #include "engine/request.h"
-#include "inspector_panel.h"
-#include "inspector_store.h"
+#include "ui/inspector/inspector_panel.h"
+#include "ui/inspector/inspector_store.h"
 #include "run/live_run.h"
-#include "main_window.h"
+#include "ui/shell/main_window.h"
 #include "metrics/request_record.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 
 using namespace sl;
 using namespace sl::ui;

@@ -12,10 +12,10 @@
 #include <QLabel>
 #include <QLineEdit>
 
-#include "main_window.h"
+#include "ui/shell/main_window.h"
 #include "scenario/scenario_io.h"
-#include "scenario_panel.h"
-#include "sim_controller.h"
+#include "ui/scenario/scenario_panel.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;
@@ -151,15 +151,14 @@ private slots:
     QString err;
     QVERIFY2(w.loadScenario(pascalSample(), "pascal", &err), qPrintable(err));
     QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return !f.clientsLive; }));
-    QTest::qWait(100);
-    QVERIFY(clientsSlider() && !clientsSlider()->isVisible());
+    QVERIFY(clientsSlider());
+    QTRY_VERIFY(!clientsSlider()->isVisible());
     Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/closed-loop-chat-think.json");
     s.workload.requests = 600;
     QVERIFY2(w.loadScenario(s, "closed", &err), qPrintable(err));
     QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.clientsLive && f.clients == 160; }));
-    QTest::qWait(100);
+    QTRY_VERIFY(clientsSlider() && clientsSlider()->isVisible());
     QSlider* slider = clientsSlider();
-    QVERIFY(slider && slider->isVisible());
     QCOMPARE(slider->value(), 160);
     w.controller()->runTo(5);
     QVERIFY(w.controller()->waitIdle(30000));

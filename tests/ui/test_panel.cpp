@@ -11,7 +11,7 @@
 #include <QTest>
 
 #include "scenario/scenario_io.h"
-#include "scenario_panel.h"
+#include "ui/scenario/scenario_panel.h"
 
 using namespace sl;
 using namespace sl::ui;

@@ -12,14 +12,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "chart_panel.h"
-#include "cluster_view.h"
-#include "inspector_panel.h"
-#include "main_window.h"
-#include "policy_view.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/inspector/inspector_panel.h"
+#include "ui/shell/main_window.h"
+#include "ui/cluster/policy_view.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
-#include "sweep_window.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/sweep/sweep_window.h"
 #include "ui_test_util.h"
 
 using namespace sl;
@@ -336,7 +336,7 @@ private slots:
       QTest::qWait(20);
       w.pullNow();
       w.chartPanel()->refresh();
-      QTest::qWait(120);  // the chart lays itself out again once a resize settles (40 ms)
+      QVERIFY(test::waitSettled(w));  // the chart lays itself out again once a resize settles
       w.chartPanel()->policyChart()->refresh();
       QCoreApplication::processEvents();
       LiveChart* pc = w.chartPanel()->policyChart();

@@ -26,11 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "main_window.h"
+#include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "run/saved_run.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;
@@ -140,9 +140,8 @@ private slots:
       const QString deep = tmp.filePath(QString("a-rather-long-folder-name-for-a-lecture/").repeated(3));
       QVERIFY(QDir().mkpath(deep));
       QVERIFY2(w.saveRun(deep + "mid-run.json", &err), qPrintable(err));
-      QTest::qWait(50);
+      QTRY_VERIFY2(w.statusText().endsWith("servelab-cli run reproduces it"), qPrintable(w.statusText()));
       const QString shown = w.statusText();
-      QVERIFY2(shown.endsWith("servelab-cli run reproduces it"), qPrintable(shown));
       QVERIFY(w.statusBar()->fontMetrics().horizontalAdvance(shown) <= w.statusBar()->width());
       if (shown.contains(QChar(0x2026))) QVERIFY(w.statusBar()->toolTip().contains(deep));
       w.hide();

@@ -8,13 +8,13 @@
 #include <QTest>
 #include <QToolBar>
 
-#include "cluster_view.h"
-#include "inspector_panel.h"
-#include "main_window.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/inspector/inspector_panel.h"
+#include "ui/shell/main_window.h"
 #include "scenario/scenario_io.h"
-#include "sim_controller.h"
-#include "teaching_callouts.h"
-#include "tour_guide.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/teaching/teaching_callouts.h"
+#include "ui/teaching/tour_guide.h"
 
 using namespace sl;
 using namespace sl::ui;

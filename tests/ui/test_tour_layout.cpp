@@ -20,12 +20,13 @@
 
 #include <algorithm>
 
-#include "cluster_view.h"
-#include "main_window.h"
-#include "policy_view.h"
-#include "sim_controller.h"
-#include "speed_scale.h"
-#include "tour_guide.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui_test_util.h"
+#include "ui/shell/main_window.h"
+#include "ui/cluster/policy_view.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/common/speed_scale.h"
+#include "ui/teaching/tour_guide.h"
 
 using namespace sl;
 using namespace sl::ui;
@@ -111,7 +112,7 @@ private slots:
       w.controller()->runTo(std::min(60.0, 20 * step.speed));
       QVERIFY(w.controller()->waitIdle(120000));
       w.pullNow();
-      QTest::qWait(120);
+      QVERIFY(test::waitSettled(w));
       w.pullNow();
       ClusterView* cv = w.clusterView();
       cv->repaint();

@@ -26,13 +26,13 @@
 
 #include <memory>
 
-#include "chart_panel.h"
-#include "cluster_view.h"
-#include "main_window.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
-#include "scenario_panel.h"
-#include "sim_controller.h"
+#include "ui/scenario/scenario_panel.h"
+#include "ui/controller/sim_controller.h"
 #include "ui_test_util.h"
 
 using namespace sl;
@@ -200,14 +200,14 @@ private slots:
     model->setCurrentIndex(big);  // does not fit one GPU of this cluster
     QVERIFY(panel->applyButton()->isEnabled());
     QTest::mouseClick(panel->applyButton(), Qt::LeftButton);
-    QTest::qWait(100);
     auto* shown = panel->findChild<QLabel*>("ApplyError");
-    QVERIFY(shown && shown->isVisible() && !shown->text().isEmpty());
+    QVERIFY(shown);
+    QTRY_VERIFY(shown->isVisible() && !shown->text().isEmpty());
     auto* area = qobject_cast<QScrollArea*>(panel->parentWidget()->parentWidget());
     QVERIFY(area);
-    const QRect inView(shown->mapTo(area->viewport(), QPoint(0, 0)), shown->size());
-    QVERIFY2(area->viewport()->rect().contains(inView),
-             qPrintable(QString("error at y %1..%2, viewport height %3").arg(inView.top()).arg(inView.bottom())
+    auto inView = [&] { return QRect(shown->mapTo(area->viewport(), QPoint(0, 0)), shown->size()); };
+    QTRY_VERIFY2(area->viewport()->rect().contains(inView()),
+             qPrintable(QString("error at y %1..%2, viewport height %3").arg(inView().top()).arg(inView().bottom())
                             .arg(area->viewport()->height())));
   }
 

@@ -1,0 +1,537 @@
+#include "ui/charts/chart_panel.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QGraphicsView>
+#include <QGraphicsWidget>
+#include <QStringList>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cstring>
+#include <chrono>
+#include <cmath>
+
+#include "metrics/binned_tail.h"
+
+#include "ui/controller/sim_controller.h"
+#include "ui/common/theme.h"
+
+namespace sl::ui {
+
+namespace {
+
+// The scatter's binned tail overlay: the tail TTFT of the metrics module
+// (bins of 256 reasoning tokens; the same numbers as tail_ttft.csv).
+using TailSamples = std::vector<std::pair<std::int64_t, double>>;
+
+void appendTailSamples(TailSamples& to, const QPointF* first, const QPointF* last) {
+  to.reserve(to.size() + static_cast<std::size_t>(last - first));
+  for (const QPointF* p = first; p != last; ++p) to.emplace_back(static_cast<std::int64_t>(std::llround(p->x())), p->y());
+}
+
+std::vector<QPointF> tailOverlay(const TailSamples& samples) {
+  std::vector<QPointF> tail;
+  for (const TailBin& b : binnedTailTtft(samples))
+    tail.emplace_back(0.5 * static_cast<double>(b.bin_lo + b.bin_hi), b.value);
+  return tail;
+}
+
+std::vector<QPointF> tailOverlay(const std::vector<QPointF>& pts) {
+  TailSamples samples;
+  appendTailSamples(samples, pts.data(), pts.data() + pts.size());
+  return tailOverlay(samples);
+}
+
+}  // namespace
+
+std::vector<QPointF> cdfPoints(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return cdfPointsSorted(values);
+}
+
+std::vector<QPointF> cdfPointsSorted(const std::vector<double>& sorted) {
+  std::vector<QPointF> out;
+  out.reserve(sorted.size());
+  const double n = static_cast<double>(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) out.emplace_back(sorted[i], static_cast<double>(i + 1) / n);
+  return out;
+}
+
+const std::vector<double>& SortedValues::sorted() {
+  if (sorted_ < v_.size()) {
+    const auto mid = v_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+    std::sort(mid, v_.end());
+    std::inplace_merge(v_.begin(), mid, v_.end());
+    sorted_ = v_.size();
+  }
+  return v_;
+}
+
+ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
+  // Two pages: the live charts, and the end-of-run distributions.
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  tabs_ = new QTabWidget;
+  tabs_->setDocumentMode(true);
+  outer->addWidget(tabs_);
+  auto* livePage = new QWidget;
+  auto* grid = new QGridLayout(livePage);
+  grid->setContentsMargins(4, 4, 4, 4);
+  grid->setSpacing(6);
+  scatter_ = new LiveChart("ttft_vs_reasoning", tr("TTFT vs reasoning length"), tr("reasoning tokens"), tr("TTFT (s)"));
+  scatter_->setShortTitle(tr("TTFT vs reasoning"));
+  scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
+  scatter_->addSeries(tr("tail per bin"), theme::kAlert);
+  scatter_->setHelp(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
+                       "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
+  ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
+  ttft_->addSeries("p50", theme::kSeriesA);
+  ttft_->addSeries("p99", theme::kSeriesB);
+  tpot_ = new LiveChart("tpot", tr("TPOT, rolling"), tr("time (s)"), tr("seconds"));
+  tpot_->addSeries("p50", theme::kSeriesA);
+  tpot_->addSeries("p99", theme::kSeriesB);
+  qoe_ = new LiveChart("qoe_slo", tr("QoE violations · SLO attainment"), tr("time (s)"), tr("fraction"));
+  qoe_->addSeries(tr("QoE violation"), theme::kAlert);
+  qoe_->addSeries(tr("SLO attained"), theme::kAnswering);
+  qoe_->setFixedYRange(0, 1);
+  qoe_->setShortTitle(tr("QoE · SLO"));
+  thru_ = new LiveChart("throughput", tr("Throughput"), tr("time (s)"), tr("k tok/s"));
+  thru_->addSeries(tr("output tokens"), theme::kSeriesA);
+  kv_ = new LiveChart("kv_usage", tr("GPU KV usage per instance"), tr("time (s)"), tr("fraction"));
+  kv_->setFixedYRange(0, 1);
+  kv_->setShortTitle(tr("KV usage per GPU"));
+  charts_ = {scatter_, ttft_, tpot_, qoe_, thru_, kv_};
+  for (std::size_t i = 0; i < charts_.size(); ++i)
+    grid->addWidget(charts_[i], static_cast<int>(i / 3), static_cast<int>(i % 3));
+  tabs_->addTab(livePage, tr("Live"));
+  // CDFs of the finished requests (each metric on its own axis: TPOT is
+  // milliseconds where E2E is minutes).
+  auto* cdfPage = new QWidget;
+  auto* row = new QHBoxLayout(cdfPage);
+  row->setContentsMargins(4, 4, 4, 4);
+  row->setSpacing(6);
+  auto cdf = [&](const char* id, const QString& title, const QString& x) {
+    auto* c = new LiveChart(id, title, x, tr("fraction of requests"));
+    c->addSeries(tr("finished requests"), theme::kSeriesA);
+    c->setFixedYRange(0, 1);
+    c->setLegendVisible(false);
+    row->addWidget(c);
+    charts_.push_back(c);
+    return c;
+  };
+  cdfTtft_ = cdf("ttft_cdf", tr("TTFT distribution (CDF)"), tr("TTFT (s)"));
+  cdfTpot_ = cdf("tpot_cdf", tr("TPOT distribution (CDF)"), tr("TPOT (s)"));
+  cdfE2e_ = cdf("e2e_cdf", tr("End-to-end latency (CDF)"), tr("E2E (s)"));
+  tabs_->addTab(cdfPage, tr("Distributions (CDF)"));
+  tabs_->setTabToolTip(1, tr("Cumulative distributions of TTFT, TPOT and end-to-end latency over the finished "
+                             "requests so far (complete at the end of a run)"));
+  // What the running policy publishes for the whole cluster, over time:
+  // whatever series it names (GlobalPolicy::publishCluster), one line each.
+  auto* policyPage = new QWidget;
+  auto* prow = new QHBoxLayout(policyPage);
+  prow->setContentsMargins(4, 4, 4, 4);
+  policy_ = new LiveChart("policy", tr("Published by the policy"), tr("time (s)"), tr("value"));
+  policy_->setShortTitle(tr("Policy"));
+  prow->addWidget(policy_);
+  tabs_->addTab(policyPage, tr("Policy"));
+  tabs_->setTabToolTip(2, tr("The cluster-level values the running policy publishes, sampled with the probes"));
+  // Linked time axes: zooming or panning one time chart moves the others.
+  for (LiveChart* c : timeCharts())
+    connect(c, &LiveChart::viewChanged, this, [this, c](double lo, double hi, bool zoomed) {
+      if (!linked_) return;
+      for (LiveChart* o : timeCharts())
+        if (o != c) zoomed ? o->setViewX(lo, hi) : o->resetView();
+    });
+  clear(0);
+}
+
+LiveChart* ChartPanel::chart(const QString& id) const {
+  for (LiveChart* c : charts_)
+    if (c->id() == id) return c;
+  return policy_ && policy_->id() == id ? policy_ : nullptr;
+}
+
+void ChartPanel::addPolicySamples(const std::vector<PolicySample>& samples) {
+  for (const PolicySample& ps : samples)
+    for (const PolicyField& f : ps.fields) {
+      auto it = std::find_if(policyLines_.begin(), policyLines_.end(),
+                             [&](const PolicyLine& l) { return l.label == f.label; });
+      if (it == policyLines_.end()) {
+        policyLines_.push_back({f.label, f.unit, f.tooltip, {}});
+        const QString unit = QString::fromStdString(f.unit);
+        QString name = QString::fromStdString(f.label);
+        if (!unit.isEmpty() && unit != "bool") name += " (" + unit + ")";
+        policy_->addSeries(name, theme::instanceColor(static_cast<int>(policyLines_.size()) - 1));
+        policy_->setLegendVisible(true);
+        it = policyLines_.end() - 1;
+      }
+      it->points.emplace_back(ps.timeS, f.value);
+    }
+  if (!samples.empty()) {
+    policyDirty_ = true;
+    updatePolicyTexts();
+  }
+}
+
+// The y axis names the unit the series share ("value" when they differ);
+// the help lists each series' own tooltip; without series, the subtitle
+// says the policy publishes none (once the run has probes to show).
+void ChartPanel::updatePolicyTexts() {
+  QString unit;
+  bool same = true;
+  QStringList help;
+  for (const PolicyLine& l : policyLines_) {
+    const QString u = l.unit == "bool" ? tr("0 / 1") : QString::fromStdString(l.unit);
+    if (&l == &policyLines_.front()) unit = u;
+    else same = same && u == unit;
+    help << QString::fromStdString(l.label) + (l.tooltip.empty() ? QString() : ": " + QString::fromStdString(l.tooltip));
+  }
+  // LiveChart's y label is fixed at construction; the subtitle carries the unit.
+  if (policyLines_.empty())
+    policy_->setSubtitle(probeCount_ == 0 ? QString() : tr("the running policy publishes no cluster-level series"));
+  else
+    policy_->setSubtitle(same && !unit.isEmpty() ? tr("in %1").arg(unit) : QString());
+  policy_->setHelp(help.isEmpty() ? tr("The cluster-level values the running policy publishes, over time")
+                                  : help.join('\n'));
+}
+
+void ChartPanel::rebuildKvSeries(int instances) {
+  kv_->removeAllSeries();
+  for (int i = 0; i < instances; ++i) kv_->addSeries(tr("GPU %1").arg(i), theme::instanceColor(i));
+  kv_->setLegendVisible(true);  // shown whenever the names fit (fitToSize)
+}
+
+void ChartPanel::clear(int instances) {
+  probeCount_ = 0;
+  policyLines_.clear();
+  policy_->removeAllSeries();
+  policyDirty_ = false;
+  scatterPts_.clear();
+  scatterSent_ = tailCount_ = 0;
+  ++tailGen_;  // a tail job still running belongs to the old run
+  tailSamples_ = std::make_shared<TailSamples>();  // ... and keeps the old samples
+  tailHanded_ = 0;
+  ttfts_.clear();
+  tpots_.clear();
+  e2es_.clear();
+  anyReasoning_ = false;
+  cdfDirty_ = false;
+  scatter_->setSubtitle({});
+  changes_.clear();
+  pending_.clear();
+  kvStale_ = false;
+  if (instances != instances_ || kv_->seriesCount() == 0) rebuildKvSeries(instances);
+  instances_ = instances;
+  updatePolicyTexts();
+  for (LiveChart* c : charts_) {
+    for (int s = 0; s < c->seriesCount(); ++s) c->setSeriesData(s, {});
+    c->setMarkers({});
+    c->refresh();
+  }
+  policy_->setMarkers({});
+  policy_->refresh();
+  probesDirty_ = scatterDirty_ = false;
+  markersDirty_ = window_.has_value();  // the window's edges come back at the next refresh
+}
+
+// Each probe becomes one point of each time series, appended once: a pull
+// costs O(new probes), however long the run (rebuilding every series from
+// every probe cost O(probes × instances) per chart refresh).
+void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
+  if (probes.empty()) return;
+  std::vector<QPointF> t50, t99, p50, p99, viol, slo, tok;
+  std::vector<std::vector<QPointF>> kv(static_cast<std::size_t>(kv_->seriesCount()));
+  for (const ProbeSample& s : probes) {
+    const double t = nsToSeconds(s.time);
+    if (s.ttftP50 >= 0) t50.emplace_back(t, s.ttftP50);
+    if (s.ttftP99 >= 0) t99.emplace_back(t, s.ttftP99);
+    if (s.tpotP50 >= 0) p50.emplace_back(t, s.tpotP50);
+    if (s.tpotP99 >= 0) p99.emplace_back(t, s.tpotP99);
+    if (s.qoeViolationRate >= 0) viol.emplace_back(t, s.qoeViolationRate);
+    if (s.sloAttainment >= 0) slo.emplace_back(t, s.sloAttainment);
+    tok.emplace_back(t, static_cast<double>(s.tokens) / std::max(1e-9, s.intervalS) / 1000.0);
+    for (std::size_t i = 0; i < s.instances.size() && i < kv.size(); ++i) {
+      const ProbeInstance& pi = s.instances[i];
+      kv[i].emplace_back(t, pi.gpuCapacity > 0 ? static_cast<double>(pi.gpuBlocks) / static_cast<double>(pi.gpuCapacity) : 0.0);
+    }
+  }
+  ttft_->appendSeriesData(0, t50);
+  ttft_->appendSeriesData(1, t99);
+  tpot_->appendSeriesData(0, p50);
+  tpot_->appendSeriesData(1, p99);
+  qoe_->appendSeriesData(0, viol);
+  qoe_->appendSeriesData(1, slo);
+  thru_->appendSeriesData(0, tok);
+  for (std::size_t i = 0; i < kv.size(); ++i) kv_->appendSeriesData(static_cast<int>(i), kv[i]);
+  const bool first = probeCount_ == 0;
+  probeCount_ += probes.size();
+  probesDirty_ = true;
+  if (first && policyLines_.empty()) {
+    updatePolicyTexts();
+    markPending(policy_);
+  }
+}
+
+void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
+  for (const FinishedPoint& p : points) {
+    if (p.ttftS >= 0) scatterPts_.emplace_back(p.reasoning, p.ttftS);
+    if (p.ttftS >= 0) ttfts_.add(p.ttftS);
+    if (p.tpotS >= 0) tpots_.add(p.tpotS);
+    if (p.e2eS >= 0) e2es_.add(p.e2eS);
+    anyReasoning_ = anyReasoning_ || p.reasoning > 0;
+  }
+  cdfDirty_ = cdfDirty_ || !points.empty();
+  scatterDirty_ = scatterDirty_ || !points.empty();
+}
+
+void ChartPanel::setMeasureWindow(std::optional<std::pair<double, double>> window) {
+  if (window == window_) return;
+  window_ = window;
+  markersDirty_ = true;
+}
+
+void ChartPanel::setChanges(const ChangeLog& changes) {
+  if (changes == changes_) return;
+  changes_ = changes;
+  markersDirty_ = true;
+}
+
+void ChartPanel::markPending(LiveChart* c) {
+  if (std::find(pending_.begin(), pending_.end(), c) == pending_.end()) pending_.push_back(c);
+  if (c == kv_) kvStale_ = false;
+}
+
+void ChartPanel::refresh() {
+  animating_ = live_ = false;
+  prepare();
+  redrawPending();
+}
+
+void ChartPanel::refreshLive() {
+  animating_ = false;
+  live_ = true;
+  prepare();
+  redrawPending();
+}
+
+void ChartPanel::redrawPending() {
+  if (kvStale_) markPending(kv_);
+  for (LiveChart* c : pending_) {
+    c->refresh();
+    if (c == kv_) kvSince_.restart();
+  }
+  pending_.clear();
+}
+
+bool ChartPanel::refreshOne() {
+  if (pending_.empty()) return false;
+  LiveChart* c = pending_.front();
+  pending_.erase(pending_.begin());
+  c->refresh();
+  if (c == kv_) kvSince_.restart();
+  return true;
+}
+
+void ChartPanel::prepareAnimated() {
+  animating_ = live_ = true;
+  prepare();
+}
+
+void ChartPanel::prepare() {
+  if (tailJob_.valid() && tailJob_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    std::vector<QPointF> tail = tailJob_.get();
+    if (tailJobGen_ == tailGen_) {
+      scatter_->setSeriesData(1, std::move(tail));
+      tailCount_ = tailJobCount_;
+      markPending(scatter_);
+    }
+  }
+  if (markersDirty_) {
+    applyMarkers();
+    markPending(policy_);
+  }
+  if (probesDirty_ || markersDirty_) {
+    for (LiveChart* c : {ttft_, tpot_, qoe_, thru_}) markPending(c);
+    // One line per instance: with many instances this chart alone costs a
+    // frame or two to redraw, so while animating it is redrawn once a second.
+    if (!animating_ || instances_ <= 8 || !kvSince_.isValid() || kvSince_.elapsed() >= 1000)
+      markPending(kv_);
+    else
+      kvStale_ = true;
+  }
+  // The scatter with its tail overlay is O(finished requests): with many of
+  // them, while a run goes on (any mode), it too gets new data once a second.
+  const bool scatterDue = !live_ || scatterPts_.size() <= 20000 || !scatterSince_.isValid() ||
+                          scatterSince_.elapsed() >= 1000;
+  bool keepScatterDirty = false;
+  if (scatterDirty_ && !scatterDue) keepScatterDirty = true;
+  if (scatterDirty_ && scatterDue) {
+    scatterSince_.restart();
+    scatter_->appendSeriesData(0, std::vector<QPointF>(scatterPts_.begin() + static_cast<std::ptrdiff_t>(scatterSent_),
+                                                       scatterPts_.end()));
+    scatterSent_ = scatterPts_.size();
+    // The overlay, off the GUI thread while a run goes on (7-20 ms at 300k
+    // requests: a dropped frame a second, B4; 100+ ms per Fast-mode pull at
+    // 10^6); a job still running is left to finish first.
+    if (live_ && !tailJob_.valid()) {
+      tailJobGen_ = tailGen_;
+      tailJobCount_ = scatterPts_.size();
+      // The job keeps the samples it has seen (tailSamples_, touched by
+      // one job at a time) and gets only the points new since the last one:
+      // O(new points) on the GUI thread, not a copy of all (B4).
+      std::vector<QPointF> fresh(scatterPts_.begin() + static_cast<std::ptrdiff_t>(tailHanded_), scatterPts_.end());
+      tailHanded_ = scatterPts_.size();
+      tailJob_ = std::async(std::launch::async, [state = tailSamples_, fresh = std::move(fresh)] {
+        appendTailSamples(*state, fresh.data(), fresh.data() + fresh.size());
+        return tailOverlay(*state);
+      });
+    }
+    // A workload without reasoning puts every dot at 0: say so.
+    scatter_->setSubtitle(!scatterPts_.empty() && !anyReasoning_
+                              ? tr("no reasoning tokens in this workload: every request is at 0")
+                              : QString());
+    markPending(scatter_);
+  }
+  // No run going on (paused, finished): the overlay is exact for every
+  // point shown, computed here.
+  if (!live_ && tailCount_ != scatterPts_.size()) {
+    if (tailJob_.valid()) tailJob_.wait();
+    tailJob_ = {};
+    ++tailGen_;  // whatever a job computed is older than this
+    scatter_->setSeriesData(1, tailOverlay(scatterPts_));
+    tailCount_ = scatterPts_.size();
+    markPending(scatter_);
+  }
+  // The policy page: few points (one per probe), redrawn while animating
+  // only when it is shown.
+  if (policyDirty_ && (!animating_ || tabs_->currentIndex() == 2)) {
+    for (std::size_t i = 0; i < policyLines_.size(); ++i)
+      policy_->setSeriesData(static_cast<int>(i), policyLines_[i].points);
+    markPending(policy_);
+    policyDirty_ = false;
+  }
+  // The CDFs are O(finished requests) (a merge of the new values, then a
+  // point each): while a run goes on, only when their page is shown, at
+  // most once a second.
+  const bool cdfShown = tabs_->currentIndex() == 1;
+  if (cdfDirty_ && (!live_ || (cdfShown && (!cdfSince_.isValid() || cdfSince_.elapsed() >= 1000)))) {
+    cdfSince_.restart();
+    cdfTtft_->setSeriesData(0, cdfPointsSorted(ttfts_.sorted()));
+    cdfTpot_->setSeriesData(0, cdfPointsSorted(tpots_.sorted()));
+    cdfE2e_->setSeriesData(0, cdfPointsSorted(e2es_.sorted()));
+    for (LiveChart* c : {cdfTtft_, cdfTpot_, cdfE2e_}) markPending(c);
+    cdfDirty_ = false;
+  }
+  probesDirty_ = markersDirty_ = false;
+  scatterDirty_ = keepScatterDirty;
+}
+
+void ChartPanel::applyMarkers() const {
+  std::vector<double> xs;
+  QStringList labels;
+  for (const KnobChange& c : changes_) {
+    xs.push_back(nsToSeconds(c.time));
+    labels << changeMarkerLabel(c);
+  }
+  std::vector<double> edges;
+  if (window_) edges = {window_->first, window_->second};
+  for (LiveChart* c : timeCharts()) {
+    c->setMarkers(xs, labels);
+    c->setWindowMarkers(edges);
+  }
+}
+
+QString changeMarkerLabel(const KnobChange& c) {
+  const QString v = QString::number(c.value, 'g', 4);
+  if (c.knob == kKnobArrivalRate) return QObject::tr("rate %1/s").arg(v);
+  if (c.knob == kKnobConcurrency) return QObject::tr("clients %1").arg(v);
+  QString name = QString::fromStdString(c.knob);
+  if (name.startsWith(kKnobPolicyPrefix)) name = name.mid(static_cast<int>(std::strlen(kKnobPolicyPrefix)));
+  return name + " " + v;
+}
+
+const std::vector<ChartExportPreset>& chartExportPresets() {
+  // Slides: label text 1/30 of the slide's height (30 px on 1600×900), the
+  // title 1/25: 18 pt and 22 pt on a 13.33 × 7.5 in slide, the usual minimum
+  // for text read from the back of a room. Paper: 10 px labels on the
+  // layout canvas (≈ 7 pt at one column's width for 520 px).
+  static const std::vector<ChartExportPreset> presets = {
+      {"screen", QObject::tr("Screen: 960×600 at 2× (1920×1200 px), text as on screen"), {{960, 600}, 2.0, 0, true}},
+      {"slide", QObject::tr("Slide 16:9: 1600×900 at 1×, text 1/30 of the height"), {{1600, 900}, 1.0, 1.0 / 30, true}},
+      {"slide-2x", QObject::tr("Slide 16:9: 1600×900 at 2× (3200×1800 px), text 1/30 of the height"),
+       {{1600, 900}, 2.0, 1.0 / 30, true}},
+      {"slide-half", QObject::tr("Half a 16:9 slide: 800×900 at 2× (1600×1800 px), text 1/30 of the height"),
+       {{800, 900}, 2.0, 1.0 / 30, true}},
+      {"paper", QObject::tr("Paper, one column: 520×340 at 3× (1560×1020 px)"), {{520, 340}, 3.0, 10.0 / 340, true}},
+      {"paper-wide", QObject::tr("Paper, two columns: 1040×420 at 3× (3120×1260 px)"),
+       {{1040, 420}, 3.0, 10.0 / 420, true}},
+  };
+  return presets;
+}
+
+const ChartExportPreset* chartExportPreset(const QString& id) {
+  for (const ChartExportPreset& p : chartExportPresets())
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
+int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale, const QMap<QString, QString>& meta) const {
+  ChartExportOptions o;
+  o.size = size;
+  o.scale = scale;
+  return exportAll(dir, o, meta);
+}
+
+int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const QMap<QString, QString>& meta) const {
+  std::vector<LiveChart*> all = charts_;
+  if (policy_->seriesCount() > 0) all.push_back(policy_);
+  // Text from the canvas: the charts' label font is 0.8 × the widget font.
+  std::vector<std::pair<LiveChart*, QFont>> fonts;
+  if (o.textFraction > 0)
+    for (LiveChart* c : all) {
+      // Put back as it was: an inherited font stays inherited (lecture mode).
+      fonts.emplace_back(c, c->testAttribute(Qt::WA_SetFont) ? c->font() : QFont());
+      QFont f = c->font();
+      const double labelPx = o.textFraction * o.size.height();
+      f.setPointSizeF(labelPx / 0.8 * 72.0 / std::max(1, c->logicalDpiY()));
+      c->setFont(f);
+    }
+  if (!o.markers)
+    for (LiveChart* c : timeCharts()) c->setMarkers({});
+  int n = 0;
+  for (LiveChart* c : all) {
+    const QString base = dir + "/" + c->id();
+    n += c->exportPng(base + ".png", o.size, o.scale, meta);
+    n += c->exportSvg(base + ".svg", o.size);
+    n += c->exportCsv(base + ".csv");
+  }
+  if (!o.markers) applyMarkers();
+  for (auto& [c, f] : fonts) {
+    c->setFont(f);
+    // The export's large font grew the chart's minimum size, and QChartView
+    // keeps its own minimum at least that (never shrinking it): the chart
+    // stayed taller than its place, its x axis cut off. Back to the screen
+    // font's minimum, fitted to the view as a resize of the view does.
+    if (auto* view = qobject_cast<QGraphicsView*>(c->plotWidget()->parentWidget())) {
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);  // the small font's minimum
+      view->setMinimumSize(0, 0);
+      for (QGraphicsItem* item : view->scene()->items())
+        if (auto* chart = dynamic_cast<QGraphicsWidget*>(item); chart && !chart->parentItem()) {
+          chart->setMinimumSize(0, 0);
+          chart->resize(view->viewport()->size());
+          chart->setMinimumSize(-1, -1);
+        }
+      view->setSceneRect(QRectF(QPointF(0, 0), view->viewport()->size()));
+    }
+    c->refresh();
+  }
+  if (!o.markers)
+    for (LiveChart* c : timeCharts()) c->refresh();
+  return n;
+}
+
+}  // namespace sl::ui

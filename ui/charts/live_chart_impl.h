@@ -1,0 +1,75 @@
+#pragma once
+// LiveChart's private state, shared by live_chart.cpp (the widget: series,
+// axes, zoom and hover) and live_chart_export.cpp (images, SVG, CSV). Only
+// these two files and chart_axes.cpp include Qt Charts.
+#include <QChart>
+#include <QChartView>
+#include <QElapsedTimer>
+#include <QGraphicsSimpleTextItem>
+#include <QLineSeries>
+#include <QTimer>
+#include <QToolButton>
+#include <QValueAxis>
+#include <QXYSeries>
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "ui/charts/live_chart.h"
+
+namespace sl::ui {
+
+/// Whether new scatter series draw through OpenGL (setChartsUseOpenGL).
+bool chartsUseOpenGL();
+
+struct LiveChart::Impl {
+  QString id, title, xLabel, yLabel;
+  QChart* chart = nullptr;
+  QChartView* view = nullptr;
+  QValueAxis* ax = nullptr;  // a QCategoryAxis after setXCategories
+  int xCategories = 0;
+  QValueAxis* ay = nullptr;
+  struct S {
+    QXYSeries* series;
+    SeriesStyle style;
+    std::vector<QPointF> data;
+  };
+  std::vector<S> series;
+  std::vector<QLineSeries*> markers;
+  std::vector<double> markerXs;
+  std::vector<double> windowXs;  // measurement window edges (solid lines), after markerXs
+  QStringList markerTexts;
+  std::vector<QGraphicsSimpleTextItem*> markerLabels;
+  std::optional<std::pair<double, double>> fixedY;
+  std::optional<std::pair<double, double>> viewX;  // user zoom/pan; unset = automatic
+  QToolButton* resetButton = nullptr;
+  QString subtitle;
+  QString shortTitle, shownTitle;  // shown: the title or its short form
+  // keepTextsWhole's last check: for which size, font and series count, when.
+  QSize checkedFor;
+  QFont checkedFont;
+  int checkedSeries = -1;
+  QElapsedTimer sinceCheck;
+  // Given up at this size and font because Qt still cut a text.
+  bool dropLegend = false, dropXTitle = false, dropYTitle = false;
+  QSize dropsFor;
+  QFont dropsFont;
+  bool legendWanted = true;
+  bool gl = false;             // every series through OpenGL (a chart with a GL scatter)
+  int maxXIntervals = 6, maxYIntervals = 6;
+  QTimer* relayout = nullptr;  // refresh after a resize, once it settles
+  bool dragging = false;
+  QPoint dragStart;
+  std::pair<double, double> dragRange{0, 0};
+  int drawn = 0;
+
+  // The plot area in the view's viewport coordinates (where mouse events land).
+  QRectF plotRect() const { return view->mapFromScene(chart->mapRectToScene(chart->plotArea())).boundingRect(); }
+  double xAt(double px) const {
+    const QRectF r = plotRect();
+    return ax->min() + (px - r.left()) / std::max(1.0, r.width()) * (ax->max() - ax->min());
+  }
+};
+
+}  // namespace sl::ui

@@ -1,0 +1,201 @@
+// LiveChart: what the user does with a chart and what is drawn over it: zoom
+// (wheel, rubber band), pan, reset, hover read-outs, live-change markers
+// and their labels, the measurement window. Series, axes and layout:
+// live_chart.cpp; images: live_chart_export.cpp.
+#include "ui/charts/live_chart.h"
+
+#include <QCategoryAxis>
+#include <QContextMenuEvent>
+#include <QCoreApplication>
+#include <QGraphicsLayout>
+#include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
+#include <QGridLayout>
+#include <QLegendMarker>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScatterSeries>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ui/charts/chart_axes.h"
+#include "ui/charts/live_chart_impl.h"
+#include "ui/common/theme.h"
+
+namespace sl::ui {
+
+using namespace chartaxes;
+
+void LiveChart::setMarkers(const std::vector<double>& xs, const QStringList& labels) {
+  d->markerXs = xs;
+  d->markerTexts = labels;
+}
+
+void LiveChart::setWindowMarkers(const std::vector<double>& xs) { d->windowXs = xs; }
+
+QStringList LiveChart::shownMarkerLabels() const {
+  QStringList out;
+  for (const QGraphicsSimpleTextItem* t : d->markerLabels)
+    if (t->isVisible()) out << t->text();
+  return out;
+}
+
+void LiveChart::placeMarkerLabels() {
+  const std::size_t n = std::min(d->markers.size(), static_cast<std::size_t>(d->markerTexts.size()));
+  while (d->markerLabels.size() > n) {
+    delete d->markerLabels.back()->parentItem();  // its backdrop, and with it the label
+    d->markerLabels.pop_back();
+  }
+  while (d->markerLabels.size() < n) {
+    // The label on a pale backdrop: readable where it crosses a series.
+    auto* backdrop = new QGraphicsRectItem(d->chart);
+    backdrop->setPen(Qt::NoPen);
+    backdrop->setBrush(QColor(255, 255, 255, 215));
+    backdrop->setZValue(10);
+    auto* t = new QGraphicsSimpleTextItem(backdrop);
+    t->setBrush(theme::kMarker);
+    d->markerLabels.push_back(t);
+  }
+  // Right of its line at the top of the plot (left of it near the right
+  // edge), on the first of two rows where it covers no earlier label; left
+  // out where neither row has room or the plot is narrower than the label.
+  const QRectF area = d->chart->plotArea();
+  double lastRight[2] = {-1e9, -1e9};
+  for (std::size_t i = 0; i < n; ++i) {
+    QGraphicsSimpleTextItem* t = d->markerLabels[i];
+    QGraphicsItem* backdrop = t->parentItem();
+    t->setFont(labelFont());
+    t->setText(d->markerTexts[static_cast<int>(i)]);
+    const double x = d->chart->mapToPosition(QPointF(d->markerXs[i], d->ay->max()), d->markers[i]).x();
+    const QRectF box = t->boundingRect();
+    double left = x + 3;
+    if (left + box.width() > area.right()) left = x - 3 - box.width();
+    // Neither side of its line has room (a narrow chart): against the
+    // plot's right edge, on its own row.
+    if (left < area.left()) left = area.right() - box.width();
+    int row = -1;
+    if (x >= area.left() - 0.5 && x <= area.right() + 0.5 && left >= area.left())
+      for (int r = 0; r < 2 && row < 0; ++r)
+        if (left > lastRight[r] + 4 && area.top() + 1 + (r + 1) * box.height() <= area.bottom()) row = r;
+    backdrop->setVisible(row >= 0);
+    if (row < 0) continue;
+    static_cast<QGraphicsRectItem*>(backdrop)->setRect(-1, 0, box.width() + 2, box.height());
+    backdrop->setPos(left, area.top() + 1 + row * box.height());
+    lastRight[row] = left + box.width();
+  }
+}
+
+void LiveChart::setViewX(double lo, double hi) {
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || d->xCategories > 0) return;
+  d->viewX = std::make_pair(lo, hi);
+  d->resetButton->show();
+  refresh();
+}
+
+void LiveChart::resetView() {
+  d->viewX.reset();
+  d->resetButton->hide();
+  refresh();
+}
+
+bool LiveChart::zoomed() const { return d->viewX.has_value(); }
+
+QPoint LiveChart::viewPosOf(QPointF v) const {
+  const QRectF r = d->plotRect();
+  const double fx = (v.x() - d->ax->min()) / std::max(1e-300, d->ax->max() - d->ax->min());
+  const double fy = (v.y() - d->ay->min()) / std::max(1e-300, d->ay->max() - d->ay->min());
+  return QPointF(r.left() + fx * r.width(), r.bottom() - fy * r.height()).toPoint();
+}
+
+QString LiveChart::hoverText(QPoint pos) const {
+  const QRectF r = d->plotRect().adjusted(-4, -4, 4, 4);
+  if (!r.contains(pos)) return {};
+  const double xLo = d->ax->min(), xHi = d->ax->max();
+  double best = 24.0 * 24.0;
+  const Impl::S* bestS = nullptr;
+  QPointF bestP;
+  for (const auto& s : d->series) {
+    if (!s.series->isVisible()) continue;
+    for (const QPointF& p : s.data) {
+      if (p.x() < xLo || p.x() > xHi) continue;
+      const QPointF q = viewPosOf(p);
+      const double dx = q.x() - pos.x(), dy = q.y() - pos.y();
+      const double dist = dx * dx + dy * dy;
+      if (dist < best) {
+        best = dist;
+        bestS = &s;
+        bestP = p;
+      }
+    }
+  }
+  if (!bestS) return {};
+  return QString("%1\n%2: %3\n%4: %5")
+      .arg(bestS->series->name(), d->xLabel)
+      .arg(bestP.x(), 0, 'g', 5)
+      .arg(d->yLabel)
+      .arg(bestP.y(), 0, 'g', 5);
+}
+
+bool LiveChart::eventFilter(QObject* o, QEvent* e) {
+  if (o != d->view->viewport()) return QWidget::eventFilter(o, e);
+  switch (e->type()) {
+    case QEvent::Wheel: {
+      auto* w = static_cast<QWheelEvent*>(e);
+      const QPointF pos = w->position();
+      if (!d->plotRect().contains(pos) || w->angleDelta().y() == 0) return false;
+      const double lo = d->ax->min(), hi = d->ax->max(), c = d->xAt(pos.x());
+      const double f = std::pow(0.8, w->angleDelta().y() / 120.0);
+      const double nlo = c - (c - lo) * f, nhi = c + (hi - c) * f;
+      if (nhi - nlo < 1e-9) return true;
+      setViewX(nlo, nhi);
+      emit viewChanged(nlo, nhi, true);
+      return true;
+    }
+    case QEvent::MouseButtonPress: {
+      auto* m = static_cast<QMouseEvent*>(e);
+      if (m->button() != Qt::LeftButton || !d->plotRect().contains(m->position())) return false;
+      d->dragging = true;
+      d->dragStart = m->position().toPoint();
+      d->dragRange = {d->ax->min(), d->ax->max()};
+      d->view->viewport()->setCursor(Qt::ClosedHandCursor);
+      return true;
+    }
+    case QEvent::MouseMove: {
+      auto* m = static_cast<QMouseEvent*>(e);
+      if (d->dragging) {
+        const double w = std::max(1.0, d->plotRect().width());
+        const double dx = (m->position().x() - d->dragStart.x()) / w * (d->dragRange.second - d->dragRange.first);
+        if (dx == 0) return true;
+        setViewX(d->dragRange.first - dx, d->dragRange.second - dx);
+        emit viewChanged(d->dragRange.first - dx, d->dragRange.second - dx, true);
+        return true;
+      }
+      const QString text = hoverText(m->position().toPoint());
+      if (text.isEmpty()) QToolTip::hideText();
+      else QToolTip::showText(d->view->viewport()->mapToGlobal(m->position().toPoint()), text, d->view->viewport());
+      return false;
+    }
+    case QEvent::MouseButtonRelease:
+      if (!d->dragging) return false;
+      d->dragging = false;
+      d->view->viewport()->unsetCursor();
+      return true;
+    case QEvent::MouseButtonDblClick:
+      if (!d->viewX) return true;
+      resetView();
+      emit viewChanged(d->ax->min(), d->ax->max(), false);
+      return true;
+    case QEvent::Leave:
+      QToolTip::hideText();
+      return false;
+    default:
+      return false;
+  }
+}
+
+}  // namespace sl::ui

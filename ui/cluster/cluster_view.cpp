@@ -1,0 +1,352 @@
+#include "ui/cluster/cluster_view.h"
+#include "ui/cluster/cluster_view_paint.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QTimer>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/cluster/policy_view.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/common/theme.h"
+
+namespace sl::ui {
+
+using namespace clusterpaint;
+
+ClusterView::ClusterView(QWidget* parent) : QWidget(parent) {
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setMouseTracking(true);
+  animTimer_ = new QTimer(this);
+  animTimer_->setInterval(16);
+  animTimer_->setTimerType(Qt::PreciseTimer);
+  connect(animTimer_, &QTimer::timeout, this, &ClusterView::tick);
+}
+
+void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
+  frame_ = std::move(frame);
+  if (!frame_) return update();
+  const Snapshot& s = frame_->snapshot;
+  if (frame_->generation != generation_) {  // a new run: forget the old one's animations
+    generation_ = frame_->generation;
+    anims_.clear();
+    callouts_.clear();
+    roles_.clear();
+    counters_.clear();
+    hasSynthetic_ = false;
+    selectedRequest_ = -1;
+    selectedInstance_ = -1;
+  }
+  // Role flips between two snapshots become callouts.
+  if (roles_.size() == s.instances.size()) {
+    for (std::size_t i = 0; i < s.instances.size(); ++i)
+      if (lecture_ && roles_[i] != s.instances[i].role)
+        callouts_.addRoleFlip(static_cast<int>(i), roles_[i], s.instances[i].role, animT_, s.now);
+  }
+  roles_.resize(s.instances.size());
+  for (std::size_t i = 0; i < s.instances.size(); ++i) roles_[i] = s.instances[i].role;
+  // A policy's per-instance counters that carry a callout text: their growth
+  // between two snapshots is called out on the card ("3 requests: promoted").
+  counters_.resize(s.instances.size());
+  for (std::size_t i = 0; i < s.instances.size(); ++i) {
+    auto& prev = counters_[i];
+    const auto& fields = s.instances[i].policyFields;
+    if (lecture_ && prev.size() == fields.size())
+      for (std::size_t f = 0; f < fields.size(); ++f)
+        if (!fields[f].callout.empty() && fields[f].value > prev[f])
+          callouts_.addPolicyEvent(static_cast<int>(i), QString::fromStdString(fields[f].callout),
+                                   static_cast<int>(fields[f].value - prev[f]), animT_, s.now);
+    prev.resize(fields.size());
+    for (std::size_t f = 0; f < fields.size(); ++f) prev[f] = fields[f].value;
+  }
+  // Rank prompts (or any work a policy injects) get a legend entry while they exist.
+  if (!hasSynthetic_)
+    hasSynthetic_ = std::any_of(s.instances.begin(), s.instances.end(), [](const InstanceSnapshot& in) {
+      return std::any_of(in.queues.begin(), in.queues.end(), [](const QueueSnapshot& q) {
+        return std::any_of(q.requests.begin(), q.requests.end(), [](const RequestChip& c) { return c.synthetic; });
+      });
+    });
+
+  // Transfers: new snapshot progress becomes the interpolation anchor; the
+  // rate is estimated in animation time from the previous anchor.
+  for (auto& [id, a] : anims_)
+    if (a.goneAt < 0) a.goneAt = -2;  // provisional: not seen in this snapshot
+  for (const TransferSnapshot& t : s.transfers) {
+    auto it = anims_.find(t.requestId);
+    if (it == anims_.end() || it->second.goneAt >= 0) {
+      TransferAnim a;
+      a.src = t.src;
+      a.dst = t.dst;
+      a.live = t.live;
+      a.snapProgress = a.shown = std::clamp(t.progress, 0.0, 1.0);
+      a.snapAt = animT_;
+      anims_[t.requestId] = a;
+      continue;
+    }
+    TransferAnim& a = it->second;
+    a.goneAt = -1;
+    const double p = std::clamp(t.progress, 0.0, 1.0);
+    const double dt = animT_ - a.snapAt;
+    if (dt > 1e-4) {
+      const double r = std::max(0.0, (p - a.snapProgress) / dt);
+      a.rate = a.rate > 0 ? 0.5 * a.rate + 0.5 * r : r;
+      a.snapProgress = p;
+      a.snapAt = animT_;
+    } else {
+      a.snapProgress = std::max(a.snapProgress, p);
+    }
+    a.src = t.src;
+    a.dst = t.dst;
+    a.live = t.live;
+  }
+  const bool animated = frame_->running && frame_->mode == RunMode::Run;
+  for (auto it = anims_.begin(); it != anims_.end();) {
+    if (it->second.goneAt == -2) {
+      if (!animated) {  // nothing to finish smoothly: drop it
+        it = anims_.erase(it);
+        continue;
+      }
+      it->second.goneAt = animT_;  // copy complete: run to the end and fade
+    }
+    ++it;
+  }
+  updateTimer();
+  update();
+}
+
+bool ClusterView::animating() const {
+  if (!frame_) return false;
+  const bool clockRuns = animationsEnabled_ && frame_->running && frame_->mode != RunMode::Express;
+  return clockRuns && (!anims_.empty() || !callouts_.empty());
+}
+
+void ClusterView::updateTimer() {
+  if (animating()) {
+    if (!animTimer_->isActive()) {
+      wall_.restart();
+      animTimer_->start();
+    }
+  } else {
+    animTimer_->stop();
+  }
+}
+
+void ClusterView::tick() {
+  // Wall time since the last tick, capped so a stall does not jump the animation.
+  const double dt = std::min(0.1, wall_.restart() / 1000.0);
+  if (animating()) advanceAnimation(dt);
+  updateTimer();
+}
+
+void ClusterView::advanceAnimation(double seconds) {
+  if (seconds <= 0) return;
+  animT_ += seconds;
+  const double k = 1.0 - std::exp(-seconds / 0.08);  // smoothing toward the target
+  for (auto it = anims_.begin(); it != anims_.end();) {
+    TransferAnim& a = it->second;
+    double target = 1.0;
+    if (a.goneAt < 0) target = std::min(1.0, a.snapProgress + a.rate * std::min(animT_ - a.snapAt, 0.5));
+    a.shown = std::max(a.shown, a.shown + (target - a.shown) * k);
+    if (a.goneAt >= 0 && animT_ - a.goneAt > 0.45) it = anims_.erase(it);
+    else ++it;
+  }
+  callouts_.advance(animT_);
+  update();
+}
+
+void ClusterView::setAnimationsEnabled(bool on) {
+  if (on == animationsEnabled_) return;
+  animationsEnabled_ = on;
+  if (!on) anims_.clear();
+  updateTimer();
+  update();
+}
+
+double ClusterView::shownTransferProgress(std::int64_t id) const {
+  auto it = anims_.find(id);
+  return it == anims_.end() ? -1.0 : it->second.shown;
+}
+
+void ClusterView::setLecture(bool on) {
+  lecture_ = on;
+  if (!on) callouts_.clear();
+  update();
+}
+
+void ClusterView::addNotes(const std::vector<AnimationNote>& notes) {
+  if (!lecture_ || !animationsEnabled_ || notes.empty()) return;  // none while Express runs
+  // Only recent events: after a long unanimated jump (run to t, Express) the
+  // callouts speak of the last few simulated seconds, not of all of them.
+  const SimTime now = frame_ ? frame_->snapshot.now : notes.back().time;
+  const SimTime cutoff = now - kCalloutMaxSimAge;
+  callouts_.expireBefore(cutoff);
+  for (const AnimationNote& n : notes)
+    if (n.time >= cutoff) callouts_.add(n, animT_);
+  updateTimer();
+  update();
+}
+
+void ClusterView::setSelectedRequest(std::int64_t id) {
+  selectedRequest_ = id;
+  update();
+}
+
+void ClusterView::setSelectedInstance(int instance) {
+  selectedInstance_ = instance;
+  update();
+}
+
+std::optional<std::int64_t> ClusterView::requestAt(QPoint pos) const {
+  for (auto it = hits_.rbegin(); it != hits_.rend(); ++it)
+    if (it->kind == HitKind::Chip && it->rect.contains(pos)) return it->id;
+  return std::nullopt;
+}
+
+int ClusterView::instanceAt(QPoint pos) const {
+  for (std::size_t i = 0; i < cards_.size(); ++i)
+    if (cards_[i].contains(pos)) return static_cast<int>(i);
+  return -1;
+}
+
+QRect ClusterView::chipRect(std::int64_t id) const {
+  for (const Hit& h : hits_)
+    if (h.kind == HitKind::Chip && h.id == id) return h.rect;
+  return {};
+}
+
+QRect ClusterView::cardRect(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= cards_.size()) return {};
+  return cards_[static_cast<std::size_t>(instance)];
+}
+
+std::vector<std::int64_t> ClusterView::drawnRequests() const {
+  std::vector<std::int64_t> out;
+  for (const Hit& h : hits_)
+    if (h.kind == HitKind::Chip) out.push_back(h.id);
+  return out;
+}
+
+void ClusterView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return QWidget::mousePressEvent(e);
+  const QPoint pos = e->position().toPoint();
+  if (auto id = requestAt(pos)) {
+    setSelectedRequest(*id);
+    emit requestClicked(*id);
+    return;
+  }
+  if (const int i = instanceAt(pos); i >= 0) {
+    setSelectedInstance(i);
+    emit instanceClicked(i);
+    return;
+  }
+  QWidget::mousePressEvent(e);
+}
+
+std::vector<QRect> ClusterView::layoutCards(int n, const QRect& area) const {
+  std::vector<QRect> out;
+  if (n <= 0) return out;
+  // Pick the column count that gives the largest card of a pleasant shape.
+  int bestCols = 1;
+  double best = -1;
+  for (int cols = 1; cols <= n; ++cols) {
+    const int rows = (n + cols - 1) / cols;
+    const double cw = (area.width() - kGap * (cols + 1)) / static_cast<double>(cols);
+    const double ch = (area.height() - kGap * (rows + 1)) / static_cast<double>(rows);
+    if (cw <= 0 || ch <= 0) continue;
+    const double score = std::min(cw, ch * 1.5);
+    if (score > best) {
+      best = score;
+      bestCols = cols;
+    }
+  }
+  const int cols = bestCols, rows = (n + cols - 1) / cols;
+  const int cw = std::max(40, (area.width() - kGap * (cols + 1)) / cols);
+  const int ch = std::max(30, (area.height() - kGap * (rows + 1)) / rows);
+  for (int i = 0; i < n; ++i) {
+    const int r = i / cols, c = i % cols;
+    out.emplace_back(area.left() + kGap + c * (cw + kGap), area.top() + kGap + r * (ch + kGap), cw, ch);
+  }
+  return out;
+}
+
+void ClusterView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.fillRect(rect(), theme::kBackground);
+  hits_.clear();
+  cards_.clear();
+  policyTexts_.clear();
+  queueRects_.clear();
+  calloutRects_.clear();
+  arrowEnds_.clear();
+  infoRects_.clear();
+  if (!frame_ || frame_->snapshot.instances.empty()) {
+    p.setPen(theme::kMuted);
+    p.drawText(rect(), Qt::AlignCenter, tr("Open a scenario (File ▸ Open or Presets) and press Play"));
+    return;
+  }
+  const auto& inst = frame_->snapshot.instances;
+  // Lecture mode: callouts get a lane of their own above the legend, so
+  // they never cover a card's queues.
+  const int lane = calloutLaneHeight();
+  const QRect area = rect().adjusted(0, 0, 0, -kLegendH - lane);
+  const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
+  compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
+  cards_ = cards;
+  policyTexts_.assign(cards.size(), {});
+  infoRects_.assign(cards.size(), {});
+  for (std::size_t i = 0; i < cards.size(); ++i) {
+    if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
+    else paintCard(p, cards[i], static_cast<int>(i));
+  }
+  // Transfers: animated in Run mode, static arrows when paused or in Fast
+  // mode, none while Express runs.
+  const bool running = frame_->running;
+  const RunMode mode = frame_->mode;
+  if (running && mode == RunMode::Run) {
+    for (const auto& [id, a] : anims_) paintTransfer(p, id, a.src, a.dst, a.live, a.shown, true);
+  } else if (!(running && mode == RunMode::Express)) {
+    for (const TransferSnapshot& t : frame_->snapshot.transfers)
+      paintTransfer(p, t.requestId, t.src, t.dst, t.live, t.progress, false);
+  }
+  if (lecture_) paintCallouts(p, QRect(0, height() - kLegendH - lane, width(), lane));
+  paintLegend(p, QRect(0, height() - kLegendH, width(), kLegendH));
+}
+
+QString ClusterView::toolTipAt(QPoint pos) const {
+  for (auto it = hits_.rbegin(); it != hits_.rend(); ++it)
+    if (it->rect.contains(pos)) return it->tip;
+  return {};
+}
+
+QRect ClusterView::infoRect(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= infoRects_.size()) return {};
+  return infoRects_[static_cast<std::size_t>(instance)];
+}
+
+QStringList ClusterView::policyTexts(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= policyTexts_.size()) return {};
+  return policyTexts_[static_cast<std::size_t>(instance)];
+}
+
+bool ClusterView::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* he = static_cast<QHelpEvent*>(e);
+    for (auto it = hits_.rbegin(); it != hits_.rend(); ++it)
+      if (it->rect.contains(he->pos())) {
+        QToolTip::showText(he->globalPos(), it->tip, this, it->rect);
+        return true;
+      }
+    QToolTip::hideText();
+    e->ignore();
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+}  // namespace sl::ui

@@ -1,0 +1,43 @@
+#pragma once
+// Internal to the cluster view (cluster_cards.cpp: cards and chips;
+// cluster_view_overlays.cpp: transfers, callouts, legend): the layout
+// constants and drawing helpers both halves use.
+#include <QFontMetrics>
+#include <QPainter>
+#include <QRectF>
+#include <QStringList>
+
+#include "engine/snapshot.h"
+#include "util/time.h"
+
+namespace sl::ui::clusterpaint {
+
+inline constexpr int kGap = 8;
+inline constexpr int kLegendH = 22;
+inline constexpr int kChip = 8;  // legend and smallest chip size
+inline constexpr int kChipGap = 2;
+// Callouts older than this in simulated time go, whatever the animation clock
+// says (runs to a time or in Fast mode move the simulated clock far ahead).
+inline constexpr SimTime kCalloutMaxSimAge = 5 * kNsPerSecond;
+
+QString firstThatFits(const QStringList& forms, const QFontMetrics& fm, int width);
+const char* phaseLabel(int p);
+const char* stateLabel(int s);
+QString pct(double v);
+void drawChip(QPainter& p, const QRectF& r, const RequestChip& c);
+void drawBar(QPainter& p, const QRect& r, double used, double reserved, const QColor& c);
+
+/// An instance's memory as shares of its blocks.
+struct MemoryShares {
+  double gpuUsed = 0;      // GPU KV blocks in use
+  double gpuReserved = 0;  // GPU KV blocks reserved for incoming copies
+  double cpuUsed = 0;      // CPU swap blocks in use
+};
+MemoryShares memoryShares(const InstanceSnapshot& in);
+/// The GPU KV bar, full and compact cards alike: the one place it is
+/// painted (a new band, e.g. cached prefixes, goes here).
+void paintKvBar(QPainter& p, const QRect& r, const MemoryShares& m);
+/// The CPU swap bar.
+void paintCpuBar(QPainter& p, const QRect& r, const MemoryShares& m);
+
+}  // namespace sl::ui::clusterpaint
