@@ -22,6 +22,7 @@ Instance::Instance(int id, const InstanceConfig& cfg, std::unique_ptr<LocalPolic
   if (cfg.blockSize > 0 && (cfg.blockSize & (cfg.blockSize - 1)) == 0) blockShift_ = std::countr_zero(
       static_cast<unsigned>(cfg.blockSize));
   batch_.reserve(static_cast<std::size_t>(cfg.maxNumSeqs));
+  if (cfg.prefixCaching) cache_ = std::make_unique<PrefixCache>(cfg.prefixCpuBlocks);
 }
 
 double Instance::recentDecodeIntervalS(SimTime now) const {
@@ -51,7 +52,12 @@ bool IterationBuilder::allocate(Request& r, std::int64_t blocks) {
   if (blocks > inst_.freeGpuBlocks()) return false;
   inst_.gpuUsed_ += blocks;
   r.blocksGpu += static_cast<std::int32_t>(blocks);
+  sim_.prefixReclaim(inst_);
   return true;
+}
+
+std::int64_t IterationBuilder::pinnedBlocks(const Request& r) const {
+  return inst_.cache_ ? sim_.prefixState(r).shared : 0;
 }
 
 void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
@@ -76,6 +82,7 @@ void IterationBuilder::runLane() {
   const std::int64_t demand = lane.blockDemand();
   assert(demand <= inst_.freeGpuBlocks());
   inst_.gpuUsed_ += demand;
+  sim_.prefixReclaim(inst_);
   const auto n = static_cast<std::int32_t>(lane.size());
   tokenBudget_ -= n;
   inst_.laneSeqs_ = n;
@@ -103,9 +110,15 @@ bool IterationBuilder::admit(Request& r) {
   if (r.state != ReqState::Waiting || r.batchIndex >= 0) return false;
   if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
   const std::int64_t need = inst_.blocksFor(r.prefillTarget);
-  if (inst_.freeGpuBlocks() - need < inst_.cfg_.watermarkBlocks) return false;
-  if (!inst_.cfg_.chunkedPrefill && r.prefillTarget - r.prefilled > tokenBudget_ && !empty())
+  // Prefix caching: the cached leading blocks are taken, not computed; those
+  // other requests hold already take no new memory.
+  PrefixMatch hit{};
+  if (inst_.cache_) hit = matchPrefix(*inst_.cache_, sim_.prefixState(r), r.prefillTarget, inst_.cfg_.blockSize);
+  if (inst_.freeGpuBlocks() - (need - hit.liveShared) < inst_.cfg_.watermarkBlocks) return false;
+  if (!inst_.cfg_.chunkedPrefill &&
+      r.prefillTarget - r.prefilled - hit.blocks * inst_.cfg_.blockSize > tokenBudget_ && !empty())
     return false;
+  if (inst_.cache_) sim_.prefixAdmit(inst_, r, hit);
   allocate(r, need - r.blocksGpu);
   const bool wasPreempted = r.everPreempted;
   sim_.setState(r, ReqState::Running);
@@ -159,8 +172,7 @@ void IterationBuilder::preempt(Request& r) {
   }
   sim_.cancelLive(r);
   const std::int64_t blocks = r.blocksGpu;
-  inst_.gpuUsed_ -= blocks;
-  r.blocksGpu = 0;
+  sim_.releaseGpu(inst_, r);
   if (inst_.cfg_.swapPreemption && blocks <= inst_.freeCpuBlocks()) {
     inst_.cpuUsed_ += blocks;
     r.blocksCpu = static_cast<std::int32_t>(blocks);
@@ -187,7 +199,7 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   std::size_t runningInOrder = 0;
   for (const Request* r : order)
     if (r->state == ReqState::Running) {
-      heldByOrder += r->blocksGpu;
+      heldByOrder += r->blocksGpu - pinnedBlocks(*r);  // shared cache blocks stay held
       ++runningInOrder;
     }
   const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
@@ -216,7 +228,7 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
       else if (st == ReqState::Swapped) admitsNow = !(n == 0 && avail == inst_.cfg_.gpuBlocks);
     }
     if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
-    cum += need;
+    cum += need - (st == ReqState::Running ? pinnedBlocks(r) : 0);
     admits = admitsNow;
     runningInPrefix += st == ReqState::Running;
     anyNew |= st == ReqState::Waiting;

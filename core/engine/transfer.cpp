@@ -155,6 +155,7 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
   if (more > 0) {
     dst.gpuReserved_ += more;
     m.reserved = need;
+    prefixReclaim(dst);
   }
   startFlow(id, r.kvTokens - m.copiedTokens);
 }
@@ -169,6 +170,7 @@ void Simulator::tryStartIncoming(int di) {
     if (need > dst.freeGpuBlocks()) break;
     dst.gpuReserved_ += std::max<std::int64_t>(0, need);
     m.reserved += std::max<std::int64_t>(0, need);
+    prefixReclaim(dst);
     q.erase(q.begin());
     if (m.handoff) {
       setState(*m.r, ReqState::Migrating);
@@ -244,7 +246,7 @@ void Simulator::completeMigration(std::int64_t id) {
   Request& r = *m.r;
   Instance& src = instance(m.src);
   Instance& dst = instance(m.dst);
-  src.gpuUsed_ -= r.blocksGpu;
+  releaseGpu(src, r);  // with prefix caching its computed blocks stay cached on the source
   src.cpuUsed_ -= r.blocksCpu;
   --src.assigned_;
   src.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
@@ -303,6 +305,7 @@ bool Simulator::migrateLive(Request& r, int dst) {
   Migration& m = migrations_[static_cast<std::size_t>(id)];
   d.gpuReserved_ += need;
   m.reserved = need;
+  prefixReclaim(d);
   ++liveCount_[static_cast<std::size_t>(src)];
   ++liveCount_[static_cast<std::size_t>(dst)];
   startFlow(id, r.kvTokens);
