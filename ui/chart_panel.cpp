@@ -1,6 +1,9 @@
 #include "chart_panel.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QGraphicsView>
+#include <QGraphicsWidget>
 #include <QStringList>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -8,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 
@@ -230,7 +234,8 @@ void ChartPanel::clear(int instances) {
   }
   policy_->setMarkers({});
   policy_->refresh();
-  probesDirty_ = scatterDirty_ = markersDirty_ = false;
+  probesDirty_ = scatterDirty_ = false;
+  markersDirty_ = window_.has_value();  // the window's edges come back at the next refresh
 }
 
 // Each probe becomes one point of each time series, appended once: a pull
@@ -281,6 +286,12 @@ void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
   }
   cdfDirty_ = cdfDirty_ || !points.empty();
   scatterDirty_ = scatterDirty_ || !points.empty();
+}
+
+void ChartPanel::setMeasureWindow(std::optional<std::pair<double, double>> window) {
+  if (window == window_) return;
+  window_ = window;
+  markersDirty_ = true;
 }
 
 void ChartPanel::setChanges(const ChangeLog& changes) {
@@ -340,9 +351,7 @@ void ChartPanel::prepare() {
     }
   }
   if (markersDirty_) {
-    std::vector<double> xs;
-    for (const KnobChange& c : changes_) xs.push_back(nsToSeconds(c.time));
-    for (LiveChart* c : timeCharts()) c->setMarkers(xs);
+    applyMarkers();
     markPending(policy_);
   }
   if (probesDirty_ || markersDirty_) {
@@ -421,18 +430,107 @@ void ChartPanel::prepare() {
   scatterDirty_ = keepScatterDirty;
 }
 
+void ChartPanel::applyMarkers() const {
+  std::vector<double> xs;
+  QStringList labels;
+  for (const KnobChange& c : changes_) {
+    xs.push_back(nsToSeconds(c.time));
+    labels << changeMarkerLabel(c);
+  }
+  std::vector<double> edges;
+  if (window_) edges = {window_->first, window_->second};
+  for (LiveChart* c : timeCharts()) {
+    c->setMarkers(xs, labels);
+    c->setWindowMarkers(edges);
+  }
+}
+
+QString changeMarkerLabel(const KnobChange& c) {
+  const QString v = QString::number(c.value, 'g', 4);
+  if (c.knob == kKnobArrivalRate) return QObject::tr("rate %1/s").arg(v);
+  if (c.knob == kKnobConcurrency) return QObject::tr("clients %1").arg(v);
+  QString name = QString::fromStdString(c.knob);
+  if (name.startsWith(kKnobPolicyPrefix)) name = name.mid(static_cast<int>(std::strlen(kKnobPolicyPrefix)));
+  return name + " " + v;
+}
+
+const std::vector<ChartExportPreset>& chartExportPresets() {
+  // Slides: label text 1/30 of the slide's height (30 px on 1600×900), the
+  // title 1/25: 18 pt and 22 pt on a 13.33 × 7.5 in slide, the usual minimum
+  // for text read from the back of a room. Paper: 10 px labels on the
+  // layout canvas (≈ 7 pt at one column's width for 520 px).
+  static const std::vector<ChartExportPreset> presets = {
+      {"screen", QObject::tr("Screen: 960×600 at 2× (1920×1200 px), text as on screen"), {{960, 600}, 2.0, 0, true}},
+      {"slide", QObject::tr("Slide 16:9: 1600×900 at 1×, text 1/30 of the height"), {{1600, 900}, 1.0, 1.0 / 30, true}},
+      {"slide-2x", QObject::tr("Slide 16:9: 1600×900 at 2× (3200×1800 px), text 1/30 of the height"),
+       {{1600, 900}, 2.0, 1.0 / 30, true}},
+      {"slide-half", QObject::tr("Half a 16:9 slide: 800×900 at 2× (1600×1800 px), text 1/30 of the height"),
+       {{800, 900}, 2.0, 1.0 / 30, true}},
+      {"paper", QObject::tr("Paper, one column: 520×340 at 3× (1560×1020 px)"), {{520, 340}, 3.0, 10.0 / 340, true}},
+      {"paper-wide", QObject::tr("Paper, two columns: 1040×420 at 3× (3120×1260 px)"),
+       {{1040, 420}, 3.0, 10.0 / 420, true}},
+  };
+  return presets;
+}
+
+const ChartExportPreset* chartExportPreset(const QString& id) {
+  for (const ChartExportPreset& p : chartExportPresets())
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
 int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale, const QMap<QString, QString>& meta) const {
+  ChartExportOptions o;
+  o.size = size;
+  o.scale = scale;
+  return exportAll(dir, o, meta);
+}
+
+int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const QMap<QString, QString>& meta) const {
+  std::vector<LiveChart*> all = charts_;
+  if (policy_->seriesCount() > 0) all.push_back(policy_);
+  // Text from the canvas: the charts' label font is 0.8 × the widget font.
+  std::vector<std::pair<LiveChart*, QFont>> fonts;
+  if (o.textFraction > 0)
+    for (LiveChart* c : all) {
+      // Put back as it was: an inherited font stays inherited (lecture mode).
+      fonts.emplace_back(c, c->testAttribute(Qt::WA_SetFont) ? c->font() : QFont());
+      QFont f = c->font();
+      const double labelPx = o.textFraction * o.size.height();
+      f.setPointSizeF(labelPx / 0.8 * 72.0 / std::max(1, c->logicalDpiY()));
+      c->setFont(f);
+    }
+  if (!o.markers)
+    for (LiveChart* c : timeCharts()) c->setMarkers({});
   int n = 0;
-  for (LiveChart* c : charts_) {
-    n += c->exportPng(dir + "/" + c->id() + ".png", size, scale, meta);
-    n += c->exportSvg(dir + "/" + c->id() + ".svg", size);
-    n += c->exportCsv(dir + "/" + c->id() + ".csv");
+  for (LiveChart* c : all) {
+    const QString base = dir + "/" + c->id();
+    n += c->exportPng(base + ".png", o.size, o.scale, meta);
+    n += c->exportSvg(base + ".svg", o.size);
+    n += c->exportCsv(base + ".csv");
   }
-  if (policy_->seriesCount() > 0) {
-    n += policy_->exportPng(dir + "/policy.png", size, scale, meta);
-    n += policy_->exportSvg(dir + "/policy.svg", size);
-    n += policy_->exportCsv(dir + "/policy.csv");
+  if (!o.markers) applyMarkers();
+  for (auto& [c, f] : fonts) {
+    c->setFont(f);
+    // The export's large font grew the chart's minimum size, and QChartView
+    // keeps its own minimum at least that (never shrinking it): the chart
+    // stayed taller than its place, its x axis cut off. Back to the screen
+    // font's minimum, fitted to the view as a resize of the view does.
+    if (auto* view = qobject_cast<QGraphicsView*>(c->plotWidget()->parentWidget())) {
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);  // the small font's minimum
+      view->setMinimumSize(0, 0);
+      for (QGraphicsItem* item : view->scene()->items())
+        if (auto* chart = dynamic_cast<QGraphicsWidget*>(item); chart && !chart->parentItem()) {
+          chart->setMinimumSize(0, 0);
+          chart->resize(view->viewport()->size());
+          chart->setMinimumSize(-1, -1);
+        }
+      view->setSceneRect(QRectF(QPointF(0, 0), view->viewport()->size()));
+    }
+    c->refresh();
   }
+  if (!o.markers)
+    for (LiveChart* c : timeCharts()) c->refresh();
   return n;
 }
 

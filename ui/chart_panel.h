@@ -16,6 +16,7 @@ class QTabWidget;
 #include <map>
 #include <memory>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "engine/observer.h"
@@ -48,6 +49,35 @@ private:
   std::size_t sorted_ = 0;  // v_[0, sorted_) is sorted
 };
 
+/// How File ▸ Export ▸ Charts… draws each chart (docs/user-guide.md
+/// "Exporting"): laid out at `size` logical pixels, the PNG `scale` times
+/// that, and the text sized from the canvas.
+struct ChartExportOptions {
+  QSize size = LiveChart::kDefaultExportSize;
+  qreal scale = 2.0;
+  /// Tick-label and legend text height (the font's pixel size) as a fraction
+  /// of the canvas height; the title is 1.19× that. 0: the charts' own font
+  /// (as on screen, larger in lecture mode).
+  double textFraction = 0;
+  /// Live-change markers: dashed lines labelled with the change ("rate 12/s").
+  bool markers = true;
+};
+
+/// A named export size (the export dialog's choices; `servelab --export-preset`).
+struct ChartExportPreset {
+  QString id;     // "slide", "slide-2x", …
+  QString label;  // as the dialog lists it
+  ChartExportOptions options;
+};
+/// Screen, slides (text 1/30 of the slide's height: readable at the back of a
+/// room) and paper columns (10 px text on the layout canvas).
+const std::vector<ChartExportPreset>& chartExportPresets();
+/// The preset with this id, or nullptr.
+const ChartExportPreset* chartExportPreset(const QString& id);
+
+/// A live change as its marker's label: "rate 12/s", "clients 8", "quantum 500".
+QString changeMarkerLabel(const KnobChange& c);
+
 /// The charts of a live run, in a grid ("Live" tab), and the CDFs of the
 /// finished requests' TTFT, TPOT and E2E ("Distributions" tab).
 class ChartPanel : public QWidget {
@@ -62,6 +92,10 @@ public:
   /// the "Policy" page; a label seen for the first time becomes a series.
   void addPolicySamples(const std::vector<PolicySample>& samples);
   void setChanges(const ChangeLog& changes);
+  /// The run's measurement window [start, end) in simulated seconds
+  /// (run.measure), drawn as two solid lines on every time chart; nullopt =
+  /// none. Kept across clear() (a new run of the same scenario).
+  void setMeasureWindow(std::optional<std::pair<double, double>> window);
   /// Redraw charts whose data changed (call at most a few times per second).
   void refresh();
   /// For a run going on in Fast or Express mode: as refresh(), but the
@@ -91,6 +125,9 @@ public:
   /// (PNG × `scale`). Returns files written.
   int exportAll(const QString& dir, QSize size = LiveChart::kDefaultExportSize, qreal scale = 2.0,
                 const QMap<QString, QString>& meta = {}) const;
+  /// The same with text size and markers as `options` say (each chart's
+  /// font and markers are put back afterwards).
+  int exportAll(const QString& dir, const ChartExportOptions& options, const QMap<QString, QString>& meta = {}) const;
   /// Zooming or panning one time-series chart moves the others too (on by default).
   void setLinkedTimeAxes(bool on) { linked_ = on; }
   bool linkedTimeAxes() const { return linked_; }
@@ -99,6 +136,7 @@ public:
 
 private:
   void rebuildKvSeries(int instances);
+  void applyMarkers() const;
   std::vector<LiveChart*> charts_;
   LiveChart *scatter_ = nullptr, *ttft_ = nullptr, *tpot_ = nullptr, *qoe_ = nullptr, *thru_ = nullptr,
             *kv_ = nullptr;
@@ -120,6 +158,7 @@ private:
   bool policyDirty_ = false;
   void updatePolicyTexts();
   ChangeLog changes_;
+  std::optional<std::pair<double, double>> window_;
   int instances_ = 0;
   bool probesDirty_ = false, scatterDirty_ = false, markersDirty_ = false;
   std::vector<LiveChart*> pending_;  // prepared, not redrawn yet

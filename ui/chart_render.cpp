@@ -145,8 +145,7 @@ const std::vector<PlotChartInfo>& plotCharts() {
   return infos;
 }
 
-std::unique_ptr<QApplication> makeHeadlessApp() {
-  if (QCoreApplication::instance()) return nullptr;
+void preferOffscreenPlatform() {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   // Qt wants a private runtime folder and warns when XDG_RUNTIME_DIR is unset:
   // give it the one it would pick itself, quietly.
@@ -157,6 +156,11 @@ std::unique_ptr<QApplication> makeHeadlessApp() {
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
     if (!ec) qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(dir.string()));
   }
+}
+
+std::unique_ptr<QApplication> makeHeadlessApp() {
+  if (QCoreApplication::instance()) return nullptr;
+  preferOffscreenPlatform();
   static int argc = 1;
   static char name[] = "servelab-cli";
   static char* argv[] = {name, nullptr};

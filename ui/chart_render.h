@@ -24,6 +24,12 @@ struct PlotChartInfo {
 /// The charts `plot` can draw, in display order.
 const std::vector<PlotChartInfo>& plotCharts();
 
+/// Before a QApplication exists: choose the offscreen platform unless
+/// QT_QPA_PLATFORM names one, and give Qt a private XDG_RUNTIME_DIR when none
+/// is set. Batch modes (`plot`, `servelab --screenshot/--export-charts`) call
+/// it so they run without a display and draw the same pixels with or without one.
+void preferOffscreenPlatform();
+
 /// A QApplication for headless rendering when none exists (the offscreen
 /// platform unless QT_QPA_PLATFORM says otherwise); null when one exists.
 std::unique_ptr<QApplication> makeHeadlessApp();

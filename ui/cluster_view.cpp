@@ -25,6 +25,21 @@ QString firstThatFits(const QStringList& forms, const QFontMetrics& fm, int widt
   return forms.back();
 }
 
+// Items ("demand 77k", "inq 0", …) on as few lines of `width` as they fit,
+// two spaces apart within a line (narrower than " · ": fewer lines, more
+// room for the queues).
+QStringList wrapItems(const QStringList& items, const QFontMetrics& fm, int width) {
+  QStringList lines;
+  const QString sep = QStringLiteral("  ");
+  for (const QString& it : items) {
+    if (!lines.isEmpty() && fm.horizontalAdvance(lines.back() + sep + it) <= width)
+      lines.back() += sep + it;
+    else
+      lines << it;
+  }
+  return lines;
+}
+
 const char* phaseLabel(int p) {
   switch (p) {
     case 0: return "prefill";
@@ -345,6 +360,8 @@ void ClusterView::paintEvent(QPaintEvent*) {
   policyTexts_.clear();
   queueRects_.clear();
   calloutRects_.clear();
+  arrowEnds_.clear();
+  infoRects_.clear();
   if (!frame_ || frame_->snapshot.instances.empty()) {
     p.setPen(theme::kMuted);
     p.drawText(rect(), Qt::AlignCenter, tr("Open a scenario (File ▸ Open or Presets) and press Play"));
@@ -359,6 +376,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
   cards_ = cards;
   policyTexts_.assign(cards.size(), {});
+  infoRects_.assign(cards.size(), {});
   for (std::size_t i = 0; i < cards.size(); ++i) {
     if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
     else paintCard(p, cards[i], static_cast<int>(i));
@@ -399,45 +417,44 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   p.drawText(head, Qt::AlignLeft | Qt::AlignVCenter, tr("GPU %1").arg(in.id));
   p.setFont(small);
   // The badge: the policy's pool label (a length range is part of it) or,
-  // without one, the engine role; elided to the room the header leaves.
+  // without one, the engine role. It is what a tour asks students to watch,
+  // so it is never elided: on a narrow card the word "batch" goes first (the
+  // count stays; hovering says what it is), then the badge takes a row of
+  // its own under the name.
   const QString badge = policyview::badgeText(in);
   const QString poolRole = policyview::poolAndRoleText(in);
+  const QFontMetrics sfm(small);
+  const int nameW = QFontMetrics(bold).horizontalAdvance(tr("GPU %1").arg(in.id));
+  const int badgeW = sfm.horizontalAdvance(badge) + 10;
+  auto roomBeside = [&](const QString& right) { return head.width() - nameW - 8 - sfm.horizontalAdvance(right) - 14 - 8; };
   QString right = tr("batch %1").arg(in.batchSize);
-  // A narrow card keeps the badge whole before the word "batch" (the count
-  // stays; hovering says what it is).
-  if (!badge.isEmpty()) {
-    const QFontMetrics sfm(small);
-    const int nameW = QFontMetrics(bold).horizontalAdvance(tr("GPU %1").arg(in.id));
-    if (head.width() - nameW - 8 - sfm.horizontalAdvance(right) - 14 - 8 - 10 < sfm.horizontalAdvance(badge))
-      right = QString::number(in.batchSize);
-  }
+  if (!badge.isEmpty() && roomBeside(right) < badgeW) right = QString::number(in.batchSize);
+  const bool badgeRow = !badge.isEmpty() && roomBeside(right) < badgeW;
   p.setPen(theme::kMuted);
   p.drawText(head.adjusted(0, 0, -14, 0), Qt::AlignRight | Qt::AlignVCenter, right);
   p.setPen(Qt::NoPen);
   p.setBrush(in.busy ? theme::kAnswering : theme::kTrack);
   p.drawEllipse(QPointF(head.right() - 4, head.center().y() + 1), 4, 4);
+  int y = head.bottom() + 5;
   if (!badge.isEmpty()) {
-    const QFontMetrics sfm(small);
-    const int nameW = QFontMetrics(bold).horizontalAdvance(tr("GPU %1").arg(in.id));
-    const int room = head.width() - nameW - 8 - sfm.horizontalAdvance(right) - 14 - 8 - 10;
-    const QString shown = sfm.elidedText(badge, Qt::ElideRight, room);
-    if (room > sfm.horizontalAdvance(QStringLiteral("…")) + 2 && shown != QStringLiteral("…")) {
-      const QRect badgeRect(head.left() + nameW + 8, head.top() + 2, sfm.horizontalAdvance(shown) + 10, lh - 4);
-      p.setBrush(in.role == 1   ? theme::kPrefill.lighter(175)
-                 : in.role == 2 ? theme::kAnswering.lighter(175)
-                                : theme::kTrack);
-      p.drawRoundedRect(badgeRect, 4, 4);
-      p.setPen(theme::kText);
-      p.drawText(badgeRect, Qt::AlignCenter, shown);
-      policyTexts_[static_cast<std::size_t>(index)] << shown;
-    }
+    const QString shown = sfm.elidedText(badge, Qt::ElideRight, c.width() - 10);  // only if wider than the card
+    const QRect badgeRect = badgeRow ? QRect(c.left(), head.bottom() + 3, sfm.horizontalAdvance(shown) + 10, sh + 2)
+                                     : QRect(head.left() + nameW + 8, head.top() + 2, badgeW, lh - 4);
+    if (badgeRow) y = badgeRect.bottom() + 4;
+    p.setPen(Qt::NoPen);
+    p.setBrush(in.role == 1   ? theme::kPrefill.lighter(175)
+               : in.role == 2 ? theme::kAnswering.lighter(175)
+                              : theme::kTrack);
+    p.drawRoundedRect(badgeRect, 4, 4);
+    p.setPen(theme::kText);
+    p.drawText(badgeRect, Qt::AlignCenter, shown);
+    policyTexts_[static_cast<std::size_t>(index)] << shown;
   }
   hits_.push_back({head, tr("GPU %1%2\nbatch: %3 sequences\n%4 tokens produced")
                              .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
                              .arg(in.batchSize).arg(in.tokensProduced)});
 
   // Memory bars.
-  int y = head.bottom() + 5;
   const int labelW = QFontMetrics(small).horizontalAdvance("CPU ") + 2;
   const int numW = QFontMetrics(small).horizontalAdvance("100% ");
   auto bar = [&](const QString& label, double used, double reserved, const QColor& col, const QString& tip) {
@@ -465,13 +482,11 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   // Nothing here knows the policy; hover shows each field's own tooltip.
   if (!in.policyFields.empty()) {
     p.setFont(small);
-    const QRect row(c.left(), y + 1, c.width(), sh);
-    const QFontMetrics sfm(small);
+    QRect row(c.left(), y + 1, c.width(), sh);
     const QStringList forms = policyview::valueForms(in.policyFields);
     const int valuesW = forms.isEmpty() ? 0 : sfm.horizontalAdvance(forms.back());
     // Flags first: a dot each; their text where it fits beside the values.
     int x = row.left();
-    QString flagsText;
     for (const PolicyField& f : in.policyFields) {
       if (!policyview::isFlag(f)) continue;
       const QColor dot = f.value != 0 ? theme::kAnswering : theme::kAlert;
@@ -481,32 +496,66 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
       x += 12;
       const QString t = policyview::flagText(f);
       const int tw = sfm.horizontalAdvance(t);
-      if (x + tw + 10 + valuesW <= row.right()) {
+      // Beside the values where both fit; else the flag stays and the values
+      // wrap to the rows below.
+      if (x + tw + 10 + valuesW <= row.right() || x + tw <= row.right()) {
         p.setPen(f.value != 0 ? theme::kMuted : dot);
         p.drawText(QRect(x, row.top(), tw + 2, sh), Qt::AlignLeft | Qt::AlignVCenter, t);
         policyTexts_[static_cast<std::size_t>(index)] << t;
         x += tw + 8;
       }
     }
+    int fieldRows = 1;
     if (!forms.isEmpty()) {
-      const QRect valuesRect(x, row.top(), row.right() - x + 1, sh);
       p.setPen(theme::kMuted);
-      const QString values =
-          sfm.elidedText(firstThatFits(forms, sfm, valuesRect.width()), Qt::ElideRight, valuesRect.width());
-      p.drawText(valuesRect, (x > row.left() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, values);
-      policyTexts_[static_cast<std::size_t>(index)] << values;
+      const QRect valuesRect(x, row.top(), row.right() - x + 1, sh);
+      if (sfm.horizontalAdvance(forms.back()) <= valuesRect.width()) {
+        const QString values = firstThatFits(forms, sfm, valuesRect.width());
+        p.drawText(valuesRect, (x > row.left() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, values);
+        policyTexts_[static_cast<std::size_t>(index)] << values;
+      } else {
+        // Too many fields for one line: they wrap, whole (a tour names
+        // them), on the rows under the flags.
+        const QStringList lines = wrapItems(forms.front().split(QStringLiteral(" · ")), sfm, row.width());
+        int ly = x > row.left() ? row.top() + sh + 2 : row.top();
+        for (const QString& line : lines) {
+          const QString shown = sfm.elidedText(line, Qt::ElideRight, row.width());
+          p.drawText(QRect(row.left(), ly, row.width(), sh), Qt::AlignLeft | Qt::AlignVCenter, shown);
+          policyTexts_[static_cast<std::size_t>(index)] << shown;
+          ly += sh + 2;
+        }
+        fieldRows = (ly - row.top()) / (sh + 2);
+      }
     }
+    row.setHeight(fieldRows * (sh + 2) - 2);
     hits_.push_back({row, policyview::fieldsTooltip(in.policyFields)});
-    y += sh + 2;
+    y += fieldRows * (sh + 2);
   }
 
+  infoRects_[static_cast<std::size_t>(index)] = QRect(r.left(), r.top(), r.width(), y - r.top());
   // Queues: a label then rows of chips, each queue sharing the space left.
   y += 3;
   const int nq = static_cast<int>(in.queues.size());
   if (nq == 0) return;
   const int avail = c.bottom() - y;
   const int perQueue = avail / nq;
-  const QFontMetrics sfm(small);
+  if (nq > 1 && perQueue < std::max(sh, kChip) + 1) {
+    // Too short for a row per queue (a card with many fields in lecture
+    // mode): the queues share one row of counts, "running · 1  waiting · 9",
+    // rather than overlap; hover and the inspector give the chips.
+    QStringList counts, tight;
+    for (const QueueSnapshot& q : in.queues) {
+      counts << tr("%1 · %2").arg(QString::fromStdString(q.name)).arg(q.requests.size());
+      tight << QString("%1 %2").arg(QString::fromStdString(q.name)).arg(q.requests.size());
+    }
+    const QRect qr(c.left(), y, c.width(), std::min(sh, std::max(0, c.bottom() - y)));
+    queueRects_.push_back(qr);
+    p.setFont(small);
+    p.setPen(theme::kMuted);
+    p.drawText(qr, Qt::AlignLeft | Qt::AlignVCenter, sfm.elidedText(firstThatFits({counts.join(QStringLiteral("  ")), tight.join(' ')}, sfm, qr.width()),
+                                Qt::ElideRight, qr.width()));
+    return;
+  }
   // Too short for a label row above a chip row: the label goes left of one
   // row of chips ("reasoning · 31 ■■■■ +20"), so the chips stay visible.
   const bool inlineLabel = (perQueue - sh - 2 + kChipGap) / (kChip + kChipGap) < 1;
@@ -593,9 +642,9 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       ++phases[std::min<int>(ch.phase, 2)];
     }
   p.setPen(theme::kText);
-  // "3 P": the badge's first letter (pool label or role); hover says it all.
+  // "3 P", "3 ≤4.1k": the badge in short (pool label or role); hover says it all.
   const QString badge = policyview::badgeText(in);
-  const QString tag = badge.isEmpty() ? QString() : " " + badge.left(1).toUpper();
+  const QString tag = badge.isEmpty() ? QString() : " " + policyview::compactBadgeText(badge);
   p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignLeft | Qt::AlignVCenter,
              QString("%1%2").arg(in.id).arg(tag));
   if (!tag.isEmpty()) policyTexts_[static_cast<std::size_t>(index)] << tag.trimmed();
@@ -608,7 +657,7 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
                firstThatFits({tr("batch %1 · %2 held").arg(in.batchSize).arg(queued),
                               tr("batch %1 · %2").arg(in.batchSize).arg(queued),
                               tr("%1 · %2").arg(in.batchSize).arg(queued)},
-                             sfm, c.width() - nameW));
+                             sfm, c.width() - nameW - sfm.horizontalAdvance(QStringLiteral("  "))));
   }
   int y = c.top() + sh + 1;
   const double g = in.gpuBlocks > 0 ? static_cast<double>(in.gpuBlocksUsed) / static_cast<double>(in.gpuBlocks) : 0;
@@ -678,6 +727,11 @@ QString ClusterView::toolTipAt(QPoint pos) const {
   for (auto it = hits_.rbegin(); it != hits_.rend(); ++it)
     if (it->rect.contains(pos)) return it->tip;
   return {};
+}
+
+QRect ClusterView::infoRect(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= infoRects_.size()) return {};
+  return infoRects_[static_cast<std::size_t>(instance)];
 }
 
 QStringList ClusterView::policyTexts(int instance) const {

@@ -18,6 +18,7 @@
 // instanceClicked(index). In lecture mode, callouts from engine events are
 // drawn on the card where they happened and fade out in animation time.
 #include <QElapsedTimer>
+#include <QPointF>
 #include <QStringList>
 #include <QWidget>
 
@@ -49,6 +50,11 @@ public:
   /// As last painted: the cards' queue areas and the callouts' boxes.
   const std::vector<QRect>& queueRects() const { return queueRects_; }
   const std::vector<QRect>& calloutRects() const { return calloutRects_; }
+  /// As last painted: card `instance`'s header, bars and fields line (what
+  /// an arrow must not cover; empty for a compact card) and the transfer
+  /// arrows' ends.
+  QRect infoRect(int instance) const;
+  const std::vector<QPointF>& arrowEnds() const { return arrowEnds_; }
   /// The legend under the cards: its font (smaller where it would be cut)
   /// and the width it needs at a font.
   QFont legendFont() const;
@@ -135,6 +141,8 @@ private:
   std::shared_ptr<const LiveFrame> frame_;
   std::vector<Hit> hits_;
   std::vector<QRect> queueRects_, calloutRects_;  // as last painted
+  std::vector<QRect> infoRects_;                   // per card, as last painted
+  std::vector<QPointF> arrowEnds_;                 // as last painted
   static constexpr int kLaneRows = 2;
   std::vector<QRect> cards_;
   std::vector<QStringList> policyTexts_;  // per card, as last painted

@@ -47,8 +47,19 @@ void ClusterView::paintTransfer(QPainter& p, std::int64_t id, int src, int dst, 
   const QPointF ctrl = (a0 + b0) / 2 + nrm * (0.18 * len0);
   // From well inside the source card to well inside the destination card, so
   // that neighbours (8 px apart) still get a visible arrow.
-  const QPointF a = a0 + (edgePoint(ra, ctrl) - a0) * 0.45, b = b0 + (edgePoint(rb, ctrl) - b0) * 0.45;
+  // Both ends sit in the card's queue area, under its header, bars and
+  // fields line, so that an arrow never covers a badge, a KV % or a value.
+  auto inQueues = [this](QPointF pt, int card) {
+    const QRect info = infoRect(card);
+    const QRect r = cards_[static_cast<std::size_t>(card)];
+    if (!info.isEmpty() && pt.y() < info.bottom() + 8) pt.setY(std::min(info.bottom() + 8, r.bottom() - 6));
+    return pt;
+  };
+  const QPointF a = inQueues(a0 + (edgePoint(ra, ctrl) - a0) * 0.45, src),
+                b = inQueues(b0 + (edgePoint(rb, ctrl) - b0) * 0.45, dst);
   const double t = std::clamp(progress, 0.0, 1.0);
+  arrowEnds_.push_back(a);
+  arrowEnds_.push_back(b);
 
   QPainterPath track(a);
   track.quadTo(ctrl, b);

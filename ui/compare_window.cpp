@@ -67,23 +67,57 @@ QIcon swatch(const QColor& c) {
 }
 
 // Metric cells: the value on the left, the delta against the reference on
-// the right, green when better, red when worse.
+// the right (stacked under the value when a narrow column has no room for
+// both), green when better, red when worse.
 class DeltaDelegate : public QStyledItemDelegate {
 public:
   using QStyledItemDelegate::QStyledItemDelegate;
+  CompareCellLayout layout(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    const QWidget* w = opt.widget;
+    QStyle* st = w ? w->style() : QApplication::style();
+    // Text area: the cell less the style's text margins, after the
+    // decoration (the policy's colour swatch), if any.
+    const int m = st->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, w) + 1;
+    QRect r = option.rect.adjusted(m + 4, 0, -m - 6, 0);
+    if (opt.features & QStyleOptionViewItem::HasDecoration) r.setLeft(r.left() + opt.decorationSize.width() + 2 * m);
+    CompareCellLayout l;
+    l.cell = option.rect;
+    const QFontMetrics fm(opt.font);
+    const int vw = fm.horizontalAdvance(opt.text);
+    if (index.data(IsRefRole).toBool()) {
+      l.value = QRect(r.left(), r.top(), vw, r.height());
+      return l;
+    }
+    QFont bold = opt.font;
+    bold.setBold(true);
+    const QFontMetrics bfm(bold);
+    const int dw = bfm.horizontalAdvance(formatDelta(index.data(DeltaRole).toDouble()));
+    const int gap = fm.horizontalAdvance(QStringLiteral("  "));
+    l.stacked = vw + gap + dw > r.width();
+    if (!l.stacked) {
+      l.value = QRect(r.left(), r.top(), vw, r.height());
+      l.delta = QRect(r.right() + 1 - dw, r.top(), dw, r.height());
+    } else {
+      const int mid = r.center().y();
+      l.value = QRect(r.left(), mid - fm.height(), vw, fm.height());
+      l.delta = QRect(r.right() + 1 - dw, mid + 1, dw, bfm.height());
+    }
+    return l;
+  }
   void paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
     QStyleOptionViewItem opt = option;
     initStyleOption(&opt, index);
     const QWidget* w = opt.widget;
     QStyle* st = w ? w->style() : QApplication::style();
-    // Text area after the decoration (the policy's colour swatch), if any.
-    const QRect r = st->subElementRect(QStyle::SE_ItemViewItemText, &opt, w).adjusted(4, 0, -6, 0);
+    const CompareCellLayout l = layout(option, index);
     const QString value = opt.text;
     opt.text.clear();
     st->drawControl(QStyle::CE_ItemViewItem, &opt, p, w);
     p->save();
     p->setPen(opt.palette.color(QPalette::Text));
-    p->drawText(r, Qt::AlignVCenter | Qt::AlignLeft, value);
+    p->drawText(l.value, Qt::AlignVCenter | Qt::AlignLeft, value);
     if (!index.data(IsRefRole).toBool()) {
       const double d = index.data(DeltaRole).toDouble();
       const auto v = static_cast<Verdict>(index.data(VerdictRole).toInt());
@@ -91,7 +125,7 @@ public:
       f.setBold(v == Verdict::Better || v == Verdict::Worse);
       p->setFont(f);
       p->setPen(v == Verdict::Better ? kBetter : v == Verdict::Worse ? kWorse : theme::kMuted);
-      p->drawText(r, Qt::AlignVCenter | Qt::AlignRight, formatDelta(d));
+      p->drawText(l.delta, Qt::AlignVCenter | Qt::AlignRight, formatDelta(d));
     }
     p->restore();
   }
@@ -328,6 +362,8 @@ void CompareWindow::buildUi() {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setHighlightSections(false);
+  // Narrower columns may need a value and its delta stacked (and back).
+  connect(table_->horizontalHeader(), &QHeaderView::sectionResized, this, [this] { fitTableRows(); });
   table_->horizontalHeaderItem(0)->setToolTip(tr("The first policy is the reference of the deltas"));
   for (std::size_t i = 0; i < compareMetrics().size(); ++i) {
     const CompareMetricInfo& m = compareMetrics()[i];
@@ -461,10 +497,7 @@ bool CompareWindow::load(const Scenario& base, const QStringList& policies, cons
   }
   for (LiveChart* c : charts_) c->refresh();
   table_->setRowCount(static_cast<int>(runs_.size()));
-  const int rowH = QFontMetrics(table_->font()).height() + 12;
-  for (int r = 0; r < table_->rowCount(); ++r) table_->setRowHeight(r, rowH);
-  table_->setFixedHeight(table_->horizontalHeader()->sizeHint().height() + rowH * table_->rowCount() + 4 +
-                         2 * table_->frameWidth());
+  fitTableRows();
   setWindowTitle(tr("ServeLab — Compare %1 — %2").arg(policies.join(QString::fromUtf8(" · ")), name));
   tableDirty_ = chartsDirty_ = true;
   refreshTable();
@@ -751,6 +784,30 @@ void CompareWindow::refreshTable() {
       it->setData(IsRefRole, i == 0);
     }
   }
+  fitTableRows();
+}
+
+CompareCellLayout CompareWindow::cellLayout(int row, int col) const {
+  const QModelIndex index = table_->model()->index(row, col);
+  QStyleOptionViewItem opt;
+  opt.initFrom(table_->viewport());
+  opt.font = table_->font();
+  opt.rect = table_->visualRect(index);
+  opt.widget = table_;
+  opt.features |= QStyleOptionViewItem::HasDisplay;
+  return static_cast<const DeltaDelegate*>(table_->itemDelegate())->layout(opt, index);
+}
+
+void CompareWindow::fitTableRows() {
+  bool stacked = false;
+  for (int r = 0; r < table_->rowCount() && !stacked; ++r)
+    for (int c = kFixedCols; c < table_->columnCount() && !stacked; ++c)
+      stacked = table_->item(r, c) && cellLayout(r, c).stacked;
+  const QFontMetrics fm(table_->font());
+  const int rowH = stacked ? 2 * fm.height() + 8 : fm.height() + 12;
+  for (int r = 0; r < table_->rowCount(); ++r) table_->setRowHeight(r, rowH);
+  table_->setFixedHeight(table_->horizontalHeader()->sizeHint().height() + rowH * table_->rowCount() + 4 +
+                         2 * table_->frameWidth());
 }
 
 bool CompareWindow::exportCsv(const QString& path, QString* error) {

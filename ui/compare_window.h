@@ -12,6 +12,7 @@
 #include <QDialog>
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QRect>
 #include <QStringList>
 
 #include <memory>
@@ -35,6 +36,14 @@ class LiveChart;
 class SimController;
 
 /// Pick 2–4 policies; the first is the reference.
+/// Where a metric cell of the summary table draws its value and its delta:
+/// side by side when both fit with a gap, else stacked (value above, delta
+/// below, in a row two lines high). Never overlapping.
+struct CompareCellLayout {
+  QRect cell, value, delta;  // delta empty for the reference row and fixed columns
+  bool stacked = false;
+};
+
 class ComparePolicyDialog : public QDialog {
   Q_OBJECT
 public:
@@ -67,6 +76,8 @@ public:
   ClusterView* clusterView(int i) const;
   LiveChart* chart(const QString& id) const;
   QTableWidget* table() const { return table_; }
+  /// How table cell (row, col) is drawn at the table's current size.
+  CompareCellLayout cellLayout(int row, int col) const;
 
   void play();
   void pause();
@@ -110,6 +121,8 @@ private:
   bool allDone() const;
   void refreshCharts();
   void refreshTable();
+  /// Rows one line high, or two when some value and delta need stacking.
+  void fitTableRows();
   void updateActions();
   double commonClock() const;
 

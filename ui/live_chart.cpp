@@ -90,6 +90,7 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->relayout->setSingleShot(true);
   d->relayout->setInterval(40);
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
+  connect(d->chart, &QChart::plotAreaChanged, this, [this] { placeMarkerLabels(); });
   applyFonts();
   setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
 }
@@ -166,6 +167,11 @@ void LiveChart::setSubtitle(const QString& text) {
 QString LiveChart::subtitle() const { return d->subtitle; }
 QString LiveChart::xLabel() const { return d->xLabel; }
 QString LiveChart::yLabel() const { return d->yLabel; }
+void LiveChart::setYLabel(const QString& text) {
+  d->yLabel = text;
+  d->ay->setTitleText(text);
+  d->dropsFor = {};  // a new title: try it whole again
+}
 QString LiveChart::seriesName(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->name(); }
 bool LiveChart::seriesUsesOpenGL(int i) const { return d->series.at(static_cast<std::size_t>(i)).series->useOpenGL(); }
 QWidget* LiveChart::resetButton() const { return d->resetButton; }
@@ -331,7 +337,51 @@ void LiveChart::removeAllSeries() {
   d->series.clear();
 }
 
-void LiveChart::setMarkers(const std::vector<double>& xs) { d->markerXs = xs; }
+void LiveChart::setMarkers(const std::vector<double>& xs, const QStringList& labels) {
+  d->markerXs = xs;
+  d->markerTexts = labels;
+}
+
+void LiveChart::setWindowMarkers(const std::vector<double>& xs) { d->windowXs = xs; }
+
+QStringList LiveChart::shownMarkerLabels() const {
+  QStringList out;
+  for (const QGraphicsSimpleTextItem* t : d->markerLabels)
+    if (t->isVisible()) out << t->text();
+  return out;
+}
+
+void LiveChart::placeMarkerLabels() {
+  const std::size_t n = std::min(d->markers.size(), static_cast<std::size_t>(d->markerTexts.size()));
+  while (d->markerLabels.size() > n) {
+    delete d->markerLabels.back();
+    d->markerLabels.pop_back();
+  }
+  while (d->markerLabels.size() < n) {
+    auto* t = new QGraphicsSimpleTextItem(d->chart);
+    t->setBrush(theme::kMarker);
+    t->setZValue(10);
+    d->markerLabels.push_back(t);
+  }
+  // Right of its line at the top of the plot (left of it near the right
+  // edge); left out where it would cover the previous label.
+  const QRectF area = d->chart->plotArea();
+  double lastRight = -1e9;
+  for (std::size_t i = 0; i < n; ++i) {
+    QGraphicsSimpleTextItem* t = d->markerLabels[i];
+    t->setFont(labelFont());
+    t->setText(d->markerTexts[static_cast<int>(i)]);
+    const double x = d->chart->mapToPosition(QPointF(d->markerXs[i], d->ay->max()), d->markers[i]).x();
+    const double w = t->boundingRect().width();
+    double left = x + 3;
+    if (left + w > area.right()) left = x - 3 - w;
+    const bool fits = x >= area.left() - 0.5 && x <= area.right() + 0.5 && left >= area.left() && left > lastRight + 4;
+    t->setVisible(fits);
+    if (!fits) continue;
+    t->setPos(left, area.top() + 1);
+    lastRight = left + w;
+  }
+}
 void LiveChart::setFixedYRange(double lo, double hi) { d->fixedY = std::make_pair(lo, hi); }
 void LiveChart::setLegendVisible(bool on) {
   d->legendWanted = on;
@@ -359,6 +409,7 @@ void LiveChart::refresh() {
     }
   if (!any) { x0 = 0; x1 = 10; }
   for (double m : d->markerXs) x1 = std::max(x1, m);
+  for (double m : d->windowXs) x1 = std::max(x1, m);
   if (x1 - x0 < 1e-9) x1 = x0 + 1;
   double xLo = x0 >= 0 ? 0 : x0;
   fitToSize();
@@ -426,18 +477,17 @@ void LiveChart::refresh() {
     d->drawn += static_cast<int>(buf.size());
     s.series->replace(buf);
   }
-  // Markers: one two-point series each (few of them: one per live change).
-  while (d->markers.size() > d->markerXs.size()) {
+  // Markers: one two-point series each (few of them: one per live change),
+  // then the measurement window's edges, drawn solid.
+  std::vector<double> xs = d->markerXs;
+  xs.insert(xs.end(), d->windowXs.begin(), d->windowXs.end());
+  while (d->markers.size() > xs.size()) {
     d->chart->removeSeries(d->markers.back());
     delete d->markers.back();
     d->markers.pop_back();
   }
-  while (d->markers.size() < d->markerXs.size()) {
+  while (d->markers.size() < xs.size()) {
     auto* m = new QLineSeries;
-    QPen pen(theme::kMarker);
-    pen.setStyle(Qt::DashLine);
-    pen.setWidthF(1.2);
-    m->setPen(pen);
     d->chart->addSeries(m);
     m->attachAxis(d->ax);
     m->attachAxis(d->ay);
@@ -445,8 +495,15 @@ void LiveChart::refresh() {
     for (auto* lm : markers) lm->setVisible(false);
     d->markers.push_back(m);
   }
-  for (std::size_t i = 0; i < d->markers.size(); ++i)
-    d->markers[i]->replace(QList<QPointF>{{d->markerXs[i], yLo}, {d->markerXs[i], yHi}});
+  for (std::size_t i = 0; i < d->markers.size(); ++i) {
+    const bool window = i >= d->markerXs.size();
+    QPen pen(theme::kMarker);
+    pen.setStyle(window ? Qt::SolidLine : Qt::DashLine);
+    pen.setWidthF(window ? 2.0 : 1.2);
+    if (d->markers[i]->pen() != pen) d->markers[i]->setPen(pen);
+    d->markers[i]->replace(QList<QPointF>{{xs[i], yLo}, {xs[i], yHi}});
+  }
+  placeMarkerLabels();
   // Axis labels that moved (a zoom) leave their old pixels behind unless the
   // whole view is repainted.
   if (d->view->isVisible()) d->view->viewport()->update();

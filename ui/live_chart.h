@@ -38,6 +38,8 @@ public:
   QString title() const;
   QString xLabel() const;
   QString yLabel() const;
+  /// A new y axis title (e.g. the metric a sweep chart shows).
+  void setYLabel(const QString& text);
   /// A shorter title for when the chart is too narrow for the full one.
   void setShortTitle(const QString& text);
   /// A second, smaller title line (e.g. how a binned tail is computed).
@@ -67,8 +69,15 @@ public:
   void appendSeriesData(int series, const std::vector<QPointF>& points);
   const std::vector<QPointF>& seriesData(int series) const;
   void removeAllSeries();
-  /// Vertical dashed lines (e.g. live rate changes) at these x values.
-  void setMarkers(const std::vector<double>& xs);
+  /// Vertical dashed lines (e.g. live rate changes) at these x values, each
+  /// labelled at the top of the plot with labels[i] when given (a label that
+  /// would overlap the one before is left out; the line stays).
+  void setMarkers(const std::vector<double>& xs, const QStringList& labels = {});
+  /// The marker labels drawn now (for tests).
+  QStringList shownMarkerLabels() const;
+  /// Solid vertical lines at the measurement window's edges (run.measure:
+  /// warm-up end, window end); empty = none.
+  void setWindowMarkers(const std::vector<double>& xs);
   /// Categorical x: category i (labelled labels[i]) sits at x = i; the axis
   /// shows the labels instead of numbers and no longer rescales or zooms.
   void setXCategories(const QStringList& labels);
@@ -136,6 +145,7 @@ private:
   /// Ticks and legend for the chart's current size.
   void fitToSize();
   void keepTextsWhole();
+  void placeMarkerLabels();
   template <class Draw> void renderAt(QSize size, Draw&& draw);
   struct Impl;
   std::unique_ptr<Impl> d;

@@ -13,6 +13,7 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 
+#include "chart_export_dialog.h"
 #include "live_chart.h"
 #include "live_chart_impl.h"
 
@@ -129,7 +130,8 @@ bool LiveChart::exportCsv(const QString& path) const {
 void LiveChart::contextMenuEvent(QContextMenuEvent* e) {
   QMenu menu(this);
   auto exportAs = [this](const QString& ext, const QString& filter) {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), d->id + "." + ext, filter);
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export chart"), ChartExportDialog::defaultParentFolder() + "/" + d->id + "." + ext, filter);
     if (path.isEmpty()) return;
     if (ext == "png") exportPng(path);
     else if (ext == "svg") exportSvg(path);

@@ -5,6 +5,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QElapsedTimer>
+#include <QGraphicsSimpleTextItem>
 #include <QLineSeries>
 #include <QTimer>
 #include <QToolButton>
@@ -37,6 +38,9 @@ struct LiveChart::Impl {
   std::vector<S> series;
   std::vector<QLineSeries*> markers;
   std::vector<double> markerXs;
+  std::vector<double> windowXs;  // measurement window edges (solid lines), after markerXs
+  QStringList markerTexts;
+  std::vector<QGraphicsSimpleTextItem*> markerLabels;
   std::optional<std::pair<double, double>> fixedY;
   std::optional<std::pair<double, double>> viewX;  // user zoom/pan; unset = automatic
   QToolButton* resetButton = nullptr;

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chart_export_dialog.h"
 #include "chart_panel.h"
 #include "cluster_view.h"
 #include "compare_window.h"
@@ -241,36 +242,21 @@ void MainWindow::buildActions() {
   exportCharts_ = new QAction(tr("&Export charts…"), this);
   exportCharts_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   connect(exportCharts_, &QAction::triggered, this, [this] {
-    // Sizes for slides and papers: the chart is laid out at the size, the
-    // PNG has size × scale pixels (SVGs are vector anyway).
-    struct Choice {
-      QString label;
-      QSize size;
-      qreal scale;
-    };
-    const std::vector<Choice> choices = {
-        {tr("Screen: 960×600 at 2× (1920×1200 px)"), {960, 600}, 2.0},
-        {tr("Slide 16:9: 1600×900 at 1×"), {1600, 900}, 1.0},
-        {tr("Slide 16:9: 1600×900 at 2× (3200×1800 px)"), {1600, 900}, 2.0},
-        {tr("Paper, one column: 520×340 at 3× (1560×1020 px)"), {520, 340}, 3.0},
-        {tr("Paper, two columns: 1040×420 at 3× (3120×1260 px)"), {1040, 420}, 3.0},
-    };
-    QStringList labels;
-    for (const Choice& c : choices) labels << c.label;
-    bool ok = false;
-    const QString pick = QInputDialog::getItem(this, tr("Export charts"), tr("Chart size:"), labels, 0, false, &ok);
-    if (!ok) return;
-    const Choice& c = choices[static_cast<std::size_t>(std::max<qsizetype>(0, labels.indexOf(pick)))];
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
-    if (dir.isEmpty()) return;
+    // Sizes for slides and papers (the chart is laid out at the size, the
+    // PNG has size × scale pixels), text from the canvas, markers, folder.
+    ChartExportDialog dlg(currentPath_.isEmpty() ? QString() : QFileInfo(currentPath_).completeBaseName(), this);
+    if (dlg.exec() != QDialog::Accepted || dlg.folder().isEmpty()) return;
+    const QString dir = dlg.folder();
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const int n = exportCharts(dir, c.size, c.scale);
+    const int n = exportCharts(dir, dlg.options());
     QApplication::restoreOverrideCursor();
     const int want = 3 * static_cast<int>(charts_->charts().size()) + 1;  // + run.json
-    if (n < want)
+    if (n < want) {
       QMessageBox::warning(this, tr("Export charts"), tr("Only %1 of %2 files could be written to %3").arg(n).arg(want).arg(dir));
-    else
-      statusBar()->showMessage(tr("%1 files written to %2").arg(n).arg(dir), 5000);
+    } else {
+      ChartExportDialog::rememberFolder(dir);
+      showStatus(tr("%1 files written to %2").arg(n).arg(dir), 5000);
+    }
   });
   compare_ = new QAction(tr("&Compare policies…"), this);
   compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
@@ -420,7 +406,9 @@ void MainWindow::buildMenus() {
     if (!ctl_->loaded()) return;
     auto* w = new SweepWindow(ctl_->scenario(), this);
     w->setAttribute(Qt::WA_DeleteOnClose);
-    connect(w, &SweepWindow::openPoint, this, [this](const Scenario& s, const QString& name) { loadScenario(s, name); });
+    connect(w, &SweepWindow::openPoint, this, [this](const Scenario& s, const QString& name) {
+      if (loadScenario(s, name)) startInRunMode();
+    });
     w->show();
   });
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -456,7 +444,26 @@ void MainWindow::buildStatusBar() {
   for (QLabel* l : {stTime_, stSpeed_, stEvents_, stRequests_}) sb->addPermanentWidget(l);
   sb->addPermanentWidget(progress_);
   sb->addPermanentWidget(stEta_);
+  // A message gets the room of everything but the clock while it shows.
+  connect(sb, &QStatusBar::messageChanged, this, [this](const QString& m) {
+    for (QWidget* wdg : std::initializer_list<QWidget*>{stSpeed_, stEvents_, stRequests_, progress_, stEta_})
+      wdg->setVisible(m.isEmpty());
+    if (m.isEmpty()) statusBar()->setToolTip(QString());
+  });
 }
+
+void MainWindow::showStatus(const QString& message, int timeoutMs) {
+  // Whole where it fits next to the clock, else shortened in the middle
+  // (paths) with the whole text on hover — never cut at the end.
+  QStatusBar* sb = statusBar();
+  const int room = sb->width() - stTime_->sizeHint().width() - 40;
+  const QString shown =
+      sb->isVisible() ? sb->fontMetrics().elidedText(message, Qt::ElideMiddle, std::max(200, room)) : message;
+  sb->showMessage(shown, timeoutMs);
+  sb->setToolTip(shown == message ? QString() : message);
+}
+
+QString MainWindow::statusText() const { return statusBar()->currentMessage(); }
 
 void MainWindow::rebuildPresetsMenu() {
   presetsMenu_->clear();
@@ -560,7 +567,7 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
   } catch (const std::exception& e) {
     const QString msg = QString::fromStdString(e.what());
     panel_->setError(msg);
-    statusBar()->showMessage(msg, 8000);
+    showStatus(msg, 8000);
     if (error) *error = msg;
     return false;
   }
@@ -572,8 +579,9 @@ bool MainWindow::openScenario(const QString& path, QString* error) {
   }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
+  startInRunMode();
   if (!replay.empty()) {
-    statusBar()->showMessage(tr("%1 is a saved run: its %2 live change(s) are replayed as the run reaches them")
+    showStatus(tr("%1 is a saved run: its %2 live change(s) are replayed as the run reaches them")
                                  .arg(QFileInfo(path).fileName())
                                  .arg(replay.size()),
                              10000);
@@ -610,7 +618,7 @@ bool MainWindow::saveRun(const QString& path, QString* error) {
     return false;
   }
   savedRunLog_ = f->changes;
-  statusBar()->showMessage(tr("Run saved to %1: seed %2, %3 live change(s), fingerprint %4 at t = %5 s; "
+  showStatus(tr("Run saved to %1: seed %2, %3 live change(s), fingerprint %4 at t = %5 s; "
                               "servelab-cli run reproduces it")
                                .arg(path)
                                .arg(s.run.seed)
@@ -625,7 +633,7 @@ bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* e
   QString err;
   if (!ctl_->load(s, replay, &err)) {
     panel_->setError(err);
-    statusBar()->showMessage(err, 8000);
+    showStatus(err, 8000);
     if (error) *error = err;
     return false;
   }
@@ -638,6 +646,9 @@ bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* e
   }
   setWindowTitle(QString("ServeLab — %1").arg(name));
   charts_->clear(s.cluster.instances);
+  charts_->setMeasureWindow(s.run.measure ? std::optional<std::pair<double, double>>(std::make_pair(
+                                                s.run.measure->warmup_s, s.run.measure->endS()))
+                                          : std::nullopt);
   updateRunActions();
   return true;
 }
@@ -663,7 +674,7 @@ bool MainWindow::saveScenario(const QString& path, QString* error) {
   }
   currentPath_ = QFileInfo(path).absoluteFilePath();
   addRecent(path);
-  statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+  showStatus(tr("Saved %1").arg(path), 4000);
   return true;
 }
 
@@ -696,7 +707,7 @@ void MainWindow::applyPanel() {
   }
   const bool wasRunning = ctl_->isRunning();
   if (loadScenario(s, QFileInfo(currentPath_).fileName() + tr(" (edited)")) && wasRunning) ctl_->play();
-  if (!kept.isEmpty()) statusBar()->showMessage(kept, 8000);
+  if (!kept.isEmpty()) showStatus(kept, 8000);
   updateRunActions();
 }
 
@@ -721,6 +732,13 @@ void MainWindow::setSpeedFromSlider(int v) {
   const double s = sliderToSpeed(v);
   speedLabel_->setText(speedText(s));
   ctl_->setSpeed(s);
+}
+
+void MainWindow::startInRunMode() {
+  // Another scenario starts animated: Fast or Express left on from the last
+  // one would run it to its end at once on Play (issue 29).
+  ctl_->setMode(RunMode::Run);
+  runMode_->setChecked(true);
 }
 
 void MainWindow::setMode(RunMode m) {
@@ -822,7 +840,7 @@ void MainWindow::applyFrame(const LiveFrame& f) {
     progress_->hide();
     stEta_->clear();
   }
-  if (f.stalled) statusBar()->showMessage(tr("The run stalled: requests are stuck (policy deadlock)"));
+  if (f.stalled) showStatus(tr("The run stalled: requests are stuck (policy deadlock)"));
   panel_->setLiveRate(f.arrivalRate, f.rateLive);
   panel_->setLiveClients(f.clients, f.clientsLive);
 }
@@ -860,6 +878,13 @@ QMap<QString, QString> runPngText(const LiveFrame& f, const Scenario& s, const Q
 }  // namespace
 
 int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
+  ChartExportOptions o;
+  o.size = size;
+  o.scale = scale;
+  return exportCharts(dir, o);
+}
+
+int MainWindow::exportCharts(const QString& dir, const ChartExportOptions& options) {
   QDir().mkpath(dir);
   pull(true);
   // Which run the charts show: scenario, seed, moment, fingerprint and live
@@ -880,7 +905,7 @@ int MainWindow::exportCharts(const QString& dir, QSize size, qreal scale) {
            {"fingerprint", fingerprintHex(f->fingerprint)},
            {"changes", changeLogToJson(f->changes)}};
   }
-  int n = charts_->exportAll(dir, size, scale, meta);
+  int n = charts_->exportAll(dir, options, meta);
   if (!run.empty()) {
     QSaveFile f(dir + "/run.json");
     const std::string text = run.dump(2) + "\n";
@@ -955,7 +980,7 @@ bool MainWindow::exportRunResults(const QString& dir, QString* error) {
   opt.resultsDir = dir.toStdString();
   ExportRunResult r;
   if (!runExport(ctl_, opt, error, &r)) return false;
-  statusBar()->showMessage(tr("Run results (%1 requests, %2 events) written to %3")
+  showStatus(tr("Run results (%1 requests, %2 events) written to %3")
                                .arg(r.arrived).arg(r.events).arg(dir), 5000);
   return true;
 }
@@ -965,7 +990,7 @@ bool MainWindow::exportRunTrace(const QString& path, QString* error) {
   opt.tracePath = path.toStdString();
   ExportRunResult r;
   if (!runExport(ctl_, opt, error, &r)) return false;
-  statusBar()->showMessage(tr("Trace written to %1").arg(path), 5000);
+  showStatus(tr("Trace written to %1").arg(path), 5000);
   return true;
 }
 
@@ -983,7 +1008,7 @@ bool MainWindow::exportClusterPng(const QString& path, QString* error) {
     if (error) *error = tr("cannot write %1").arg(path);
     return false;
   }
-  statusBar()->showMessage(tr("Cluster view written to %1").arg(path), 5000);
+  showStatus(tr("Cluster view written to %1").arg(path), 5000);
   return true;
 }
 

@@ -24,10 +24,12 @@ class QDockWidget;
 namespace sl::ui {
 
 class ChartPanel;
+struct ChartExportOptions;
 class ClusterView;
 class CompareWindow;
 class InspectorPanel;
 class TourPanel;
+struct TourStep;
 class ScenarioPanel;
 class SimController;
 struct LiveFrame;
@@ -49,11 +51,14 @@ public:
   /// as a saved run (core/run/saved_run.h) that `servelab-cli run` replays.
   /// False + message when nothing is loaded or the file cannot be written.
   bool saveRun(const QString& path, QString* error = nullptr);
+  /// The status bar's message as shown (tests).
+  QString statusText() const;
   /// Pull the latest frame and samples now and repaint (tests, screenshots).
   void pullNow();
   /// Export every chart to <dir>/<id>.{png,svg,csv} laid out at `size`
   /// (PNG × `scale`); returns the files written.
   int exportCharts(const QString& dir, QSize size = QSize(960, 600), qreal scale = 2.0);
+  int exportCharts(const QString& dir, const ChartExportOptions& options);
   /// Open a scenario from the menus: a file that cannot be opened is
   /// reported in a message box with the whole message.
   bool openScenarioInteractive(const QString& path);
@@ -83,6 +88,11 @@ public:
   /// when `play`. False + message for an unknown or unavailable tour.
   bool startTour(const QString& id, int step = 0, bool play = false, QString* error = nullptr);
   bool showTourStep(int step, bool play = false, QString* error = nullptr);
+  /// The first screen of a fresh start: a sample with contention, at 4×,
+  /// and a pointer to the tours.
+  bool openFirstScreen(QString* error = nullptr);
+  /// No larger than the screen's available area, title bar included.
+  void fitToScreen();
   void closeTour();
   /// Open the inspector on a request id ("123"), an instance ("gpu3") or
   /// "auto" (a request in view that was preempted or migrated).
@@ -120,6 +130,10 @@ private:
   void buildTourMenu(QMenu* help);
   void pullTeaching(const LiveFrame& f);
   void buildStatusBar();
+  /// A newly opened scenario starts in Run mode (animated).
+  void startInRunMode();
+  /// A status-bar message (timeout 0: until replaced) that is never cut off.
+  void showStatus(const QString& message, int timeoutMs = 0);
   void fitToolBars();
   void onFrameReady();
   void pull(bool force);
@@ -159,6 +173,8 @@ private:
   double basePointSize_ = 0;
   int speedBeforeLecture_ = -1;
   bool scenarioWasVisible_ = false;
+  bool scenarioHiddenForTour_ = false;
+  bool openTourScenario(const TourStep& s, QString* error);  // a tour on a narrow window hid the scenario dock
   int chartsHeightBeforeLecture_ = -1;
   QElapsedTimer sinceInspectorRefresh_;
   QActionGroup* modes_ = nullptr;

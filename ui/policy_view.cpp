@@ -92,6 +92,16 @@ QString badgeText(const InstanceSnapshot& in) {
   return roleName(in.role);
 }
 
+QString compactBadgeText(const QString& badge) {
+  if (badge.size() <= 3) return badge;
+  const int dash = badge.indexOf(QChar(0x2013));  // "lo–hi", a length range
+  if (dash > 0 && badge.at(0).isDigit()) {
+    const QString hi = badge.mid(dash + 1), lo = badge.left(dash);
+    return hi == QString(QChar(0x221E)) ? QString::fromUtf8(">") + lo : QString::fromUtf8("≤") + hi;
+  }
+  return badge.left(1).toUpper();
+}
+
 QString poolAndRoleText(const InstanceSnapshot& in) {
   QStringList parts;
   if (!in.poolLabel.empty()) parts << QObject::tr("pool: %1").arg(QString::fromStdString(in.poolLabel));

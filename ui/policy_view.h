@@ -42,6 +42,10 @@ QString fieldsTooltip(const std::vector<PolicyField>& fields);
 /// one (a length range, e.g. "0–2k tokens", is part of that label), else the
 /// engine role's name ("prefill", "decode"), else "".
 QString badgeText(const InstanceSnapshot& in);
+/// The badge on a compact card: short labels whole ("P", "P→D", "P+D"), a
+/// length range by its upper end ("0–4.1k" → "≤4.1k", "4.8k–∞" → ">4.8k"),
+/// anything else by its first letter ("prefill" → "P").
+QString compactBadgeText(const QString& badge);
 /// The engine role's name ("", "prefill", "decode").
 QString roleName(int role);
 /// "pool decode · role decode (hand-off target)" for tooltips ("" when neither).

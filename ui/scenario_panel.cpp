@@ -1,6 +1,7 @@
 #include "scenario_panel.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -11,6 +12,8 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSlider>
+#include <QTimer>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -128,8 +131,12 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     rateLabel_->setText(rateText(sliderToRate(v)));
     if (!filling_ && !rateSlider_->isSliderDown()) emit liveRateChanged(sliderToRate(v));
   });
-  connect(rateSlider_, &QSlider::sliderReleased, this,
-          [this] { emit liveRateChanged(sliderToRate(rateSlider_->value())); });
+  // A click on the handle that does not move it is no change (it logged one,
+  // at the slider's rounding of the rate).
+  connect(rateSlider_, &QSlider::sliderPressed, this, [this] { pressedAt_ = rateSlider_->value(); });
+  connect(rateSlider_, &QSlider::sliderReleased, this, [this] {
+    if (rateSlider_->value() != pressedAt_) emit liveRateChanged(sliderToRate(rateSlider_->value()));
+  });
   // Closed loop: the number of clients instead of a rate (docs/user-guide.md).
   clientsSlider_ = new QSlider(Qt::Horizontal);
   clientsSlider_->setRange(1, 256);
@@ -152,7 +159,10 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     clientsLabel_->setText(QString::number(v));
     if (!filling_ && !clientsSlider_->isSliderDown()) emit liveClientsChanged(v);
   });
-  connect(clientsSlider_, &QSlider::sliderReleased, this, [this] { emit liveClientsChanged(clientsSlider_->value()); });
+  connect(clientsSlider_, &QSlider::sliderPressed, this, [this] { pressedAt_ = clientsSlider_->value(); });
+  connect(clientsSlider_, &QSlider::sliderReleased, this, [this] {
+    if (clientsSlider_->value() != pressedAt_) emit liveClientsChanged(clientsSlider_->value());
+  });
   root->addWidget(live);
 
   // ---- cluster
@@ -360,6 +370,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   apply_->setEnabled(false);
   root->addWidget(apply_);
   error_ = errorLabel();
+  error_->setObjectName("ApplyError");
   root->addWidget(error_);
   root->addStretch(1);
   // Long preset names must not widen the dock: combos shrink and elide.
@@ -738,6 +749,17 @@ bool ScenarioPanel::setTraceFile(const QString& path, const std::string& baseDir
 void ScenarioPanel::setError(const QString& message) {
   error_->setText(message);
   error_->setVisible(!message.isEmpty());
+  // The message sits under "Apply and reset", at the panel's foot: scroll it
+  // into view once laid out (it appeared below the fold, issue 29).
+  if (!message.isEmpty())
+    QTimer::singleShot(0, this, [this] {
+      for (QWidget* p = parentWidget(); p; p = p->parentWidget())
+        if (auto* area = qobject_cast<QScrollArea*>(p)) {
+          QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);  // the label's place, then the panel's size
+          area->ensureWidgetVisible(error_, 0, 12);
+          break;
+        }
+    });
 }
 
 void ScenarioPanel::setLiveRate(double rate, bool enabled) {

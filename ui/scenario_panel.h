@@ -131,6 +131,7 @@ private:
   bool dirty_ = false;
   bool rateEdited_ = false;
   bool filling_ = false;
+  int pressedAt_ = -1;  // a live slider's value when its handle was pressed
 };
 
 }  // namespace sl::ui

@@ -241,6 +241,7 @@ public:
   }
   void setRate(double rate) {
     if (!run_ || !run_->rateLive) return;
+    if (run_->rate && run_->rate->rate() == rate) return;  // no change, nothing to log
     try {
       run_->apply(KnobChange{clockNs_, 0, kKnobArrivalRate, rate});
     } catch (const InputError&) {
@@ -250,6 +251,7 @@ public:
   }
   void setClients(int n) {
     if (!run_ || !run_->clients) return;
+    if (run_->clients->concurrency() == n) return;  // no change, nothing to log
     try {
       run_->apply(KnobChange{clockNs_, 0, kKnobConcurrency, static_cast<double>(n)});
     } catch (const InputError&) {
@@ -268,7 +270,6 @@ private:
     winWall_ = Clock::now();
     winClock_ = clockNs_;
     winEvents_ = run_ ? run_->sim().eventsProcessed() : 0;
-    winProgress_ = progress();
   }
   void arm(int ms) {
     if (timer_ && !timer_->isActive()) timer_->start(ms);
@@ -303,7 +304,7 @@ private:
       while (clockNs_ < target && !sim.done()) {
         const SimTime next = std::min(target, clockNs_ + sub);
         advance(next);
-        clockNs_ = std::max(next, sim.now());
+        clockNs_ = sim.done() ? sim.now() : std::max(next, sim.now());
         if (Clock::now() > deadline) break;
       }
     } else {
@@ -314,7 +315,9 @@ private:
         const std::int64_t before = sim.eventsProcessed();
         const SimTime next = limit - clockNs_ < chunkNs_ ? limit : clockNs_ + chunkNs_;
         advance(next);
-        clockNs_ = std::max(next, sim.now());
+        // At the end, the engine's own end time (summary.json's sim_s), not
+        // the end of the chunk that found it (which depends on wall timing).
+        clockNs_ = sim.done() ? sim.now() : std::max(next, sim.now());
         const std::int64_t n = sim.eventsProcessed() - before;
         if (n < 500) chunkNs_ = std::min<SimTime>(chunkNs_ * 2, 60 * kNsPerSecond);
         else if (n > 4000) chunkNs_ = std::max<SimTime>(chunkNs_ / 2, 1000);
@@ -379,8 +382,10 @@ private:
     const std::int64_t ev = run_->sim().eventsProcessed();
     speedAchieved_ = nsToSeconds(clockNs_ - winClock_) / dt;
     eventsPerSec_ = static_cast<double>(ev - winEvents_) / dt;
-    const double p = progress();
-    if (p >= 0 && winProgress_ >= 0 && p > winProgress_) etaS_ = (1.0 - p) / ((p - winProgress_) / dt);
+    const PreparedRun& pr = *run_->prepared;
+    const double left = estimateRemainingSimS(nsToSeconds(clockNs_), pr.expectedRequests, run_->sim().arrived(),
+                                              run_->sim().finishedCount(), pr.scenario.run.duration_s.value_or(0));
+    etaS_ = left >= 0 && speedAchieved_ > 0 ? left / speedAchieved_ : -1;
     resetWindow();
   }
 
@@ -503,7 +508,6 @@ private:
   Clock::time_point winWall_ = Clock::now();
   SimTime winClock_ = 0;
   std::int64_t winEvents_ = 0;
-  double winProgress_ = -1;
   double elapsedBefore_ = 0;                        // wall s played before playingSince_
   std::optional<Clock::time_point> playingSince_;  // set while running
   double wallS_ = 0, speedAchieved_ = 0, eventsPerSec_ = 0, etaS_ = -1;
@@ -543,6 +547,17 @@ void drainAllNotices() {
   // Controllers live in the GUI thread, as this call does: none can be
   // destroyed while it runs.
   for (SimController* c : all) c->drainNotices();
+}
+
+double estimateRemainingSimS(double clockS, std::int64_t expected, std::int64_t arrived, std::int64_t finished,
+                             double durationS) {
+  if (durationS > 0) return std::max(0.0, durationS - clockS);
+  if (expected <= 0 || clockS <= 0) return -1;
+  if (finished >= expected) return 0;
+  if (finished > 0) return static_cast<double>(expected - finished) * clockS / static_cast<double>(finished);
+  // No completion yet: at least the remaining arrivals at their pace so far.
+  if (arrived > 0) return static_cast<double>(expected - std::min(arrived, expected)) * clockS / static_cast<double>(arrived);
+  return -1;
 }
 
 SimController::SimController(QObject* parent)

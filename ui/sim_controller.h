@@ -81,6 +81,16 @@ struct LiveFrame {
   std::int64_t preemptions = 0, migrations = 0;  // engine totals so far (compare mode)
 };
 
+/// Simulated seconds left in a run at `clockS`, for the ETA; -1 unknown. A
+/// run with `durationS` > 0 stops there. Otherwise it ends when the last of
+/// `expected` requests finishes: the unfinished ones at the completion pace
+/// of the run so far (finished / clockS), which counts an overloaded run's
+/// backlog (the old ETA extrapolated the last half second of progress and
+/// said 47 s left at t = 164 of ~560 s, issue 29); before any completion,
+/// the remaining arrivals at their pace so far (a lower bound).
+double estimateRemainingSimS(double clockS, std::int64_t expected, std::int64_t arrived, std::int64_t finished,
+                             double durationS = 0);
+
 class SimWorker;
 struct SimShared;
 

@@ -30,7 +30,9 @@
 #include <map>
 #include <sstream>
 
+#include "chart_export_dialog.h"
 #include "chart_panel.h"
+#include "compare_model.h"
 #include "policy/registry.h"
 #include "scenario/scenario_io.h"
 #include "sweep/parallel.h"
@@ -55,6 +57,7 @@ struct SweepWindow::Job {
 namespace {
 
 const char* kPolicy = "policy.id";
+const char* kPolicyObject = "policy";  // the axis when knobs apply to some policies only
 const char* kRate = "workload.arrival.rate";
 const char* kSeed = "run.seed";
 
@@ -63,6 +66,46 @@ QString text(const ordered_json& v) {
   if (v.is_string()) return QString::fromStdString(v.get<std::string>());
   return QString::fromStdString(v.dump());
 }
+
+// The policy id of a point's values (a policy.id axis, or a whole-policy one).
+std::string policyOf(const ordered_json& values) {
+  if (values.contains(kPolicy)) return values[kPolicy].get<std::string>();
+  return values.at(kPolicyObject).at("id").get<std::string>();
+}
+
+}  // namespace
+
+QString formatSweepNumber(double v) {
+  if (!std::isfinite(v)) return QStringLiteral("–");
+  const double a = std::fabs(v);
+  if (v == std::trunc(v) && a < 1e15) return QString::number(v, 'f', 0);
+  if (a < 1e-3) return QString::number(v, 'g', 3);
+  // Four significant digits, never an exponent: 13.99, 0.4124, 3210.
+  return QString::number(v, 'f', std::clamp(3 - static_cast<int>(std::floor(std::log10(a))), 0, 6));
+}
+
+namespace {
+
+// A table cell: metrics as formatNumber, a whole-policy value as its id,
+// everything else as written in results.json.
+QTableWidgetItem* cell(const ordered_json& v, bool metric) {
+  auto* item = new QTableWidgetItem;
+  if (metric && v.is_number()) {
+    item->setText(formatSweepNumber(v.get<double>()));
+    item->setToolTip(QString::fromStdString(v.dump()));
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  } else if (v.is_object() && v.contains("id")) {
+    item->setText(text(v["id"]));
+    item->setToolTip(QObject::tr("knobs: %1").arg(text(v.value("knobs", ordered_json::object()))));
+  } else {
+    item->setText(text(v));
+    if (v.is_number()) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  return item;
+}
+
+// Heatmap colour of t in [0, 1]: blue (low) to red (high).
+QColor heatColor(double t) { return QColor::fromRgbF(0.18 + 0.67 * t, 0.44 - 0.16 * t, 0.71 - 0.48 * t); }
 
 std::string slurp(const QString& path) {
   std::ifstream in(path.toStdString(), std::ios::binary);
@@ -177,7 +220,7 @@ SweepWindow::SweepWindow(const Scenario& base, QWidget* parent) : QDialog(parent
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  chart_ = new LiveChart("sweep", tr("Metric vs arrival rate"), tr("arrival rate (req/s)"), tr("metric"));
+  chart_ = new LiveChart("sweep", tr("Metric vs arrival rate"), tr("arrival rate (req/s)"), metric_->currentText());
   chart_->setPointsVisible(true);
   heatmap_ = new SweepHeatmap;
   heatRows_ = new QComboBox;
@@ -222,12 +265,16 @@ SweepWindow::SweepWindow(const Scenario& base, QWidget* parent) : QDialog(parent
     emit openPoint(pointScenario(row), tr("sweep point %1").arg(row));
   });
   connect(exportCsvB, &QPushButton::clicked, this, [this] {
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export results"), "results.csv", tr("CSV (*.csv)"));
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export results"),
+                                                   ChartExportDialog::defaultParentFolder() + "/results.csv",
+                                                   tr("CSV (*.csv)"));
     if (!p.isEmpty() && !exportCsv(p)) QMessageBox::warning(this, tr("Sweep"), tr("Could not write %1").arg(p));
   });
   connect(exportPngB, &QPushButton::clicked, this, [this] {
     const bool heat = tabs_->currentIndex() == 2;
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export chart"), heat ? "heatmap.png" : "chart.png",
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export chart"),
+                                                   ChartExportDialog::defaultParentFolder() +
+                                                       (heat ? "/heatmap.png" : "/chart.png"),
                                                    tr("PNG image (*.png);;SVG image (*.svg)"));
     if (p.isEmpty()) return;
     if (!(heat ? exportHeatmap(p) : exportChart(p)))
@@ -243,10 +290,19 @@ SweepWindow::~SweepWindow() {
 json SweepWindow::specJson() const {
   json j;
   j["base"] = json::parse(dumpScenario(base_));
+  std::vector<std::string> ids;
+  for (const QString& p : policies_->text().split(',', Qt::SkipEmptyParts)) ids.push_back(p.trimmed().toStdString());
+  // Knobs name one policy's parameters: as compare mode, the scenario's own
+  // policy keeps its knobs and every other policy runs with its defaults
+  // (scenarioForPolicy). A grid cannot tie knobs to one policy id, so then
+  // the axis sets the whole policy object per point.
+  const bool knobsForSome = !base_.policy.knobs.empty() &&
+                            std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return id != base_.policy.id; });
   json pol = json::array();
-  for (const QString& p : policies_->text().split(',', Qt::SkipEmptyParts)) pol.push_back(p.trimmed().toStdString());
+  for (const std::string& id : ids)
+    pol.push_back(knobsForSome ? json::parse(dumpScenario(scenarioForPolicy(base_, id))).at("policy") : json(id));
   j["axes"] = json::array();
-  j["axes"].push_back({{"path", kPolicy}, {"values", pol}});
+  j["axes"].push_back({{"path", knobsForSome ? kPolicyObject : kPolicy}, {"values", pol}});
   j["axes"].push_back({{"path", kRate},
                        {"range", {{"from", rateFrom_->value()}, {"to", rateTo_->value()}, {"step", rateStep_->value()}}}});
   j["axes"].push_back({{"path", kSeed}, {"range", {{"from", 1}, {"to", seeds_->value()}, {"step", 1}}}});
@@ -369,8 +425,8 @@ void SweepWindow::showResults() {
   for (const auto& p : pts) {
     int c = 0;
     table_->setItem(r, c++, new QTableWidgetItem(text(p["point"])));
-    for (auto it = p["values"].begin(); it != p["values"].end(); ++it) table_->setItem(r, c++, new QTableWidgetItem(text(*it)));
-    for (auto it = p["metrics"].begin(); it != p["metrics"].end(); ++it) table_->setItem(r, c++, new QTableWidgetItem(text(*it)));
+    for (auto it = p["values"].begin(); it != p["values"].end(); ++it) table_->setItem(r, c++, cell(*it, false));
+    for (auto it = p["metrics"].begin(); it != p["metrics"].end(); ++it) table_->setItem(r, c++, cell(*it, true));
     table_->setItem(r, c, new QTableWidgetItem(text(p["fingerprint"])));
     ++r;
   }
@@ -395,7 +451,7 @@ void SweepWindow::redraw() {
     const auto& m = p["metrics"];
     if (!m.contains(metric) || !m[metric].is_number()) continue;
     const double rate = v[kRate].get<double>(), y = m[metric].get<double>();
-    const std::string pol = v[kPolicy].get<std::string>();
+    const std::string pol = policyOf(v);
     std::string rowKey = pol;
     if (byExtra) {
       auto it = v.begin();
@@ -421,6 +477,7 @@ void SweepWindow::redraw() {
     for (const auto& [rate, acc] : line[k]) pts.emplace_back(rate, acc.first / acc.second);
     chart_->setSeriesData(s, std::move(pts));
   }
+  chart_->setYLabel(QString::fromStdString(metric));
   chart_->refresh();
   chartCaption_->setText(tr("y: %1, mean over seeds%2; one line per policy")
                              .arg(QString::fromStdString(metric))
@@ -437,7 +494,8 @@ void SweepWindow::redraw() {
     }
     vals.push_back(std::move(row));
   }
-  heatmap_->setData(rows, cols, std::move(vals), QString::fromStdString(metric) + tr(" (mean over seeds)"));
+  heatmap_->setData(rows, cols, std::move(vals), QString::fromStdString(metric) + tr(" (mean over seeds)"),
+                    tr("arrival rate (req/s)"));
 }
 
 Scenario SweepWindow::pointScenario(int row) const { return scenarios_.at(static_cast<std::size_t>(row)); }
@@ -460,11 +518,13 @@ bool SweepWindow::exportHeatmap(const QString& path) const { return heatmap_->ex
 
 SweepHeatmap::SweepHeatmap(QWidget* parent) : QWidget(parent) { setMinimumSize(320, 200); }
 
-void SweepHeatmap::setData(QStringList rows, QStringList cols, std::vector<std::vector<double>> values, QString title) {
+void SweepHeatmap::setData(QStringList rows, QStringList cols, std::vector<std::vector<double>> values, QString title,
+                           QString colTitle) {
   rows_ = std::move(rows);
   cols_ = std::move(cols);
   values_ = std::move(values);
   title_ = std::move(title);
+  colTitle_ = std::move(colTitle);
   update();
 }
 
@@ -473,11 +533,24 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
   paintOn(p, size());
 }
 
-void SweepHeatmap::paintOn(QPainter& p, QSize size) const {
-  p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
-  p.setPen(theme::kText);
-  p.drawText(QRect(0, 4, size.width(), 20), Qt::AlignCenter, title_);
-  if (rows_.isEmpty() || cols_.isEmpty()) return;
+SweepHeatmap::Layout SweepHeatmap::layout(const QFontMetrics& fm, QSize size) const {
+  Layout l;
+  const int line = fm.height();
+  int widest = 0;
+  for (const QString& r : rows_) widest = std::max(widest, fm.horizontalAdvance(r));
+  // Row labels whole up to 40 % of the width (elided beyond).
+  l.left = std::min(widest + 14, static_cast<int>(size.width() * 0.4));
+  l.top = line + 12;
+  l.bottom = 2 * line + 14;  // column labels + the columns' title
+  const auto [lo, hi] = range();
+  const int legendText = std::max(fm.horizontalAdvance(formatSweepNumber(lo)), fm.horizontalAdvance(formatSweepNumber(hi)));
+  l.right = 14 + 16 + 6 + legendText + 8;  // gap, colour bar, gap, its labels
+  l.grid = QRectF(l.left, l.top, std::max(1, size.width() - l.left - l.right), std::max(1, size.height() - l.top - l.bottom));
+  l.bar = QRectF(l.grid.right() + 14, l.grid.top(), 16, l.grid.height());
+  return l;
+}
+
+std::pair<double, double> SweepHeatmap::range() const {
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& r : values_)
     for (double v : r)
@@ -485,29 +558,60 @@ void SweepHeatmap::paintOn(QPainter& p, QSize size) const {
         lo = std::min(lo, v);
         hi = std::max(hi, v);
       }
-  const int left = 110, top = 30, bottom = 30;
-  const double cw = (size.width() - left - 10) / static_cast<double>(cols_.size());
-  const double ch = (size.height() - top - bottom) / static_cast<double>(rows_.size());
+  return {lo, hi};
+}
+
+QStringList SweepHeatmap::rowLabelsAsPainted(QSize size) const {
+  const QFontMetrics fm(font());
+  const Layout l = layout(fm, size);
+  QStringList out;
+  for (const QString& r : rows_) out << fm.elidedText(r, Qt::ElideRight, l.left - 8);
+  return out;
+}
+
+void SweepHeatmap::paintOn(QPainter& p, QSize size) const {
+  p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
+  p.setFont(font());
+  const QFontMetrics fm(font());
+  p.setPen(theme::kText);
+  p.drawText(QRect(0, 4, size.width(), fm.height() + 4), Qt::AlignCenter, title_);
+  if (rows_.isEmpty() || cols_.isEmpty()) return;
+  const auto [lo, hi] = range();
+  const Layout l = layout(fm, size);
+  const double cw = l.grid.width() / static_cast<double>(cols_.size());
+  const double ch = l.grid.height() / static_cast<double>(rows_.size());
+  const QStringList labels = rowLabelsAsPainted(size);
   for (int r = 0; r < rows_.size(); ++r) {
     p.setPen(theme::kText);
-    p.drawText(QRectF(0, top + r * ch, left - 6, ch), Qt::AlignRight | Qt::AlignVCenter, rows_[r]);
+    p.drawText(QRectF(0, l.top + r * ch, l.left - 6, ch), Qt::AlignRight | Qt::AlignVCenter, labels[r]);
     for (int c = 0; c < cols_.size(); ++c) {
       const double v = values_[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-      const QRectF cell(left + c * cw, top + r * ch, cw, ch);
+      const QRectF cellRect(l.left + c * cw, l.top + r * ch, cw, ch);
       QColor col = theme::kTrack;
-      if (std::isfinite(v)) {
-        const double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
-        col = QColor::fromRgbF(0.18 + 0.67 * t, 0.44 - 0.16 * t, 0.71 - 0.48 * t);  // blue (low) to red (high)
-      }
-      p.fillRect(cell, col);
+      if (std::isfinite(v)) col = heatColor(hi > lo ? (v - lo) / (hi - lo) : 0.5);
+      p.fillRect(cellRect, col);
       p.setPen(Qt::white);
-      p.drawRect(cell);
-      if (std::isfinite(v) && cw > 44) p.drawText(cell, Qt::AlignCenter, QString::number(v, 'g', 3));
+      p.drawRect(cellRect);
+      const QString num = formatSweepNumber(v);
+      if (std::isfinite(v) && fm.horizontalAdvance(num) + 6 < cw && fm.height() < ch) p.drawText(cellRect, Qt::AlignCenter, num);
     }
   }
   p.setPen(theme::kText);
   for (int c = 0; c < cols_.size(); ++c)
-    p.drawText(QRectF(left + c * cw, size.height() - bottom, cw, bottom), Qt::AlignCenter, cols_[c]);
+    p.drawText(QRectF(l.left + c * cw, l.grid.bottom() + 2, cw, fm.height() + 4), Qt::AlignCenter, cols_[c]);
+  p.drawText(QRectF(l.left, l.grid.bottom() + fm.height() + 8, l.grid.width(), fm.height() + 4), Qt::AlignCenter,
+             colTitle_);
+  // Colour scale: the metric's low (bottom) to high (top) end.
+  if (!(lo <= hi)) return;
+  QLinearGradient g(l.bar.bottomLeft(), l.bar.topLeft());
+  for (double t : {0.0, 0.25, 0.5, 0.75, 1.0}) g.setColorAt(t, heatColor(t));
+  p.fillRect(l.bar, g);
+  p.setPen(theme::kText);
+  p.drawRect(l.bar);
+  const double tx = l.bar.right() + 6;
+  p.drawText(QRectF(tx, l.bar.top() - 2, l.right, fm.height()), Qt::AlignLeft | Qt::AlignTop, formatSweepNumber(hi));
+  p.drawText(QRectF(tx, l.bar.bottom() - fm.height() + 2, l.right, fm.height()), Qt::AlignLeft | Qt::AlignBottom,
+             formatSweepNumber(lo));
 }
 
 bool SweepHeatmap::exportTo(const QString& path) const {

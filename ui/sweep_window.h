@@ -7,12 +7,15 @@
 // and a heatmap (policy × rate, or extra axis × rate), exportable as CSV,
 // PNG and SVG; any row opens as a normal run.
 #include <QDialog>
+#include <QFontMetrics>
 #include <QString>
 
 #include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +43,10 @@ class SweepHeatmap;
 /// ("fcfs"), the first two baselines and the first policy of each paper's
 /// family; otherwise the first baseline and the loaded policy. At most 4.
 std::string defaultSweepPolicies(const std::string& loaded);
+
+/// A metric in the results table and heatmap: four significant digits,
+/// never an exponent above 0.001 ("13.99", "0.4124", "3210"); integers whole.
+QString formatSweepNumber(double v);
 
 class SweepWindow : public QDialog {
   Q_OBJECT
@@ -120,18 +127,29 @@ class SweepHeatmap : public QWidget {
   Q_OBJECT
 public:
   explicit SweepHeatmap(QWidget* parent = nullptr);
-  void setData(QStringList rows, QStringList cols, std::vector<std::vector<double>> values, QString title);
+  void setData(QStringList rows, QStringList cols, std::vector<std::vector<double>> values, QString title,
+               QString colTitle = {});
   int rowCount() const { return rows_.size(); }
   int columnCount() const { return cols_.size(); }
   double value(int r, int c) const { return values_.at(static_cast<std::size_t>(r)).at(static_cast<std::size_t>(c)); }
   bool exportTo(const QString& path) const;
+  /// Row labels as drawn at `size` (elided ones end in "…"), for layout tests.
+  QStringList rowLabelsAsPainted(QSize size) const;
+  /// Lowest and highest finite value (the colour scale's ends).
+  std::pair<double, double> range() const;
 
 protected:
   void paintEvent(QPaintEvent*) override;
 
 private:
   void paintOn(QPainter& p, QSize size) const;
+  struct Layout {
+    int left = 0, top = 0, right = 0, bottom = 0;
+    QRectF grid, bar;  // the cells; the colour scale
+  };
+  Layout layout(const QFontMetrics& fm, QSize size) const;
   QStringList rows_, cols_;
+  QString colTitle_;
   std::vector<std::vector<double>> values_;
   QString title_;
 };

@@ -8,9 +8,13 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenu>
+#include <QMenuBar>
 #include <QSlider>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QToolButton>
+#include <QScreen>
+#include <QGuiApplication>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +22,8 @@
 #include "speed_scale.h"
 #include "cluster_view.h"
 #include "inspector_panel.h"
+#include "policy_view.h"
+#include "scenario/scenario_io.h"
 #include "main_window.h"
 #include "sim_controller.h"
 #include "tour_guide.h"
@@ -27,6 +33,8 @@ namespace sl::ui {
 namespace {
 constexpr double kLectureFontScale = 1.3;
 constexpr double kLectureSpeed = 0.5;  // simulated seconds per wall second
+constexpr const char* kFirstScreen = "pascal-baseline-fcfs.json";
+constexpr int kTourWideWindow = 1500;  // narrower: the scenario dock steps aside during a tour
 // Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
 }  // namespace
 
@@ -48,7 +56,7 @@ void MainWindow::buildTeaching() {
   tourDock_->hide();
   connect(tour_, &TourPanel::stepRequested, this, [this](int i) {
     QString err;
-    if (!showTourStep(i, true, &err)) statusBar()->showMessage(err, 8000);
+    if (!showTourStep(i, true, &err)) showStatus(err, 8000);
   });
   connect(tour_, &TourPanel::closeRequested, this, &MainWindow::closeTour);
 
@@ -90,10 +98,48 @@ void MainWindow::buildTourMenu(QMenu* help) {
     tours->addAction(t.title, this, [this, id = t.id, title = t.title] {
       if (!confirmDiscard(tr("The tour \u201c%1\u201d").arg(title))) return;
       QString err;
-      if (!startTour(id, 0, true, &err)) statusBar()->showMessage(err, 8000);
+      if (!startTour(id, 0, true, &err)) showStatus(err, 8000);
     });
   if (list.empty()) tours->addAction(tr("(no tour: sample scenarios not found)"))->setEnabled(false);
   help->addSeparator();
+  // The way into the tours from the first screen: a "Guided tours" button
+  // at the menu bar's right end opens the same menu (the menu bar has room
+  // to spare; the run toolbar has none at 1280 px).
+  auto* b = new QToolButton(menuBar());
+  b->setObjectName("ToursButton");
+  b->setText(tr("Guided tours"));
+  b->setToolTip(tr("Guided tours: one per paper, step by step (also Help ▸ Guided tour)"));
+  b->setMenu(tours);
+  b->setPopupMode(QToolButton::InstantPopup);
+  b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  b->setAutoRaise(true);
+  b->setStyleSheet("QToolButton { font-weight: bold; color: #7C3AED; padding: 0 6px; }");
+  menuBar()->setCornerWidget(b, Qt::TopRightCorner);
+}
+
+void MainWindow::fitToScreen() {
+  // The whole window, title bar and status bar included, on the screen it
+  // opens on (a 1280×800 screen used to hide the status bar).
+  const QScreen* sc = screen() ? screen() : QGuiApplication::primaryScreen();
+  if (!sc) return;
+  const QRect avail = sc->availableGeometry();
+  const int frameH = std::max(0, frameGeometry().height() - geometry().height());
+  const int titleH = frameH > 0 ? frameH : 40;  // not yet shown: a typical title bar and border
+  const QSize want(std::min(width(), avail.width() - 8), std::min(height(), avail.height() - titleH));
+  if (want != size()) resize(want);
+  fitDocksToSize();
+}
+
+bool MainWindow::openFirstScreen(QString* error) {
+  // A first screen that teaches: eight GPUs under FCFS with the KV cache
+  // capped at half the GPU, at 4×: within ~25 s of wall time the KV bars
+  // reach 100 %, waiting chips pile up and TTFT climbs with the reasoning
+  // length (head-of-line blocking); the "Tours" button and the status bar
+  // point to the tour that shows how PASCAL's scheduling answers it.
+  if (!openScenario(samplesDir() + "/" + kFirstScreen, error)) return false;
+  speed_->setValue(speedToSlider(4));
+  statusBar()->showMessage(tr("FCFS, memory full: press Play, then Guided tours"), 60000);
+  return true;
 }
 
 bool MainWindow::lecture() const { return lecture_->isChecked(); }
@@ -114,7 +160,12 @@ void MainWindow::setLecture(bool on) {
   speedLabel_->setMinimumWidth(fm.horizontalAdvance("1000× "));
   eventsRate_->setMinimumWidth(fm.horizontalAdvance("000.0 k ev/s "));
   fitToolBars();  // larger text: the clock row may have to go below
-  if (on) {
+  // A tour's step keeps its own speed: it was chosen to show the step's
+  // mechanism within half a minute.
+  const bool touring = tourDock_->isVisible() && tour_->stepCount() > 0;
+  if (touring) {
+    speedBeforeLecture_ = -1;
+  } else if (on) {
     speedBeforeLecture_ = speed_->value();
     speed_->setValue(speedToSlider(kLectureSpeed));
   } else if (speedBeforeLecture_ >= 0) {
@@ -135,7 +186,7 @@ void MainWindow::setLecture(bool on) {
     chartsHeightBeforeLecture_ = -1;
   }
   cluster_->setLecture(on);
-  statusBar()->showMessage(on ? tr("Lecture mode: callouts under the cards")
+  showStatus(on ? tr("Lecture mode: callouts under the cards")
                               : tr("Lecture mode off"), 4000);
 }
 
@@ -155,11 +206,19 @@ bool MainWindow::startTour(const QString& id, int step, bool play, QString* erro
   }
   tour_->setTour(*t);
   if (!showTourStep(step, play, error)) return false;
+  statusBar()->clearMessage();  // the first screen's hint is done
   if (!tourDock_->isVisible()) {
     tourDock_->show();
     resizeDocks({tourDock_}, {std::clamp(width() * 26 / 100, 300, 420)}, Qt::Horizontal);
   }
   tourDock_->raise();
+  // On a narrow window the scenario panel steps aside while the tour is
+  // open, so that the cards keep their badges and fields whole (the step's
+  // text names them); closing the tour brings it back.
+  if (width() < kTourWideWindow && scenarioDock_->isVisible()) {
+    scenarioDock_->hide();
+    scenarioHiddenForTour_ = true;
+  }
   return true;
 }
 
@@ -174,7 +233,7 @@ bool MainWindow::showTourStep(int step, bool play, QString* error) {
     return false;
   }
   const TourStep& s = tour_->tour().steps[static_cast<std::size_t>(step)];
-  if (!openScenario(samplesDir() + "/" + s.scenario, error)) return false;
+  if (!openTourScenario(s, error)) return false;
   tour_->showStep(step);
   // Lecture mode keeps the tour's speed too: the step's pace was chosen for it.
   speed_->setValue(speedToSlider(s.speed));
@@ -186,7 +245,34 @@ bool MainWindow::showTourStep(int step, bool play, QString* error) {
   return true;
 }
 
-void MainWindow::closeTour() { tourDock_->hide(); }
+bool MainWindow::openTourScenario(const TourStep& s, QString* error) {
+  const QString path = samplesDir() + "/" + s.scenario;
+  if (s.set.isEmpty()) return openScenario(path, error);
+  // The sample with the step's overrides (a rate, a request count), named
+  // so in the title: "selfsched-math-length-only.json (tour: workload.rate=3)".
+  Scenario sc;
+  try {
+    nlohmann::json doc = loadJsonFile(path.toStdString());
+    for (const QString& a : s.set) applySetOverride(doc, a.toStdString());
+    sc = parseScenario(doc, path.toStdString());
+    sc.base_dir = scenarioBaseDir(path.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  QString err;
+  if (!loadScenario(sc, tr("%1 (tour: %2)").arg(s.scenario, s.set.join(", ")), &err)) {
+    if (error) *error = s.scenario + ": " + err;
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::closeTour() {
+  tourDock_->hide();
+  if (scenarioHiddenForTour_ && !lecture()) scenarioDock_->show();
+  scenarioHiddenForTour_ = false;
+}
 
 bool MainWindow::inspect(const QString& what, QString* error) {
   auto showDock = [this] {
@@ -256,6 +342,14 @@ void MainWindow::pullTeaching(const LiveFrame& f) {
   }
   cluster_->setAnimationsEnabled(!(f.running && f.mode == RunMode::Express));
   cluster_->addNotes(ctl_->takeNotes());  // drained always; callouts only in lecture mode
+  if (tourDock_->isVisible()) {  // the step's text quotes the badges of this run
+    QStringList badges;
+    for (const InstanceSnapshot& in : f.snapshot.instances) {
+      const QString b = policyview::badgeText(in);
+      if (!b.isEmpty() && !badges.contains(b)) badges << b;
+    }
+    tour_->setLiveBadges(badges);
+  }
   // The inspector re-reads the store a few times a second while shown.
   if (inspectorDock_->isVisible() && inspector_->mode() != InspectorPanel::Mode::Empty &&
       (!f.running || sinceInspectorRefresh_.elapsed() >= 250)) {

@@ -6,7 +6,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -95,7 +97,7 @@ Tour arrowTour() {
   t.paper = QObject::tr("Arrow: Adaptive Scheduling Mechanisms for Disaggregated LLM Inference Architecture");
   t.policies = {"vllm-colocated", "vllm-disaggregated", "static-pd", "arrow"};
   t.steps = {
-      {QObject::tr("Colocated: prefill and decode share the GPUs"), "arrow-vllm-colocated-tp8.json", 4,
+      {QObject::tr("Colocated: prefill and decode share the GPUs"), "arrow-vllm-colocated-tp8.json", 2,
        QObject::tr(
            "<p>One vLLM instance on all 8 GPUs (TP 8) does both phases: a long <b>prefill</b> (blue "
            "chips: this workload's prompts are code, 1 500 tokens on median) and the short "
@@ -103,14 +105,14 @@ Tour arrowTour() {
            "<p><b>Watch:</b> during a burst, prompts queue up and every decoding answer waits for the "
            "prefill chunks batched with it: TTFT and TPOT both miss their SLOs (3 s / 0.1 s). Only "
            "1.4 % of the requests meet both in this run.</p>")},
-      {QObject::tr("Disaggregated, fixed: 1 prefill + 1 decode instance"), "arrow-vllm-disaggregated-tp4.json", 4,
+      {QObject::tr("Disaggregated, fixed: 1 prefill + 1 decode instance"), "arrow-vllm-disaggregated-tp4.json", 2,
        QObject::tr(
            "<p>Splitting the phases (vLLM-disaggregated: one TP 4 prefill instance hands each request "
            "to one TP 4 decode instance) removes the interference, but the split is <i>fixed</i>.</p>"
-           "<p><b>Watch:</b> the badges say <b>prefill</b> and <b>decode</b>. In a burst the prefill "
+           "<p><b>Watch:</b> the badges ({badges}) mark the prefill and the decode instance. In a burst the prefill "
            "card's queue grows while the decode card has room to spare: the TTFT tail reaches 37 s and "
            "6.1 % of the requests meet both SLOs.</p>")},
-      {QObject::tr("Eight instances, still a fixed split"), "arrow-static-pd-8gpu.json", 4,
+      {QObject::tr("Eight instances, still a fixed split"), "arrow-static-pd-8gpu.json", 2,
        QObject::tr(
            "<p><code>static-pd</code>: 4 prefill and 4 decode instances (TP 1), requests sent to the "
            "least-loaded one of each pool. More instances, the same rigidity: a prompt burst can only "
@@ -179,16 +181,23 @@ Tour selfSchedTour() {
            "<p><b>Watch:</b> the dark <b>diamonds</b>: rank prompts doing real prefill and decode work (turn "
            "on <i>View ▸ Lecture mode</i> for \"rank prompt\" callouts). Hover a chip: its rank in its "
            "batch and its predicted length. The prediction is noisy (ServeLab models the model's ranking "
-           "quality as noise tuned to the paper's Kendall tau of 0.55). P95 TTFT: 5.4 s against FCFS's 237 s; "
-           "the median rises to 1.3 s, since every request first waits for its batch to be ranked.</p>")},
+           "quality as noise tuned to the paper's Kendall tau of 0.55).</p>"
+           "<p>This step runs at 2.5 req/s (the sample: 1 req/s) so that a waiting queue forms within "
+           "about 15 s of wall time and the reordering shows. At the sample's 1 req/s, P95 TTFT is 5.4 s "
+           "against FCFS's 237 s; the median rises to 1.3 s, since every request first waits for its batch "
+           "to be ranked.</p>"),
+       {"workload.rate=2.5"}},
       {QObject::tr("A weaker ranking: rank-only"), "selfsched-math-rank-only.json", 4,
        QObject::tr(
            "<p><i>Rank-only</i> asks only for the order within the batch (20 output tokens) and ranks less "
            "well (tau 0.40): a rank says nothing about other batches, so a long request ranked first in a "
            "batch of long ones still jumps ahead.</p>"
            "<p><b>Watch:</b> hover chips: a rank 0 … 9 within the batch (the noisy length behind it is shown "
-           "too, but the scheduler sees only the rank). P95 TTFT: 76 s, between FCFS and length-only.</p>")},
-      {QObject::tr("Anti-starvation"), "selfsched-math-length-only.json", 2,
+           "too, but the scheduler sees only the rank). At 2.5 req/s, as in the previous step, the waiting "
+           "queue forms within about 15 s; at the sample's 1 req/s, P95 TTFT is 76 s, between FCFS and "
+           "length-only.</p>"),
+       {"workload.rate=2.5"}},
+      {QObject::tr("Anti-starvation"), "selfsched-math-length-only.json", 4,
        QObject::tr(
            "<p>Serving the shortest first can starve the long ones. A request left out of the batch for 4 "
            "iterations in a row is <b>promoted</b> ahead of every ranked request for 32 iterations (at "
@@ -196,7 +205,9 @@ Tour selfSchedTour() {
            "<p><b>Watch:</b> with <i>View ▸ Lecture mode</i> on, \"promoted: waited too long\" callouts; "
            "the card's <b>promoted</b> count; the <b>Policy</b> chart tab draws rank prompts, requests "
            "waiting for a rank and promotions over time. The knobs (batch size, timeout, the starvation "
-           "thresholds, the target tau) are live in the scenario panel.</p>")},
+           "thresholds, the target tau) are live in the scenario panel. At 2.5 req/s and 4× the first "
+           "promotions come within about 10 s of wall time.</p>"),
+       {"workload.rate=2.5"}},
   };
   return t;
 }
@@ -227,7 +238,7 @@ Tour cascadeTour() {
            "tokens). The plan comes from a dynamic program over stages, instances and cut points, costed "
            "with a latency model fitted at start-up. A new request goes to the first stage that covers its "
            "prompt.</p>"
-           "<p><b>Watch:</b> each card's badge: its stage's length range in tokens (<i>0–5.3k</i>, <i>5.3k–∞</i>); "
+           "<p><b>Watch:</b> each card's badge: its stage's length range in tokens (in this run: {badges}); "
            "the field <b>demand</b> under the bars (KV tokens held or on their way). Mean TPOT: "
            "53 ms, against round-robin's 78 ms; mean TTFT rises from 1.1 to 1.6 s because the first stage "
            "takes every short prompt.</p>")},
@@ -302,12 +313,16 @@ TourPanel::TourPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("TourPanel");
   auto* l = new QVBoxLayout(this);
   l->setContentsMargins(8, 6, 8, 6);
+  // Every label wraps: a long scenario file name must not widen the dock
+  // (the cards would shrink from one step to the next).
   header_ = new QLabel;
   header_->setStyleSheet("color: #6B7280;");
+  header_->setWordWrap(true);
   title_ = new QLabel;
   title_->setWordWrap(true);
   scenario_ = new QLabel;
   scenario_->setStyleSheet("color: #6B7280;");
+  scenario_->setWordWrap(true);
   text_ = new QTextBrowser;
   text_->setOpenExternalLinks(false);
   text_->setFrameShape(QFrame::NoFrame);
@@ -342,6 +357,12 @@ void TourPanel::changeEvent(QEvent* e) {
     bold.setBold(true);
     bold.setPointSizeF(font().pointSizeF() * 1.15);
     title_->setFont(bold);
+    // The step's own text follows the window's font (lecture mode enlarges it).
+    text_->document()->setDefaultFont(font());
+    text_->setFont(font());
+    // Back, Next and Close stay whole at any font: the panel is at least as
+    // wide as its buttons.
+    setMinimumWidth(back_->sizeHint().width() + next_->sizeHint().width() + close_->sizeHint().width() + 40);
   }
   QWidget::changeEvent(e);
 }
@@ -358,9 +379,31 @@ void TourPanel::showStep(int i) {
   header_->setText(tr("Guided tour · %1 · step %2 of %3").arg(tour_.id.toUpper()).arg(step_ + 1).arg(stepCount()));
   title_->setText(s.title);
   scenario_->setText(tr("scenario %1 · speed %2×").arg(s.scenario).arg(s.speed, 0, 'g', 3));
-  text_->setHtml(s.watch);
+  badges_.clear();
+  fillText();
   back_->setEnabled(step_ > 0);
   next_->setEnabled(step_ + 1 < stepCount());
+}
+
+void TourPanel::fillText() {
+  if (tour_.steps.empty()) return;
+  QString html = tour_.steps[static_cast<std::size_t>(step_)].watch;
+  if (html.contains("{badges}")) {
+    QStringList quoted;
+    for (const QString& b : badges_) quoted << "<i>" + b.toHtmlEscaped() + "</i>";
+    html.replace("{badges}", quoted.isEmpty() ? tr("shown once the run starts") : quoted.join(", "));
+  }
+  const int scroll = text_->verticalScrollBar() ? text_->verticalScrollBar()->value() : 0;
+  text_->setHtml(html);
+  if (text_->verticalScrollBar()) text_->verticalScrollBar()->setValue(scroll);
+}
+
+void TourPanel::setLiveBadges(const QStringList& badges) {
+  if (badges == badges_ || tour_.steps.empty() ||
+      !tour_.steps[static_cast<std::size_t>(step_)].watch.contains("{badges}"))
+    return;
+  badges_ = badges;
+  fillText();
 }
 
 QString TourPanel::stepTitle() const { return title_->text(); }

@@ -19,7 +19,12 @@ struct TourStep {
   QString title;
   QString scenario;  // file name under the samples folder
   double speed = 1;  // simulated seconds per wall second
-  QString watch;     // rich text: what to look at
+  QString watch;     // rich text: what to look at; "{badges}" is replaced
+                     // by the badges the cards show in this run
+  /// `--set` overrides applied to the sample for this step (rate, request
+  /// count): chosen so that the step shows its mechanism within ~30 s of
+  /// wall time at its speed.
+  QStringList set = {};
 };
 
 struct Tour {
@@ -53,6 +58,9 @@ public:
   const Tour& tour() const { return tour_; }
   QString stepTitle() const;
   QString watchText() const;
+  /// The badges the cards show now (distinct, in card order): they replace
+  /// "{badges}" in the step's text, so that the text quotes the run.
+  void setLiveBadges(const QStringList& badges);
 
 protected:
   void changeEvent(QEvent* e) override;  // titles follow the window font (lecture mode)
@@ -65,6 +73,8 @@ signals:
 private:
   Tour tour_;
   int step_ = 0;
+  QStringList badges_;
+  void fillText();
   QLabel* header_ = nullptr;
   QLabel* title_ = nullptr;
   QLabel* scenario_ = nullptr;

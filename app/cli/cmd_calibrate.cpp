@@ -22,6 +22,7 @@ struct CalibrateArgs {
   std::string model;
   std::string out;
   std::string allreduce = "vllm";
+  std::string hetero;  // "" = the default rule; kernel: eta_kv under the kernel term; cv: also kappa
   bool json = false;
   std::string operators;  // per-operator profile CSV (--operators)
   std::string profile;    // base coefficients (--profile); defaults when empty
@@ -127,6 +128,7 @@ int runCalibrate(const CalibrateArgs& a) {
   CalibrationReport rep;
   CalibrationOptions opt;
   opt.allreduce = parseAllReduceMode(a.allreduce, "--allreduce");
+  if (!a.hetero.empty()) opt.base = CostCoefficients::fromJson({{"hetero", a.hetero}}, "--hetero", opt.base);
   const CostProfile profile = calibrateCostModel(gpu, model, rows, opt, &rep);
 
   // The profile file: what writeCostProfile writes, plus the fit statistics
@@ -193,6 +195,9 @@ std::function<int()> addCalibrateCommand(CLI::App& app) {
   c->add_option("--allreduce", args->allreduce,
                  "All-reduce model of the measured engine: vllm | nccl (measured, not fitted) | ring (fits alpha_hop_us)")
       ->capture_default_str();
+  c->add_option("--hetero", args->hetero,
+                 "Decode heterogeneity rule to fit under: kernel (kappa not fitted) | cv (fits kappa); "
+                 "default: the built-in rule");
   c->add_flag("--json", args->json, "Print the coefficients and fit statistics as JSON");
   return [args]() -> int { return runCalibrate(*args); };
 }

@@ -236,6 +236,16 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     }
     std::printf("\n");
   }
+  // Abandoned stop-and-copies (summary.json's `migrations_abandoned`, written
+  // only when nonzero): a row only when some run has one.
+  bool anyAbandoned = false;
+  for (const auto& run : runs) anyAbandoned = anyAbandoned || run["summary"].contains("migrations_abandoned");
+  if (anyAbandoned) {
+    std::printf("%-16s", "migr. abandoned");
+    for (const auto& run : runs)
+      std::printf(" %18s", std::to_string(run["summary"].value("migrations_abandoned", std::int64_t{0})).c_str());
+    std::printf("\n");
+  }
   return 0;
 }
 
@@ -358,6 +368,7 @@ int cmdCost(const CostArgs& a) {
   const PresetRegistry& reg = PresetRegistry::builtin();
   CostCoefficients c;
   if (a.profile) c = loadCostProfile(*a.profile);
+  if (a.hetero) c = CostCoefficients::fromJson({{"hetero", *a.hetero}}, "--hetero", c);
   const Precision precision{parseDType(a.modelDtype, "--model-dtype"), parseDType(a.kvDtype, "--kv-dtype")};
   checkPrecision(reg.gpu(a.gpu), precision, "--model-dtype", "--kv-dtype");
   const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,

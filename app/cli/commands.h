@@ -48,6 +48,7 @@ struct CostArgs {
   double kvCapacityFraction = 1.0;
   int blockSize = 16;
   std::string allreduce = "vllm";
+  std::optional<std::string> hetero;  ///< "kernel" | "cv": overrides the profile's
   bool allreduceFit = false;  ///< print the measured-collective fits instead
   bool json = false;
 };

@@ -71,7 +71,9 @@ int main(int argc, char** argv) {
   cost->add_option("--model-dtype", costArgs.modelDtype, "Weights: bf16 | fp16 | fp8")->capture_default_str();
   cost->add_option("--kv-dtype", costArgs.kvDtype, "KV cache: bf16 | fp16 | fp8")->capture_default_str();
   cost->add_option("--prefill", costArgs.prefill, "TOKENS[xBATCH], e.g. 512x8");
-  cost->add_option("--decode", costArgs.decode, "SEQS@CONTEXT, e.g. 32@1024");
+  cost->add_option("--decode", costArgs.decode,
+                   "SEQS@CONTEXT[,SEQS@CONTEXT...], e.g. 32@1024 or 511@751,1@128000 (a mixed batch)");
+  cost->add_option("--hetero", costArgs.hetero, "Decode heterogeneity rule: kernel (default) | cv");
   cost->add_option("--profile", costArgs.profile, "Calibrated cost profile JSON");
   cost->add_option("--gpu-memory-utilization", costArgs.gpuMemoryUtilization)->capture_default_str();
   cost->add_option("--kv-capacity-fraction", costArgs.kvCapacityFraction)->capture_default_str();

@@ -5,7 +5,7 @@
 //            [--size WxH] [--no-opengl] [--compare POLICY,POLICY[,…]]
 //            [--lecture] [--tour ID[:STEP]] [--inspect REQUEST_ID|gpuN|auto]
 //   servelab --scenario FILE --run-for T --export-charts DIR
-//            [--export-size WxH] [--export-scale S]
+//            [--export-preset ID] [--export-size WxH] [--export-scale S] [--export-no-markers]
 //
 // A scenario that cannot be loaded (malformed, refused by the engine) is
 // reported on stderr, naming the file and the place, with exit code 2.
@@ -29,6 +29,7 @@
 #include <cstdio>
 
 #include "chart_panel.h"
+#include "chart_render.h"
 #include "compare_window.h"
 #include "main_window.h"
 #include "run/saved_run.h"
@@ -60,9 +61,26 @@ bool parseSize(const QString& s, QSize& out) {
   return a && b && out.width() >= 320 && out.height() >= 240;
 }
 
+// Batch modes (and --help/--version) show no window: they must not need a
+// display. Looked up in argv because the platform is chosen when
+// QApplication is constructed, before QCommandLineParser can run.
+bool isBatchInvocation(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray a(argv[i]);
+    if (a == "--") break;
+    for (const char* opt : {"--screenshot", "--export-charts"})
+      if (a == opt || a.startsWith(QByteArray(opt) + '=')) return true;
+    if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Offscreen unless QT_QPA_PLATFORM says otherwise, as `servelab-cli plot`:
+  // the same pixels with or without an X server, and no abort without one.
+  if (isBatchInvocation(argc, argv)) sl::ui::preferOffscreenPlatform();
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("ServeLab");
   QCoreApplication::setApplicationName("servelab");
@@ -92,7 +110,14 @@ int main(int argc, char** argv) {
   QCommandLineOption exportSizeOpt("export-size", "Chart size for --export-charts (default 960x600).", "WxH");
   QCommandLineOption exportScaleOpt("export-scale", "PNG pixels per layout pixel for --export-charts (default 2).",
                                     "S");
-  cli.addOptions({exportOpt, exportSizeOpt, exportScaleOpt});
+  QStringList presetIds;
+  for (const sl::ui::ChartExportPreset& p : sl::ui::chartExportPresets()) presetIds << p.id;
+  QCommandLineOption exportPresetOpt("export-preset",
+                                     "Size and text of --export-charts as File ▸ Export ▸ Charts… offers them: " +
+                                         presetIds.join(", ") + " (--export-size/--export-scale then override the size).",
+                                     "ID");
+  QCommandLineOption noMarkersOpt("export-no-markers", "--export-charts without the live-change markers.");
+  cli.addOptions({exportOpt, exportSizeOpt, exportScaleOpt, exportPresetOpt, noMarkersOpt});
   cli.addPositionalArgument("scenario", "Scenario JSON file to open (same as --scenario).", "[FILE]");
   cli.process(app);
 
@@ -111,14 +136,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "servelab: --size: expected WxH, e.g. 1280x800 (got '%s')\n", qPrintable(cli.value(sizeOpt)));
     return 2;
   }
-  QSize exportSize = sl::ui::LiveChart::kDefaultExportSize;
+  sl::ui::ChartExportOptions exportOptions;
+  if (cli.isSet(exportPresetOpt)) {
+    const sl::ui::ChartExportPreset* p = sl::ui::chartExportPreset(cli.value(exportPresetOpt));
+    if (!p) {
+      std::fprintf(stderr, "servelab: --export-preset: unknown preset '%s' (one of %s)\n",
+                   qPrintable(cli.value(exportPresetOpt)), qPrintable(presetIds.join(", ")));
+      return 2;
+    }
+    exportOptions = p->options;
+  }
+  exportOptions.markers = !cli.isSet(noMarkersOpt);
+  QSize exportSize = exportOptions.size;
   if (cli.isSet(exportSizeOpt) && (!parseSize(cli.value(exportSizeOpt), exportSize) || exportSize.width() > 8000 ||
                                    exportSize.height() > 8000)) {
     std::fprintf(stderr, "servelab: --export-size: expected WxH between 320x240 and 8000x8000 (got '%s')\n",
                  qPrintable(cli.value(exportSizeOpt)));
     return 2;
   }
-  double exportScale = 2.0;
+  double exportScale = exportOptions.scale;
   if (cli.isSet(exportScaleOpt)) {
     bool ok = false;
     exportScale = cli.value(exportScaleOpt).toDouble(&ok);
@@ -272,7 +308,9 @@ int main(int argc, char** argv) {
     }
     if (cli.isSet(exportOpt)) {
       const QString dir = cli.value(exportOpt);
-      const int n = w.exportCharts(dir, exportSize, exportScale);
+      exportOptions.size = exportSize;
+      exportOptions.scale = exportScale;
+      const int n = w.exportCharts(dir, exportOptions);
       if (n < 3 * static_cast<int>(w.chartPanel()->charts().size()) + 1) {  // + run.json
         std::fprintf(stderr, "servelab: --export-charts: cannot write every chart to %s (%d files written)\n",
                      qPrintable(dir), n);
@@ -299,15 +337,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
       return 2;
     }
+    if (!cli.isSet(sizeOpt)) w.fitToScreen();
     w.show();
   } else {
+    if (!cli.isSet(sizeOpt)) w.fitToScreen();
     w.show();
-    QString last = QSettings().value("lastScenario").toString();
-    if (last.isEmpty() || !QFileInfo::exists(last)) {
-      const QString dir = sl::ui::MainWindow::samplesDir();
-      if (!dir.isEmpty()) last = dir + "/pascal-baseline-rr.json";
-    }
-    if (QFileInfo::exists(last)) w.openScenario(last);
+    const QString last = QSettings().value("lastScenario").toString();
+    if (!last.isEmpty() && QFileInfo::exists(last)) w.openScenario(last);
+    else w.openFirstScreen();  // a fresh start: contention within half a minute, and the tours
   }
   if (const int rc = startTeaching()) return rc;
   if (!comparePolicies.isEmpty()) {

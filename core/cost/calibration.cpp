@@ -215,11 +215,13 @@ struct RowFeatures {
   double xa = 0;              // prefill attention at η_a = 1
   double xkv = 0;             // decode KV read at η_kv = 1 (h = 1)
   double cv = 0;              // for h (0 with < 2 decode seqs)
+  double hk = 1;              // the kernel rule's h (hetero = kernel): no fitted coefficient
   double alpha = 0;           // all-reduce hops (per second of α_hop)
   double offset = 0;          // bandwidth part of the all-reduces (no coefficient)
 };
 
-RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measurement& m, AllReduceMode allreduce) {
+RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measurement& m, AllReduceMode allreduce,
+                       const CostCoefficients& base) {
   RowFeatures f;
   const BatchShape b = m.shape();
   const double tpd = m.tp;
@@ -231,13 +233,10 @@ RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measure
   f.xw = static_cast<double>(model.weightBytes()) / (tpd * BW);
   f.xa = 4.0 * model.layers * model.q_heads * model.head_dim * b.prefill_attn / (tpd * F);
   f.xkv = static_cast<double>(model.kvBytesPerToken()) * b.decode_ctx_sum / (tpd * BW);
-  if (b.decode_seqs >= 2 && b.decode_ctx_sum > 0) {
-    // Same arithmetic as CostModel::heterogeneity, on the reconstructed Σ L².
-    const double n = b.decode_seqs;
-    const double mean = b.decode_ctx_sum / n;
-    const double var = std::max(0.0, b.decode_ctx_sumsq / n - mean * mean);
-    f.cv = std::sqrt(var) / mean;
-  }
+  f.cv = decodeContextCv(b);  // on the reconstructed Σ L²
+  // The kernel rule depends on the batch, the model, tp and the GPU's slots
+  // only (attn_ctas_per_sm from the base, not fitted): a known factor.
+  f.hk = CostModel(gpu, model, m.tp, base, allreduce).kernelHeterogeneity(b);
   if (m.tp > 1 && allreduce != AllReduceMode::Ring) {
     // Measured collectives: no coefficient, the time is known.
     f.offset = CostModel(gpu, model, m.tp, CostCoefficients{}, allreduce).breakdown(b).comm_s;
@@ -286,9 +285,10 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     if (m.tp < 1) throw InputError("calibration: line " + std::to_string(m.line) + ": tp must be >= 1");
     if (m.prefill_seqs <= 0 && m.decode_seqs <= 0)
       throw InputError("calibration: line " + std::to_string(m.line) + ": empty batch");
-    feats.push_back(featuresOf(gpu, model, m, opt.allreduce));
+    feats.push_back(featuresOf(gpu, model, m, opt.allreduce, base));
   }
 
+  const bool kernel = base.hetero == HeteroMode::Kernel;
   Params p{1.0 / base.eta_c, 1.0 / base.eta_a, 1.0 / base.eta_w, 1.0 / base.eta_kv, base.kappa, base.h_max};
   std::vector<char> compute(nRows), capped(nRows);
   auto assign = [&](const Params& q) {
@@ -296,7 +296,7 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     for (std::size_t i = 0; i < nRows; ++i) {
       const RowFeatures& f = feats[i];
       const char c = q.u_c * f.xc > q.u_w * f.xw ? 1 : 0;
-      const char h = 1.0 + q.kappa * f.cv >= q.h_max && f.cv > 0 ? 1 : 0;
+      const char h = !kernel && 1.0 + q.kappa * f.cv >= q.h_max && f.cv > 0 ? 1 : 0;
       changed = changed || c != compute[i] || h != capped[i];
       compute[i] = c;
       capped[i] = h;
@@ -321,8 +321,13 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
       A(r, kC) = compute[i] ? f.xc : 0.0;
       A(r, kW) = compute[i] ? 0.0 : f.xw;
       A(r, kA) = f.xa;
-      A(r, kKv) = capped[i] ? p.h_max * f.xkv : f.xkv;
-      A(r, kQ) = capped[i] ? 0.0 : f.cv * f.xkv;
+      if (kernel) {
+        A(r, kKv) = f.hk * f.xkv;
+        A(r, kQ) = 0.0;
+      } else {
+        A(r, kKv) = capped[i] ? p.h_max * f.xkv : f.xkv;
+        A(r, kQ) = capped[i] ? 0.0 : f.cv * f.xkv;
+      }
       A(r, kAlpha) = f.alpha;
       A.row(r) *= wgt;
       y(r) = (rows[i].seconds - f.offset) * wgt;
@@ -370,7 +375,10 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
   eta(kA, c.eta_a, "eta_a");
   eta(kW, c.eta_w, "eta_w");
   eta(kKv, c.eta_kv, "eta_kv");
-  if (!excited[kQ] || x(kKv) <= 0)
+  if (kernel)
+    notes.push_back("kappa: not fitted: hetero = kernel (decode attention = kernel h x the KV read, no fitted "
+                    "slope; run with hetero = cv to fit kappa); kept " + num(c.kappa));
+  else if (!excited[kQ] || x(kKv) <= 0)
     notes.push_back("kappa: no uncapped heterogeneous decode batch (or eta_kv not fitted); kept " + num(c.kappa));
   else
     c.kappa = x(kQ) / x(kKv);
@@ -403,7 +411,7 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
     for (std::size_t i = 0; i < nRows; ++i) {
       const RowFeatures& f = feats[i];
       const double y = rows[i].seconds;
-      const double h = std::min(c.h_max, 1.0 + c.kappa * f.cv);
+      const double h = kernel ? f.hk : std::min(c.h_max, 1.0 + c.kappa * f.cv);
       const double lin = std::max(f.xc / c.eta_c, f.xw / c.eta_w);
       const bool comp = f.xc / c.eta_c > f.xw / c.eta_w;
       share[0] += c.t_step_us * 1e-6 / y;
@@ -432,7 +440,7 @@ CostProfile calibrateCostModel(const GpuSpec& gpu, const ModelSpec& model, const
                            excited[kA] && x(kA) > 0,
                            excited[kW] && x(kW) > 0,
                            excited[kKv] && x(kKv) > 0,
-                           excited[kQ] && x(kKv) > 0,
+                           !kernel && excited[kQ] && x(kKv) > 0,
                            excited[kAlpha]};
     for (int k = 0; k < 9; ++k) {
       FittedTerm t;

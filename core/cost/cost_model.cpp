@@ -20,6 +20,7 @@ struct CoefField {
   const char* key;
   double CostCoefficients::*ptr;
   enum Rule { Positive, NonNegative, AtLeastOne } rule;
+  // "hetero" is the one string-valued key: it has no CoefField (ptr unused).
 };
 
 const CoefField kFields[] = {
@@ -32,11 +33,14 @@ const CoefField kFields[] = {
     {"t_seq_us", &CostCoefficients::t_seq_us, CoefField::NonNegative},
     {"kappa", &CostCoefficients::kappa, CoefField::NonNegative},
     {"h_max", &CostCoefficients::h_max, CoefField::AtLeastOne},
+    {"attn_ctas_per_sm", &CostCoefficients::attn_ctas_per_sm, CoefField::Positive},
     {"alpha_hop_us", &CostCoefficients::alpha_hop_us, CoefField::NonNegative},
     {"activation_reserve_gib", &CostCoefficients::activation_reserve_gib, CoefField::NonNegative},
     {"activation_reserve_per_vocab_kib", &CostCoefficients::activation_reserve_per_vocab_kib,
      CoefField::NonNegative},
 };
+
+constexpr const char* kHeteroKey = "hetero";
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -50,6 +54,7 @@ const std::vector<std::string>& CostCoefficients::keys() {
   static const std::vector<std::string> k = [] {
     std::vector<std::string> v;
     for (const auto& f : kFields) v.emplace_back(f.key);
+    v.emplace_back(kHeteroKey);
     return v;
   }();
   return k;
@@ -63,6 +68,15 @@ CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string
   if (!j.is_object()) throw InputError(w + ": must be an object of cost coefficients");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string place = w + "." + it.key();
+    if (it.key() == kHeteroKey) {
+      if (it->is_string() && it->get<std::string>() == "kernel")
+        c.hetero = HeteroMode::Kernel;
+      else if (it->is_string() && it->get<std::string>() == "cv")
+        c.hetero = HeteroMode::Cv;
+      else
+        throw InputError(place + ": must be \"kernel\" or \"cv\" (got " + it->dump() + ")");
+      continue;
+    }
     const CoefField* field = nullptr;
     for (const auto& f : kFields)
       if (it.key() == f.key) field = &f;
@@ -100,8 +114,11 @@ CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string
 nlohmann::json CostCoefficients::toJson() const {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& f : kFields) j[f.key] = this->*(f.ptr);
+  j[kHeteroKey] = heteroModeName(hetero);
   return j;
 }
+
+const char* heteroModeName(HeteroMode m) { return m == HeteroMode::Cv ? "cv" : "kernel"; }
 
 // ------------------------------------------------------------------ dtypes
 
@@ -204,6 +221,8 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
   arBytesPerToken_ = static_cast<double>(model_.hidden) * model_.dtype_bytes;
+  ctasPerSeq_ = std::max(1, (model_.kv_heads + tp_ - 1) / tp_);
+  slots_ = gpu_.sm_count * c_.attn_ctas_per_sm;
   arSegments_ = CollectiveModel::builtin().segments(allreduce_, tp_, gpu_.intraNodeLinkBytesPerSec(),
                                                     gpu_.nvlink_gbps.has_value());
   if (tp_ > 1 && allreduce_ == AllReduceMode::Ring) {
@@ -224,13 +243,35 @@ double CostModel::commSeconds(double N) const {
   return 2.0 * model_.layers * allReduceSeconds(arSegments_, N * arBytesPerToken_);
 }
 
-double CostModel::heterogeneity(const BatchShape& b) const {
-  if (b.decode_seqs < 2 || b.decode_ctx_sum <= 0) return 1.0;
+double decodeContextCv(const BatchShape& b) {
+  if (b.decode_seqs < 2 || b.decode_ctx_sum <= 0) return 0.0;
   const double n = b.decode_seqs;
   const double mean = b.decode_ctx_sum / n;
   const double var = std::max(0.0, b.decode_ctx_sumsq / n - mean * mean);
-  const double cv = std::sqrt(var) / mean;
-  return std::min(c_.h_max, 1.0 + c_.kappa * cv);
+  return std::sqrt(var) / mean;
+}
+
+double CostModel::kernelHeterogeneity(const BatchShape& b) const {
+  if (b.decode_seqs < 1 || b.decode_ctx_sum <= 0) return 1.0;
+  // Per GPU the kernel runs n·H CTAs (one per sequence and KV head), split
+  // along the keys when they do not fill the P slots; w waves. The critical
+  // path is the longest sequences' chunk, estimated by the length-biased
+  // mean Σ L²/Σ L = L̄(1 + CV²); over the per-slot work W/P = H·Σ L/P it is
+  // ρ = (1 + CV²)/w. A greedy list schedule of many waves ends at W/P plus
+  // the mean residual of the last CTAs (half a critical chunk); one wave
+  // ends with its longest CTA.
+  const double n = b.decode_seqs;
+  const double w = std::max(1.0, n * ctasPerSeq_ / slots_);
+  const double lenBiased = b.decode_ctx_sumsq / b.decode_ctx_sum;  // L̄ (1 + CV²)
+  const double rho = lenBiased * n / b.decode_ctx_sum / w;
+  // ρ ≥ 1/w (Cauchy–Schwarz); the 1 guards rounding on equal lengths.
+  return std::max({1.0, rho, 1.0 + 0.5 * rho * (1.0 - 1.0 / w)});
+}
+
+double CostModel::heterogeneity(const BatchShape& b) const {
+  if (c_.hetero == HeteroMode::Kernel) return kernelHeterogeneity(b);
+  if (b.decode_seqs < 2 || b.decode_ctx_sum <= 0) return 1.0;
+  return std::min(c_.h_max, 1.0 + c_.kappa * decodeContextCv(b));
 }
 
 CostBreakdown CostModel::breakdown(const BatchShape& b) const {

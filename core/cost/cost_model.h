@@ -19,6 +19,14 @@ namespace sl {
 /// are resources/profiles/spec-defaults.json). t_step_us and t_seq_us model
 /// the vllm-v1 engine generation (resources/engines/).
 /// Keys in JSON are the field names (e.g. "eta_c", "t_step_us").
+/// How decode attention's time depends on the batch's length mix
+/// (`cluster.cost.hetero`; docs/cost-model.md "Heterogeneity").
+enum class HeteroMode {
+  Kernel,  ///< "kernel" (default): CTAs of a FlashAttention-style decode kernel over SM slots
+  Cv,      ///< "cv": the spec's h = min(h_max, 1 + kappa·CV)
+};
+const char* heteroModeName(HeteroMode m);  ///< "kernel", "cv"
+
 struct CostCoefficients {
   double eta_c = 0.70;     ///< compute efficiency of linear layers
   double eta_a = 0.55;     ///< compute efficiency of prefill attention
@@ -27,8 +35,10 @@ struct CostCoefficients {
   double t_step_us = 126;  ///< per-iteration overhead
   double t_layer_us = 46;  ///< per-layer overhead (spec: 32)
   double t_seq_us = 4.4;   ///< per-sequence overhead
-  double kappa = 0.6;      ///< heterogeneity slope: h = min(h_max, 1 + kappa·CV)
-  double h_max = 2.1;      ///< heterogeneity cap
+  HeteroMode hetero = HeteroMode::Cv;  ///< which heterogeneity rule (JSON: a string)
+  double kappa = 0.6;      ///< heterogeneity slope: h = min(h_max, 1 + kappa·CV) (cv mode)
+  double h_max = 2.1;      ///< heterogeneity cap (cv mode)
+  double attn_ctas_per_sm = 2;  ///< kernel mode: decode-attention CTAs resident per SM
   double alpha_hop_us = 1.0;  ///< latency of one all-reduce ring hop
   double activation_reserve_gib = 1.0;            ///< per-GPU activation reserve ...
   double activation_reserve_per_vocab_kib = 1.0;  ///< ... plus this × vocab KiB
@@ -36,7 +46,8 @@ struct CostCoefficients {
   /// Applies the keys of `j` (a JSON object) on top of `base`. `where` names
   /// the place in errors: unknown key → InputError "<where>.<key>: unknown
   /// cost coefficient: did you mean '...'?". Values must be finite numbers:
-  /// eta_* > 0, h_max ≥ 1, all others ≥ 0 (a least-squares fit may give 0).
+  /// eta_* > 0, h_max ≥ 1, attn_ctas_per_sm > 0, all others ≥ 0 (a
+  /// least-squares fit may give 0); `hetero` is "kernel" or "cv".
   static CostCoefficients fromJson(const nlohmann::json& j, std::string_view where,
                                    const CostCoefficients& base);
   /// fromJson(j, where, defaults)
@@ -112,15 +123,19 @@ inline BatchShape& operator+=(BatchShape& a, const BatchShape& b) {
   return a;
 }
 
+/// Coefficient of variation of the decode contexts (population sd / mean);
+/// 0 with < 2 decode sequences or no context.
+double decodeContextCv(const BatchShape& b);
+
 /// Seconds per term of the iteration time; total_s is their sum.
 struct CostBreakdown {
   double linear_s = 0;        ///< max(compute, weight read)
   double prefill_attn_s = 0;
-  double decode_attn_s = 0;   ///< includes the heterogeneity factor
+  double decode_attn_s = 0;   ///< includes the heterogeneity factor h
   double overhead_s = 0;      ///< t_step + t_layer·layers + t_seq·#seqs
   double comm_s = 0;          ///< tensor-parallel all-reduces (2 per layer)
   double total_s = 0;
-  double heterogeneity_h = 1;
+  double heterogeneity_h = 1;  ///< decode attention time over its bandwidth-bound time
 };
 
 class CostModel {
@@ -145,8 +160,20 @@ public:
   CostBreakdown breakdown(const BatchShape& b) const;
   /// Same as breakdown(b).total_s; no allocation. An empty batch costs 0.
   double iterationSeconds(const BatchShape& b) const;
-  /// h = min(h_max, 1 + kappa · CV of decode contexts); 1 with < 2 decode seqs.
+  /// Decode attention's time over its bandwidth-bound time Σ L · kv / (tp·BW·η_kv):
+  /// kernel mode (default) kernelHeterogeneity(); cv mode min(h_max, 1 + kappa ·
+  /// CV of decode contexts), 1 with < 2 decode seqs. O(1): only n, Σ L, Σ L².
   double heterogeneity(const BatchShape& b) const;
+  /// The kernel rule (docs/cost-model.md "Heterogeneity"): with H = ⌈kv_heads/tp⌉
+  /// CTAs per sequence, P = SMs × attn_ctas_per_sm slots, waves w = max(1, n·H/P)
+  /// (split-KV fills the slots when n·H < P), ρ = (1 + CV²) / w the longest
+  /// sequences' critical path (length-biased mean Σ L²/Σ L) over the per-slot
+  /// work: h = max(ρ, 1 + ρ/2 · (1 − 1/w)); 1 with no decode context.
+  double kernelHeterogeneity(const BatchShape& b) const;
+  /// H = ⌈kv_heads / tp⌉ (≥ 1), the CTAs one sequence gives per GPU without split.
+  int attentionCtasPerSeq() const { return ctasPerSeq_; }
+  /// P: SMs × attn_ctas_per_sm.
+  double attentionSlots() const { return slots_; }
 
   // ---- memory
   /// Whole instance, at the KV dtype: 2 · layers · kv_heads · head_dim · (1 for
@@ -211,6 +238,8 @@ private:
   double overheadPerSeq_;      // t_seq
   double commPerToken_;        // ring: 2·layers · 2(tp−1)/tp · hidden·dtype / (link·0.5)
   double commFixed_;           // ring: 2·layers · 2(tp−1)·α_hop
+  int ctasPerSeq_;             // ⌈kv_heads / tp⌉
+  double slots_;               // sm_count · attn_ctas_per_sm
   double commSeconds(double N) const;
 };
 

@@ -76,6 +76,35 @@ std::string describeComm(const CostModel& m, const BatchShape& b) {
          allReduceModeName(m.allReduceMode()) + "' (docs/cost-model.md)";
 }
 
+// "kernel: 4096 CTAs (8 a sequence) over 264 slots (132 SMs x 2), 15.52 waves, CV 5.66"
+std::string describeHetero(const CostModel& m, const BatchShape& b) {
+  const double cv = decodeContextCv(b);
+  if (m.coefficients().hetero == HeteroMode::Cv)
+    return "cv: min(h_max " + fmt("%g", m.coefficients().h_max) + ", 1 + kappa " +
+           fmt("%g", m.coefficients().kappa) + " x CV " + fmt("%.3f", cv) + ")";
+  const double ctas = static_cast<double>(b.decode_seqs) * m.attentionCtasPerSeq();
+  return "kernel: " + fmt("%.0f", ctas) + " CTAs (" + std::to_string(m.attentionCtasPerSeq()) +
+         " a sequence) over " + fmt("%.0f", m.attentionSlots()) + " slots (" + std::to_string(m.gpu().sm_count) +
+         " SMs x " + fmt("%g", m.coefficients().attn_ctas_per_sm) + "), " +
+         fmt("%.2f", std::max(1.0, ctas / m.attentionSlots())) + " waves, CV " + fmt("%.3f", cv) +
+         "; docs/cost-model.md \"Heterogeneity\"";
+}
+
+nlohmann::json heteroJson(const CostModel& m, const BatchShape& b, double h) {
+  const double ctas = static_cast<double>(b.decode_seqs) * m.attentionCtasPerSeq();
+  nlohmann::json j = {{"rule", heteroModeName(m.coefficients().hetero)}, {"h", h}, {"cv", decodeContextCv(b)}};
+  if (m.coefficients().hetero == HeteroMode::Kernel) {
+    j["ctas"] = ctas;
+    j["ctas_per_seq"] = m.attentionCtasPerSeq();
+    j["slots"] = m.attentionSlots();
+    j["waves"] = std::max(1.0, ctas / m.attentionSlots());
+  } else {
+    j["kappa"] = m.coefficients().kappa;
+    j["h_max"] = m.coefficients().h_max;
+  }
+  return j;
+}
+
 }  // namespace
 
 BatchShape parsePrefillArg(std::string_view arg) {
@@ -96,8 +125,8 @@ BatchShape parsePrefillArg(std::string_view arg) {
   return b;
 }
 
-BatchShape parseDecodeArg(std::string_view arg) {
-  const std::string bad = "--decode: expected SEQS@CONTEXT, e.g. 32@1024 (got '" +
+BatchShape parseDecodeGroup(std::string_view arg) {
+  const std::string bad = "--decode: expected SEQS@CONTEXT[,SEQS@CONTEXT...], e.g. 32@1024 (got '" +
                           std::string(arg) + "')";
   const auto at = arg.find('@');
   std::int64_t seqs = 0, ctx = 0;
@@ -110,6 +139,18 @@ BatchShape parseDecodeArg(std::string_view arg) {
   b.decode_ctx_sum = static_cast<double>(seqs) * c;
   b.decode_ctx_sumsq = static_cast<double>(seqs) * c * c;
   return b;
+}
+
+// Comma-separated groups: one batch of every group's sequences.
+BatchShape parseDecodeArg(std::string_view arg) {
+  BatchShape b;
+  std::size_t from = 0;
+  while (true) {
+    const auto comma = arg.find(',', from);
+    b += parseDecodeGroup(arg.substr(from, comma == std::string_view::npos ? comma : comma - from));
+    if (comma == std::string_view::npos) return b;
+    from = comma + 1;
+  }
 }
 
 BatchShape parseCostBatch(std::optional<std::string_view> prefill,
@@ -144,7 +185,7 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "  overheads           " + ms(r.overhead_s) + pct(r.overhead_s) + "\n";
   out += "  communication (TP)  " + ms(r.comm_s) + pct(r.comm_s) + "\n";
   if (m.tp() > 1) out += "    " + describeComm(m, batch) + "\n";
-  out += "Heterogeneity factor h: " + fmt("%.3f", r.heterogeneity_h) + "\n";
+  out += "Heterogeneity factor h: " + fmt("%.3f", r.heterogeneity_h) + " (" + describeHetero(m, batch) + ")\n";
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
     out += "KV capacity: " + std::to_string(kv.blocks * o.block_size) + " tokens = " +
@@ -188,6 +229,7 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                       {"each_us", m.allreduceSeconds(bytes) * 1e6}};
   }
   j["heterogeneity_h"] = r.heterogeneity_h;
+  j["heterogeneity"] = heteroJson(m, batch, r.heterogeneity_h);
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
     j["kv_capacity"] = {{"tokens", kv.blocks * o.block_size},

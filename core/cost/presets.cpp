@@ -93,7 +93,7 @@ struct FileReader {
 
 GpuSpec parseGpu(const FileReader& r) {
   r.checkKeys({"id", "name", "order", "bf16_tflops", "fp8_tflops", "hbm_tbps", "hbm_gib",
-               "nvlink_gbps", "peer_link_gbps", "host_link_gbps", "source"});
+               "nvlink_gbps", "peer_link_gbps", "host_link_gbps", "sm_count", "source"});
   GpuSpec g;
   g.id = r.str("id");
   g.name = r.str("name");
@@ -109,6 +109,7 @@ GpuSpec parseGpu(const FileReader& r) {
     if (*g.peer_link_gbps > *g.nvlink_gbps) r.fail("peer_link_gbps", "must be <= nvlink_gbps");
   }
   g.host_link_gbps = r.positive("host_link_gbps");
+  g.sm_count = r.positiveInt("sm_count");
   g.source = r.str("source");
   return g;
 }

@@ -29,6 +29,11 @@ struct GpuSpec {
   /// a pair gets nvlink_gbps).
   std::optional<double> peer_link_gbps;
   double host_link_gbps = 0;            ///< host (PCIe) link GB/s per direction
+  /// Streaming multiprocessors (AMD: compute units): the slots the decode
+  /// attention kernel's CTAs are scheduled over (docs/cost-model.md,
+  /// "Heterogeneity"). Every preset file sets it; 132 (H100 SXM) here only
+  /// for hand-built specs.
+  int sm_count = 132;
   std::string source;                   ///< where the figures come from
 
   double flopsPerSec() const { return bf16_tflops * 1e12; }

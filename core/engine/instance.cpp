@@ -170,27 +170,32 @@ void IterationBuilder::preempt(Request& r) {
     for (std::size_t i = idx; i < batch.size(); ++i) batch[i].r->batchIndex = static_cast<std::int32_t>(i);
     r.batchIndex = -1;
   }
-  sim_.cancelLive(r);
+  evict(sim_, inst_, r);
+}
+
+void IterationBuilder::evict(Simulator& sim, Instance& inst, Request& r) {
+  assert(r.state == ReqState::Running && r.batchIndex < 0);
+  sim.cancelLive(r);
   const std::int64_t blocks = r.blocksGpu;
-  sim_.releaseGpu(inst_, r);
-  if (inst_.cfg_.swapPreemption && blocks <= inst_.freeCpuBlocks()) {
-    inst_.cpuUsed_ += blocks;
+  sim.releaseGpu(inst, r);
+  if (inst.cfg_.swapPreemption && blocks <= inst.freeCpuBlocks()) {
+    inst.cpuUsed_ += blocks;
     r.blocksCpu = static_cast<std::int32_t>(blocks);
-    inst_.swapBytes_ += blocks * inst_.cfg_.kvBytesPerBlock;
-    sim_.setState(r, ReqState::Swapped);
+    inst.swapBytes_ += blocks * inst.cfg_.kvBytesPerBlock;
+    sim.setState(r, ReqState::Swapped);
   } else {  // recompute: drop the KV; prefill re-runs over prompt + generated tokens
-    inst_.queuedPrefill_ -= r.prefillTarget - r.prefilled;
+    inst.queuedPrefill_ -= r.prefillTarget - r.prefilled;
     r.kvTokens = 0;
     r.prefilled = 0;
     r.prefillTarget = r.input + r.generated;
-    inst_.queuedPrefill_ += r.prefillTarget;
+    inst.queuedPrefill_ += r.prefillTarget;
     r.everPreempted = true;
-    sim_.setState(r, ReqState::Waiting);
+    sim.setState(r, ReqState::Waiting);
   }
   ++r.preemptions;
-  ++sim_.preemptions_;
-  ++inst_.preemptionsThisIter_;
-  sim_.notify(RequestEvent::Preempted, r, inst_.id_);
+  ++sim.preemptions_;
+  ++inst.preemptionsThisIter_;
+  sim.notify(RequestEvent::Preempted, r, inst.id_);
 }
 
 std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {

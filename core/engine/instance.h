@@ -179,6 +179,9 @@ public:
   }
   /// Evict a Running request (swap, or recompute when swap is off or full).
   void preempt(Request& r);
+  /// The same eviction of a Running request that is in no batch (between
+  /// iterations of `inst`): a migrant displacing it (Simulator::migrate).
+  static void evict(Simulator& sim, Instance& inst, Request& r);
 
   /// Whether this instance's local policy may use its decode lane in this
   /// run (engine/decode_lane.h): no observer, a progress-blind global policy.

@@ -66,6 +66,13 @@ public:
   /// IterationBuilder::laneAllowed(), steps it with runLane() and answers
   /// size(), describe() and remove() for its members too.
   virtual DecodeLane* decodeLane() { return nullptr; }
+  /// Displacement (a stop-and-copy migrant may make room at its destination,
+  /// Simulator::migrate): the residents that rank below `incoming` once it
+  /// is enqueued here, in the order they would be preempted (first victim
+  /// first). The engine evicts the Running ones among them, in this order,
+  /// only as far as the migrant's blocks need. Default: none (the migrant
+  /// waits for room).
+  virtual void displaceable(const Request& /*incoming*/, std::vector<Request*>& /*out*/) const {}
 
 private:
   bool tokenHookUnused_ = false;

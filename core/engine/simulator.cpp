@@ -236,6 +236,9 @@ void Simulator::syncLanes() const {
 bool Simulator::step() {
   if (!started_) startLanes();
   if (done_) return false;
+  if (events_q_.empty() && !(workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0) &&
+      abandonNewestQueuedCopy())
+    return true;  // nothing else could move: a wait no cycle check saw (transfer.cpp)
   if ((workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0) || events_q_.empty()) {
     done_ = true;
     return false;
@@ -453,6 +456,10 @@ void Simulator::checkStall() {
     return;
   }
   if (++stallChecks_ >= 2) {
+    if (abandonNewestQueuedCopy()) {  // copies waiting on each other: free one (transfer.cpp)
+      stallChecks_ = 0;
+      return;
+    }
     stalled_ = true;
     done_ = true;
   }

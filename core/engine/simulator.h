@@ -79,6 +79,8 @@ public:
 
   // ---- results
   SimTime now() const { return now_; }
+  /// Time of the next event step() would process; -1 when none is queued.
+  SimTime nextEventTime() const { return events_q_.empty() ? SimTime{-1} : events_q_.top().time; }
   std::int64_t arrived() const { return arrived_; }
   std::int64_t finishedCount() const { return static_cast<std::int64_t>(records_.size()); }
   std::int64_t inFlight() const { return inFlight_; }
@@ -86,6 +88,15 @@ public:
   std::int64_t eventsProcessed() const { return events_; }
   std::int64_t preemptions() const { return preemptions_; }
   std::int64_t migrations() const { return migrationsDone_; }
+  /// Stop-and-copy migrations abandoned because their copy could never start
+  /// (a wait cycle: every destination on it waits for blocks held by a copy
+  /// waiting on the next); the request resumed on its source.
+  std::int64_t migrationsAbandoned() const { return migrationsAbandoned_; }
+  /// GPU blocks promised to copies bound for `instance` that hold no
+  /// reservation there yet: deferred to their source's iteration end, or
+  /// queued (FCFS) at `instance` for room. Reserved blocks of started copies
+  /// are already out of Instance::freeGpuBlocks().
+  std::int64_t promisedBlocks(int instance) const;
   /// Disaggregated hand-offs completed (counted apart from migrations).
   std::int64_t handoffs() const { return handoffsDone_; }
   /// What synthetic requests (injectRequest) cost, reported apart from the
@@ -130,8 +141,15 @@ public:
   Rng& rng(const std::string& stream);
   /// Stop-and-copy move of `r` to `dst` (deferred to the end of the source's
   /// running iteration when `r` is in it). The destination reserves blocks
-  /// first; copies wait FCFS in its incoming queue until it can.
-  bool migrate(Request& r, int dst);
+  /// first; copies wait FCFS in its incoming queue until it can. With
+  /// `displace`, a copy at the head of that queue that lacks room evicts
+  /// (swaps out) the destination's residents that rank below it
+  /// (LocalPolicy::displaceable), between the destination's iterations, when
+  /// that makes room; otherwise it waits. A copy that can never start (a
+  /// wait cycle) is abandoned: `r` resumes on its source.
+  bool migrate(Request& r, int dst, bool displace = false);
+  /// Residents evicted by displacing migrants (also counted as preemptions).
+  std::int64_t displacements() const { return displacements_; }
   /// Disaggregated hand-off of a request in HandoffWait to decode instance `dst`.
   void handoff(Request& r, int dst);
   /// A hand-off still queued at its destination (waiting for room, its copy
@@ -249,6 +267,9 @@ private:
     std::int32_t flowTokens = 0;
     SimTime flowStart = 0;
     bool active = false;
+    ReqState before = ReqState::Running;  // stop-and-copy: its state when it left (resumed on abandonment)
+    std::int64_t queuedSeq = 0;           // order in which copies were queued at a destination
+    bool displace = false;                // may evict lower-ranked residents of dst (migrate)
   };
 
   /// A lane member is never moved or watched: only a progress-blind global
@@ -295,6 +316,10 @@ private:
   void onFlowDone(std::int64_t mid);
   void completeMigration(std::int64_t mid);
   void cancelLive(Request& r);
+  void resolveWaitCycles();
+  void abandonStopAndCopy(std::int64_t mid);
+  bool abandonNewestQueuedCopy();
+  bool displaceFor(Instance& dst, const Request& incoming, std::int64_t need);
   void scheduleNetworkWake();
   void resourcesFor(int src, int dst, int& a, int& b) const;
   std::int64_t blocksToHold(const Request& r) const;
@@ -345,6 +370,10 @@ private:
 
   std::int64_t arrived_ = 0, inFlight_ = 0, aborted_ = 0, preemptions_ = 0, migrationsDone_ = 0;
   std::int64_t handoffsDone_ = 0;
+  std::int64_t migrationsAbandoned_ = 0;
+  std::int64_t displacements_ = 0;
+  std::vector<Request*> scratchVictims_;
+  std::int64_t queuedSeq_ = 0;
   std::int64_t syntheticInFlight_ = 0;
   SyntheticCost synthetic_;
   std::vector<Request*> lengthHits_;  // watchLength thresholds reached in the running endIteration

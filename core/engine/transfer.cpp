@@ -49,7 +49,7 @@ std::int64_t Simulator::newMigration(Request& r, int src, int dst, bool live, bo
   return id;
 }
 
-bool Simulator::migrate(Request& r, int dst) {
+bool Simulator::migrate(Request& r, int dst, bool displace) {
   laneGuard(r, "migrate");
   if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
   if (r.state == ReqState::Finished || r.state == ReqState::Migrating || r.state == ReqState::HandoffWait)
@@ -58,6 +58,7 @@ bool Simulator::migrate(Request& r, int dst) {
   // Its copy would wait forever for room the destination can never have.
   if (r.kvTokens > 0 && blocksToHold(r) > instance(dst).cfg_.gpuBlocks) return false;
   const std::int64_t id = newMigration(r, r.instance, dst, false, false);
+  migrations_[static_cast<std::size_t>(id)].displace = displace;
   Instance& src = instance(r.instance);
   if (src.busy_ && r.batchIndex >= 0) {
     r.pendingMigration = true;  // leaves at the end of the running iteration
@@ -78,8 +79,10 @@ void Simulator::handoff(Request& r, int dst) {
     return;
   }
   const std::int64_t id = newMigration(r, r.instance, dst, false, true);
+  migrations_[static_cast<std::size_t>(id)].queuedSeq = ++queuedSeq_;
   incoming_[static_cast<std::size_t>(dst)].push_back(id);
   tryStartIncoming(dst);
+  if (!incoming_[static_cast<std::size_t>(dst)].empty()) resolveWaitCycles();
 }
 
 bool Simulator::cancelHandoff(Request& r) {
@@ -127,14 +130,18 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
   }
   if (!m.live) {
     removeLocal(src, r);
+    m.before = r.state;
     setState(r, ReqState::Migrating);
     notify(RequestEvent::MigrationStart, r, m.src);
     if (r.kvTokens == 0 && r.blocksGpu == 0 && r.blocksCpu == 0) {  // nothing to copy: re-route
       completeMigration(id);
       return;
     }
-    incoming_[static_cast<std::size_t>(m.dst)].push_back(id);
-    tryStartIncoming(m.dst);
+    const int di = m.dst;  // `m` may move: abandoning resumes requests, policies may migrate
+    m.queuedSeq = ++queuedSeq_;
+    incoming_[static_cast<std::size_t>(di)].push_back(id);
+    tryStartIncoming(di);
+    if (!incoming_[static_cast<std::size_t>(di)].empty()) resolveWaitCycles();
     return;
   }
   // Live: final stop-and-copy of the remainder. If the destination lacks the
@@ -167,7 +174,7 @@ void Simulator::tryStartIncoming(int di) {
     const std::int64_t id = q.front();
     Migration& m = migrations_[static_cast<std::size_t>(id)];
     const std::int64_t need = blocksToHold(*m.r) - m.reserved;
-    if (need > dst.freeGpuBlocks()) break;
+    if (need > dst.freeGpuBlocks() && !(m.displace && !dst.busy_ && displaceFor(dst, *m.r, need))) break;
     dst.gpuReserved_ += std::max<std::int64_t>(0, need);
     m.reserved += std::max<std::int64_t>(0, need);
     prefixReclaim(dst);
@@ -178,6 +185,140 @@ void Simulator::tryStartIncoming(int di) {
     }
     startFlow(id, m.r->kvTokens - m.copiedTokens);
   }
+}
+
+std::int64_t Simulator::promisedBlocks(int di) const {
+  std::int64_t n = 0;
+  for (const std::int64_t id : incoming_[static_cast<std::size_t>(di)]) {
+    const Migration& m = migrations_[static_cast<std::size_t>(id)];
+    n += std::max<std::int64_t>(0, blocksToHold(*m.r) - m.reserved);
+  }
+  // Deferred stop-and-copies (decided during their source's iteration):
+  // a few per source at most, gone at that iteration's end.
+  for (const auto& pend : pendingStops_)
+    for (const std::int64_t id : pend) {
+      const Migration& m = migrations_[static_cast<std::size_t>(id)];
+      if (m.active && m.r && m.dst == di && !m.live && m.r->pendingMigration) n += blocksToHold(*m.r);
+    }
+  return n;
+}
+
+// Wait cycles among queued copies (10-engine.md: a stop-and-copy waits FCFS
+// at its destination for room). A queued copy holds its request's blocks on
+// its source, so copies can wait on each other for ever: A -> B waits for
+// blocks on B that a B -> A copy holds while it waits for A. Room on an
+// instance eventually comes from everything but the copies stuck waiting to
+// leave it (its residents finish, started copies land and finish), so the
+// copies that can never start are the greatest set S with: a copy is in S if
+// one ahead of it in its destination's queue is, or its need exceeds its
+// destination's capacity less the blocks held there by copies of S leaving
+// it. Found by elimination from "all queued copies"; the newest stuck
+// stop-and-copy is abandoned (its request resumes on its source) until S is
+// empty. Hand-offs are never abandoned (they have nowhere to resume).
+void Simulator::resolveWaitCycles() {
+  const auto n = static_cast<std::size_t>(numInstances());
+  std::vector<std::int64_t> held(n, 0);
+  std::vector<char> stuck(migrations_.size(), 0);
+  for (;;) {
+    std::fill(held.begin(), held.end(), 0);
+    bool any = false;
+    for (const auto& q : incoming_)
+      for (const std::int64_t id : q) {
+        const Migration& m = migrations_[static_cast<std::size_t>(id)];
+        stuck[static_cast<std::size_t>(id)] = 1;
+        held[static_cast<std::size_t>(m.src)] += m.r->blocksGpu;
+        any = true;
+      }
+    if (!any) return;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t d = 0; d < n; ++d)
+        for (const std::int64_t id : incoming_[d]) {
+          if (!stuck[static_cast<std::size_t>(id)]) continue;
+          const Migration& m = migrations_[static_cast<std::size_t>(id)];
+          const std::int64_t need = blocksToHold(*m.r) - m.reserved;
+          if (need > instances_[d]->cfg_.gpuBlocks - held[d]) break;  // it and all behind it (FCFS)
+          stuck[static_cast<std::size_t>(id)] = 0;
+          held[static_cast<std::size_t>(m.src)] -= m.r->blocksGpu;
+          changed = true;
+        }
+    }
+    std::int64_t victim = -1;
+    for (const auto& q : incoming_)
+      for (const std::int64_t id : q) {
+        const Migration& m = migrations_[static_cast<std::size_t>(id)];
+        if (stuck[static_cast<std::size_t>(id)] && !m.handoff &&
+            (victim < 0 || m.queuedSeq > migrations_[static_cast<std::size_t>(victim)].queuedSeq))
+          victim = id;
+      }
+    for (const auto& q : incoming_)
+      for (const std::int64_t id : q) stuck[static_cast<std::size_t>(id)] = 0;
+    if (victim < 0) return;
+    abandonStopAndCopy(victim);
+  }
+}
+
+// The whole cluster is idle with copies still queued (the stall guard, or an
+// empty event queue): their waits can no longer end by themselves -- room
+// they counted on is held by requests that cannot run (e.g. swapped
+// residents that need the blocks a waiting copy holds). Abandon the newest
+// queued stop-and-copy; the run goes on from its source.
+bool Simulator::abandonNewestQueuedCopy() {
+  std::int64_t victim = -1;
+  for (const auto& q : incoming_)
+    for (const std::int64_t id : q) {
+      const Migration& m = migrations_[static_cast<std::size_t>(id)];
+      if (!m.handoff && (victim < 0 || m.queuedSeq > migrations_[static_cast<std::size_t>(victim)].queuedSeq))
+        victim = id;
+    }
+  if (victim < 0) return false;
+  abandonStopAndCopy(victim);
+  return true;
+}
+
+// A queued stop-and-copy that will never start: it leaves its destination's
+// queue and its request resumes on its source, which kept its KV.
+void Simulator::abandonStopAndCopy(std::int64_t id) {
+  Migration& m = migrations_[static_cast<std::size_t>(id)];
+  Request& r = *m.r;
+  const int srcId = m.src, dstId = m.dst;
+  std::erase(incoming_[static_cast<std::size_t>(dstId)], id);
+  const ReqState before = m.before;
+  m.active = false;
+  m.r = nullptr;
+  r.migration = -1;
+  freeMigrations_.push_back(id);
+  ++migrationsAbandoned_;
+  setState(r, before);
+  notify(RequestEvent::MigrationEnd, r, srcId);  // "arrived" back where it was
+  fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id) * 37u + static_cast<std::uint64_t>(srcId));
+  enqueueLocal(instance(srcId), r);
+  tryStartIncoming(dstId);  // the copies queued behind it may fit now
+  wake(srcId);
+}
+
+// The head copy bound for `dst` lacks room: evict the residents that rank
+// below it there, first victim first, as far as its need goes -- or none, if
+// all of them would not make room (it then waits, as without displacement).
+// Only between `dst`'s iterations (no batch to take them out of).
+bool Simulator::displaceFor(Instance& dst, const Request& incoming, std::int64_t need) {
+  std::vector<Request*>& victims = scratchVictims_;
+  victims.clear();
+  dst.policy_->displaceable(incoming, victims);
+  std::int64_t room = dst.freeGpuBlocks();
+  std::size_t n = 0;
+  while (room < need && n < victims.size()) {
+    const Request* v = victims[n++];
+    if (v->state == ReqState::Running) room += v->blocksGpu;
+  }
+  if (room < need) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (Request* v = victims[i]; v->state == ReqState::Running) {
+      IterationBuilder::evict(*this, dst, *v);
+      ++displacements_;
+      fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(v->id) * 41u + static_cast<std::uint64_t>(dst.id_));
+    }
+  return true;
 }
 
 void Simulator::startFlow(std::int64_t id, std::int32_t tokens) {

@@ -51,10 +51,25 @@ namespace {
 // `forEach(f)` calls f(const RequestRecord&) for every record, the same
 // records in the same order on every call.
 template <class ForEach>
-Summary summarizeRecords(ForEach&& forEach, std::int64_t arrived, SimTime sim_end, const SloSpec& slo) {
+Summary summarizeRecords(ForEach&& forEachRecord, std::int64_t arrived, SimTime sim_end, const SloSpec& slo,
+                         const MeasureWindow* window) {
   Summary s;
   s.arrived = arrived;
   s.sim_s = nsToSeconds(sim_end);
+  // A window: a record counts as finished (latency, QoE, SLO) when it
+  // finished inside it; one finished before it counts as not finished.
+  std::int64_t finishedAll = 0;
+  const auto forEach = [&](auto&& f) {
+    forEachRecord([&](const RequestRecord& r) {
+      if (window && r.finished && r.last_token < window->start) {
+        RequestRecord before = r;
+        before.finished = false;
+        f(before);
+      } else {
+        f(r);
+      }
+    });
+  };
   // Memory (issue 16): one pass for the totals and each metric's count, then
   // one pass per two defined metrics into two buffers reserved once. Each
   // metric sees the same values in the same (record) order as one vector per
@@ -62,6 +77,7 @@ Summary summarizeRecords(ForEach&& forEach, std::int64_t arrived, SimTime sim_en
   // peak is two values per finished request instead of seven, without the
   // doubling growth's freed-but-retained buffers.
   std::int64_t nTtft = 0, nTpot = 0, nTtfat = 0, nReasoning = 0, nE2e = 0, nBlocking = 0, nQoe = 0;
+  forEachRecord([&](const RequestRecord& r) { finishedAll += r.finished; });
   forEach([&](const RequestRecord& r) {
     s.output_tokens += r.generated;
     s.preemptions += r.preemptions;
@@ -77,7 +93,18 @@ Summary summarizeRecords(ForEach&& forEach, std::int64_t arrived, SimTime sim_en
     nQoe += r.hasQoe();
     if (meetsSlo(r, slo)) ++s.slo_met;
   });
-  s.in_flight = arrived - s.finished;
+  s.in_flight = arrived - finishedAll;
+  double span_s = s.sim_s;
+  if (window) {
+    s.windowed = true;
+    s.window_start_s = nsToSeconds(window->start);
+    s.window_end_s = nsToSeconds(window->end);
+    span_s = nsToSeconds(window->end - window->start);
+    s.arrived = arrived - window->arrivedBefore;
+    s.output_tokens -= window->tokensBefore;
+    s.preemptions -= window->preemptionsBefore;
+    s.migrations -= window->migrationsBefore;
+  }
   // Two metrics per pass (each pass decodes every record when they are
   // held compactly): two buffers of one value per finished request.
   std::vector<double> values, values2;
@@ -124,10 +151,10 @@ Summary summarizeRecords(ForEach&& forEach, std::int64_t arrived, SimTime sim_en
     s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(qoe.size());
   }
   if (s.finished > 0) s.slo_attainment = static_cast<double>(s.slo_met) / static_cast<double>(s.finished);
-  if (s.sim_s > 0) {
-    s.goodput_rps = static_cast<double>(s.slo_met) / s.sim_s;
-    s.tokens_per_s = static_cast<double>(s.output_tokens) / s.sim_s;
-    s.requests_per_s = static_cast<double>(s.finished) / s.sim_s;
+  if (span_s > 0) {
+    s.goodput_rps = static_cast<double>(s.slo_met) / span_s;
+    s.tokens_per_s = static_cast<double>(s.output_tokens) / span_s;
+    s.requests_per_s = static_cast<double>(s.finished) / span_s;
   }
   return s;
 }
@@ -135,22 +162,22 @@ Summary summarizeRecords(ForEach&& forEach, std::int64_t arrived, SimTime sim_en
 }  // namespace
 
 Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo) {
+                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window) {
   return summarizeRecords(
       [&](auto&& f) {
         for (const RequestRecord& r : records) f(r);
       },
-      arrived, sim_end, slo);
+      arrived, sim_end, slo, window);
 }
 
 Summary summarize(const RecordStore& records, std::span<const RequestRecord> more, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo) {
+                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window) {
   return summarizeRecords(
       [&](auto&& f) {
         records.forEach(f);
         for (const RequestRecord& r : more) f(r);
       },
-      arrived, sim_end, slo);
+      arrived, sim_end, slo, window);
 }
 
 namespace {
@@ -196,6 +223,13 @@ nlohmann::ordered_json summaryToJson(const Summary& s) {
   j["preemptions"] = s.preemptions;
   j["migrations"] = s.migrations;
   j["sim_s"] = num(s.sim_s);
+  if (s.windowed) {
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    m["start_s"] = num(s.window_start_s);
+    m["end_s"] = num(s.window_end_s);
+    m["window_s"] = num(s.window_end_s - s.window_start_s);
+    j["measure"] = m;
+  }
   return j;
 }
 
@@ -250,6 +284,9 @@ std::string formatSummaryTable(const Summary& s) {
          " req/s\n";
   out += "preemptions     " + integer(s.preemptions) + ", migrations " + integer(s.migrations) +
          ", simulated " + fixed(s.sim_s, 3) + " s\n";
+  if (s.windowed)
+    out += "window          [" + fixed(s.window_start_s, 3) + ", " + fixed(s.window_end_s, 3) +
+           ") s: metrics count only what happened in it (drain excluded)\n";
   return out;
 }
 

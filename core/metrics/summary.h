@@ -42,6 +42,17 @@ inline bool qoeViolated(const RequestRecord& rec, const SloSpec& slo) {
   return rec.hasQoe() && rec.qoe < slo.qoe_threshold;
 }
 
+/// A measurement window [start, end) and the run's totals when it opened
+/// (docs/metrics.md "Measurement window"). Totals are over every request
+/// that had arrived by `start` (finished or in flight).
+struct MeasureWindow {
+  SimTime start = 0, end = 0;
+  std::int64_t arrivedBefore = 0;      // requests arrived before start
+  std::int64_t tokensBefore = 0;       // output tokens generated before start
+  std::int64_t preemptionsBefore = 0;  // preemptions before start
+  std::int64_t migrationsBefore = 0;   // migrations before start
+};
+
 struct Summary {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -59,27 +70,35 @@ struct Summary {
   double requests_per_s = kNaN;       // finished / sim_s
   std::int64_t preemptions = 0, migrations = 0;  // over all records
   double sim_s = 0;
+  // Measurement window (run.measure): latency/QoE/SLO over requests that
+  // finished in [start, end); arrived, tokens, preemptions and migrations
+  // counted in it; rates over its length. in_flight: at the run's end.
+  bool windowed = false;
+  double window_start_s = 0, window_end_s = 0;
 };
 
 /// `records`: finished requests plus those still in flight at the end (only
 /// finished ones feed latency/QoE/SLO; all feed tokens, preemptions,
 /// migrations). `arrived`: requests that arrived during the run.
 /// `sim_end`: simulated end time (the run spans [0, sim_end]).
+/// With `window`: only what happens in it counts (see Summary::windowed);
+/// `arrived` is then the run's total, window->arrivedBefore is subtracted.
 Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo);
+                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window = nullptr);
 /// The same over `records` followed by `more` (e.g. a run's finished
 /// records, then those still in flight): each pass decodes the compact
 /// records one at a time, so the peak is the store plus one value per
 /// finished request. Every statistic is the one summarize() gives for the
 /// two concatenated into one vector.
 Summary summarize(const RecordStore& records, std::span<const RequestRecord> more, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo);
+                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window = nullptr);
 
 /// summary.json metric groups, stable key order:
 /// requests{arrived,finished,in_flight}, ttft_s, tpot_s, ttfat_s, reasoning_s,
 /// e2e_s, blocking_s, queueing_s (each {mean,p50,p90,p95,p99,max,n}; values
 /// null when n = 0), qoe{mean,violation_rate,n}, slo_attainment, goodput_rps,
-/// throughput{tokens_per_s,requests_per_s}, preemptions, migrations, sim_s.
+/// throughput{tokens_per_s,requests_per_s}, preemptions, migrations, sim_s;
+/// windowed runs add measure{start_s,end_s,window_s} (absent otherwise).
 /// NaN values are written as null. (wall_s, scenario echo etc. are added by
 /// the output module.)
 nlohmann::ordered_json summaryToJson(const Summary& s);

@@ -111,19 +111,41 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (writing) sim.addObserver(&policySeries);
   if (!tracePath.empty()) sim.addObserver(&trace);
 
+  // Measurement window (run.measure): the totals when it opens, taken
+  // before the first event at or after its start (or at the end of a run
+  // that never got there).
+  std::optional<MeasureWindow> window;
+  const auto openWindow = [&] {
+    MeasureWindow w;
+    w.start = secondsToNs(s.run.measure->warmup_s);
+    w.end = secondsToNs(s.run.measure->endS());
+    w.arrivedBefore = sim.arrived();
+    const auto add = [&w](const RequestRecord& r) {
+      w.tokensBefore += r.generated;
+      w.preemptionsBefore += r.preemptions;
+      w.migrationsBefore += r.migrations;
+    };
+    sim.records().forEach(add);
+    for (const RequestRecord& r : sim.inFlightRecords()) add(r);
+    window = w;
+  };
+  const bool measuring = s.run.measure.has_value();
+  const SimTime windowStart = measuring ? secondsToNs(s.run.measure->warmup_s) : 0;
+
   const auto t0 = std::chrono::steady_clock::now();
   const double total = run.expectedRequests > 0 ? static_cast<double>(run.expectedRequests) : 0.0;
   std::int64_t n = 0;
   bool ended = false;
   for (;;) {
     if (opt.stopAfterEvents >= 0 && sim.eventsProcessed() >= opt.stopAfterEvents) break;
+    if (measuring && !window && sim.nextEventTime() >= windowStart) openWindow();
     if (!step()) {
       ended = true;
       break;
     }
     if (opt.progress && (++n & 0xFFFF) == 0) {
       double frac = 0;
-      if (s.run.duration_s) frac = nsToSeconds(sim.now()) / *s.run.duration_s;
+      if (const auto stop = s.run.stopTimeS()) frac = nsToSeconds(sim.now()) / *stop;
       else if (total > 0) frac = static_cast<double>(sim.finishedCount()) / total;
       opt.progress(std::clamp(frac, 0.0, 1.0), nsToSeconds(sim.now()));
     }
@@ -131,6 +153,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   // The changes at the boundary where the loop stopped (the end, or
   // stopAfterEvents) belong to the run too.
   if (live) live->boundary();
+  if (measuring && !window) openWindow();  // ended before the window opened: it is empty
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (opt.progress) opt.progress(1.0, nsToSeconds(sim.now()));
 
@@ -162,7 +185,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   }
   sim.sortRecordsById();
   const RecordStore& finished = sim.records();
-  res.summary = summarize(finished, open, sim.arrived(), sim.now(), s.slo);
+  res.summary = summarize(finished, open, sim.arrived(), sim.now(), s.slo, window ? &*window : nullptr);
 
   nlohmann::ordered_json j;
   j["servelab_version"] = kServeLabVersion;
@@ -179,6 +202,9 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
   // Prefix caching (docs/metrics.md "Prefix cache"); only written when on.
   if (sim.prefixCaching()) j["prefix_cache"] = prefixCacheJson(sim.prefixCacheStats());
+  // Stop-and-copy migrations abandoned on a wait cycle (the request resumed
+  // on its source; engine/transfer.cpp); likewise only written when nonzero.
+  if (sim.migrationsAbandoned() > 0) j["migrations_abandoned"] = sim.migrationsAbandoned();
   // Work the policy injected (synthetic requests), reported apart from the
   // user's figures; only written by runs that had some.
   if (const Simulator::SyntheticCost& sc = sim.syntheticCost(); sc.injected > 0) {

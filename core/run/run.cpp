@@ -90,13 +90,13 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     c.liveMaxRounds = s.cluster.live_migration.max_rounds;
     c.probeInterval = secondsToNs(s.run.probe_interval_s);
     c.rollingWindowS = s.run.rolling_window_s;
-    if (s.run.duration_s) c.stopAt = secondsToNs(*s.run.duration_s);
+    if (const auto stop = s.run.stopTimeS()) c.stopAt = secondsToNs(*stop);
     c.slo = s.slo;
     c.seed = s.run.seed;
 
     auto workload = workloadFactory
-                        ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s)
-                        : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.duration_s);
+                        ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS())
+                        : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS());
     run->expectedRequests = workload->expectedCount();
     const WorkloadSource* lengths = workload.get();  // a closed loop reads a trace's lengths through it
     if (const auto* loop = dynamic_cast<const ClosedLoopWorkload*>(lengths)) lengths = &loop->lengthSource();

@@ -222,6 +222,14 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   ordered_json run = ordered_json::object();
   run["seed"] = s.run.seed;
   run["duration_s"] = optNum(s.run.duration_s);
+  // Written only when set, so scenarios without a window keep their bytes
+  // (and their runs their fingerprints).
+  if (s.run.measure) {
+    ordered_json m = ordered_json::object();
+    m["warmup_s"] = s.run.measure->warmup_s;
+    m["window_s"] = s.run.measure->window_s;
+    run["measure"] = std::move(m);
+  }
   run["probe_interval_s"] = s.run.probe_interval_s;
   run["rolling_window_s"] = s.run.rolling_window_s;
   run["trace_request_limit"] = s.run.trace_request_limit;

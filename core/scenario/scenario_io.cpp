@@ -47,8 +47,9 @@ const Keys kTraceKeys = {"path", "format", "time_scale", "max_requests", "window
 const Keys kWindowKeys = {"start_s", "end_s"};
 const Keys kPolicyKeys = {"id", "router", "knobs", "prefix_weight"};
 const Keys kSloKeys = {"ttft_s", "tpot_s", "ttfat_s", "qoe_tpot_s", "qoe_threshold"};
-const Keys kRunKeys = {"seed", "duration_s", "probe_interval_s", "rolling_window_s",
+const Keys kRunKeys = {"seed", "duration_s", "measure", "probe_interval_s", "rolling_window_s",
                        "trace_request_limit"};
+const Keys kMeasureKeys = {"warmup_s", "window_s"};
 const Keys kDistKeys = {"dist",  "value", "min",  "max",    "median", "p90",   "mu",
                         "sigma", "mean",  "path", "column", "parts",  "weight"};  // "weight" last
 
@@ -65,6 +66,7 @@ const Section kSections[] = {
     {"workload.arrival", &kArrivalKeys}, {"workload.trace", &kTraceKeys},
     {"workload.trace.window", &kWindowKeys}, {"policy", &kPolicyKeys},
     {"slo", &kSloKeys},        {"run", &kRunKeys},
+    {"run.measure", &kMeasureKeys},
 };
 
 const Keys kDistNames = {"constant", "uniform", "lognormal", "empirical", "mixture", "exponential"};
@@ -693,6 +695,20 @@ private:
       }
     }
     if (auto* x = find(v, "duration_s")) r.duration_s = optPositive(*x, child(p, "duration_s"));
+    if (auto* x = find(v, "measure"); x && !x->is_null()) {
+      const std::string q = child(p, "measure");
+      if (!x->is_object()) typeError(*x, q, "an object or null");
+      checkKeys(*x, q, kMeasureKeys);
+      MeasureSpec m;
+      if (auto* y = find(*x, "warmup_s")) m.warmup_s = nonNegative(*y, child(q, "warmup_s"));
+      const json* w = find(*x, "window_s");
+      if (!w) fail(q, "missing required field 'window_s'");
+      m.window_s = positive(*w, child(q, "window_s"));
+      if (r.duration_s) {
+        fail(q, "set either run.measure or run.duration_s, not both (the run stops at the window's end)");
+      }
+      r.measure = m;
+    }
     if (auto* x = find(v, "probe_interval_s")) {
       r.probe_interval_s = positive(*x, child(p, "probe_interval_s"));
     }

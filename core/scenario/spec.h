@@ -140,9 +140,21 @@ struct SloSpec {
   double qoe_threshold = 0.95;
 };
 
+/// A measurement window (docs/metrics.md "Measurement window"): metrics
+/// count only what happens in [warmup_s, warmup_s + window_s); arrivals and
+/// the run stop at the window's end, so the drain is never measured.
+struct MeasureSpec {
+  double warmup_s = 0;  // >= 0: simulated seconds skipped before the window
+  double window_s = 0;  // > 0: the window's length
+  double endS() const { return warmup_s + window_s; }
+};
+
 struct RunSpec {
   std::uint64_t seed = 1;
   std::optional<double> duration_s;   // stop simulated time; null = run until drained
+  std::optional<MeasureSpec> measure; // exclusive with duration_s; null = whole run measured
+  /// When the run stops and arrivals end: the window's end, else duration_s.
+  std::optional<double> stopTimeS() const { return measure ? std::optional<double>(measure->endS()) : duration_s; }
   double probe_interval_s = 1.0;
   double rolling_window_s = 30.0;
   std::int64_t trace_request_limit = 20000;  // requests drawn in trace.json

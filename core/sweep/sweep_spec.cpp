@@ -93,11 +93,13 @@ void applyPath(json& doc, const std::string& path, const json& value, const std:
 // summary.json keys a metric may name (executeRun writes these around the
 // metric groups of summaryToJson).
 const std::vector<std::string>& runKeys() {
-  // closed_loop.*: only closed-loop runs have them (null for the others).
+  // closed_loop.*: only closed-loop runs have them (null for the others);
+  // measure.*: only runs with a measurement window (run.measure).
   static const std::vector<std::string> k = {"policy",  "seed",    "fingerprint",
                                              "events",  "aborted", "stalled",
                                              "closed_loop.concurrency", "closed_loop.final_concurrency",
-                                             "closed_loop.issued"};
+                                             "closed_loop.issued", "measure.start_s", "measure.end_s",
+                                             "measure.window_s"};
   return k;
 }
 

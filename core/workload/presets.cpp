@@ -69,10 +69,19 @@ void setSelfCode(WorkloadSpec& w) {
   w.reasoning_tokens = constantDist(0);
   w.answer_tokens = clipped(lognormalDist(960, 2880), 16, 16384);
 }
+// Answers fitted (issue 24) to Table 1's FCFS count, so that count is an
+// input here, not a validation: FCFS finishes 689 of 3 000 ShareGPT requests
+// in 10 minutes at the paper's setting (one A100-40G serving Qwen3-14B as one
+// TP-1 vLLM engine, no chunked prefill, recompute; Poisson 64 req/s). The
+// former answers (median 320, p90 900, clip [8, 4 096]: 2 057 done) scaled by
+// one factor k found by bisection on the mean of seeds 1-4 (servelab-cli run):
+// k 1 -> 2057.0, 1.5 -> 1123.0, 2 -> 707.75, 2.0125 -> 698.25,
+// 2.025 -> 690.5, 2.05 -> 675.0, 2.1 -> 649.0, 2.5 -> 472.75, 3 -> 337.5.
+// k = 2.025: median 648, p90 1 822.5, clip [8, 8 294] (docs/workloads.md).
 void setSelfShareGpt(WorkloadSpec& w) {
   w.input_tokens = clipped(lognormalDist(64, 512), 4, 8192);
   w.reasoning_tokens = constantDist(0);
-  w.answer_tokens = clipped(lognormalDist(320, 900), 8, 4096);
+  w.answer_tokens = clipped(lognormalDist(648, 1822.5), 8, 8294);
 }
 // Thinking mode (App. A.2, A.6, Table 3): every dataset capped at 16 384
 // generated tokens, TACO restricted to problems under 100 words. The thinking
@@ -114,6 +123,17 @@ void setDeepSeekR1Production(WorkloadSpec& w) {
   w.answer_tokens = empiricalDist(table, "answer_tokens");
 }
 
+// Long-context conversations (CascadeInfer §2.2, Fig. 1: ShareGPT, requests
+// over 128K discarded): embedded from resources/workloads/sharegpt-long.json,
+// built by docs/analysis/sharegpt_long_table.py from the shared ShareGPT and
+// Mooncake traces (docs/workloads.md "sharegpt-long").
+void setShareGptLong(WorkloadSpec& w) {
+  const std::string table = std::string(kBuiltinTablePrefix) + "sharegpt-long";
+  w.input_tokens = empiricalDist(table, "input_tokens");
+  w.reasoning_tokens = constantDist(0);
+  w.answer_tokens = empiricalDist(table, "answer_tokens");
+}
+
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> p = {
       {"chat", "non-reasoning chat (the default): input median 512 p90 2048, answer median 256 p90 1024",
@@ -133,7 +153,7 @@ const std::vector<Preset>& presets() {
        kDomainMath, setSelfMath},
       {"selfsched-code", "TACO-like code generation (self-scheduling paper): long prompts, long-tailed answers",
        kDomainCode, setSelfCode},
-      {"selfsched-sharegpt", "ShareGPT-like chat (self-scheduling paper): short answers, weak tail", kDomainChat,
+      {"selfsched-sharegpt", "ShareGPT-like chat (self-scheduling paper): answers median 648, weak tail (fitted to Table 1's FCFS count)", kDomainChat,
        setSelfShareGpt},
       {"selfsched-math-thinking",
        "selfsched-math in thinking mode (self-scheduling paper, Table 3): answers median 8K, capped at 16K",
@@ -153,6 +173,10 @@ const std::vector<Preset>& presets() {
        "DeepSeek-R1 production traffic (ServeGen quantiles): input median 208, output median 792 p99 12.6K, "
        "reasoning 70% of output on average",
        kDomainNone, setDeepSeekR1Production},
+      {"sharegpt-long",
+       "ShareGPT-like chat with the long-context tail (CascadeInfer): prompts median 5.8K, p90 27K, to 126K; "
+       "answers <= 1024",
+       kDomainNone, setShareGptLong},
   };
   return p;
 }

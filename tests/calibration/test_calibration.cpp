@@ -81,11 +81,19 @@ CostCoefficients truthCoefficients() {
   t.t_seq_us = 6.0;
   t.kappa = 0.8;
   t.alpha_hop_us = 2.5;
+  t.hetero = HeteroMode::Cv;  // the rule with a fitted slope (kappa)
   return t;
 }
 
-CalibrationOptions ringOptions() {
+// Fitting under the cv rule, as the truth above.
+CalibrationOptions cvOptions() {
   CalibrationOptions o;
+  o.base.hetero = HeteroMode::Cv;
+  return o;
+}
+
+CalibrationOptions ringOptions() {
+  CalibrationOptions o = cvOptions();
   o.allreduce = AllReduceMode::Ring;
   return o;
 }
@@ -151,7 +159,7 @@ TEST_P(Recovery, MeasuredAllReduceIsTakenAsKnown) {
   const CostCoefficients truth = truthCoefficients();
   const auto rows = synthesizeMeasurements(gpu, model, truth, 300, 3, 0.0, {1, 2, 4});
   CalibrationReport rep;
-  const CostCoefficients c = calibrateCostModel(gpu, model, rows, {}, &rep).coefficients;
+  const CostCoefficients c = calibrateCostModel(gpu, model, rows, cvOptions(), &rep).coefficients;
   EXPECT_LT(rep.mape, 1e-6);
   expectWithin(c.eta_c, truth.eta_c, 1e-6, "eta_c");
   expectWithin(c.eta_kv, truth.eta_kv, 1e-6, "eta_kv");
@@ -168,11 +176,44 @@ TEST_P(Recovery, HeldOutMapeBelowThreePercent) {
   const auto all = synthesizeMeasurements(gpu, model, truthCoefficients(), 900, 7, 0.01, {1, 2, 4});
   const std::vector<Measurement> train(all.begin(), all.begin() + 600);
   const std::vector<Measurement> test(all.begin() + 600, all.end());
-  const CostProfile p = calibrateCostModel(gpu, model, train);
+  const CostProfile p = calibrateCostModel(gpu, model, train, cvOptions());
   const double mape = costModelMape(gpu, model, p.coefficients, test);
   EXPECT_LT(mape, 0.03);
   // Fitting starts from the defaults, which are off by 10-40 %: the fit helps.
-  EXPECT_LT(mape, costModelMape(gpu, model, CostCoefficients{}, test));
+  EXPECT_LT(mape, costModelMape(gpu, model, cvOptions().base, test));
+}
+
+// Under the kernel rule (the default) decode attention is the kernel h (known
+// for each row: batch, model, tp, SM slots) times the KV read: eta_kv and the
+// rest are recovered exactly, kappa is not fitted and keeps the base.
+TEST_P(Recovery, KernelRuleFitsEtaKvAndLeavesKappa) {
+  const GpuSpec& gpu = reg().gpu(GetParam().gpu);
+  const ModelSpec& model = reg().model(GetParam().model);
+  CostCoefficients truth = truthCoefficients();
+  truth.hetero = HeteroMode::Kernel;
+  const auto rows = synthesizeMeasurements(gpu, model, truth, 300, 3, 0.0, {1, 2, 4});
+  CalibrationReport rep;
+  CalibrationOptions opt;
+  opt.base.hetero = HeteroMode::Kernel;
+  const CostCoefficients c = calibrateCostModel(gpu, model, rows, opt, &rep).coefficients;
+  EXPECT_EQ(c.hetero, HeteroMode::Kernel);
+  EXPECT_LT(rep.mape, 1e-6);
+  expectWithin(c.eta_kv, truth.eta_kv, 1e-6, "eta_kv");
+  expectWithin(c.eta_c, truth.eta_c, 1e-6, "eta_c");
+  EXPECT_EQ(c.kappa, CostCoefficients{}.kappa);
+  EXPECT_EQ(rep.cappedRows, 0);
+  bool noted = false;
+  for (const auto& n : rep.notes) noted = noted || n.find("kappa: not fitted: hetero = kernel") != std::string::npos;
+  EXPECT_TRUE(noted);
+  for (const FittedTerm& t : rep.terms) {
+    if (t.key == "kappa") {
+      EXPECT_FALSE(t.identified);
+    }
+  }
+  // Fitting the cv rule to kernel-rule data cannot be exact.
+  CalibrationReport cvRep;
+  calibrateCostModel(gpu, model, rows, cvOptions(), &cvRep);
+  EXPECT_GT(cvRep.mape, 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, Recovery,
@@ -193,7 +234,7 @@ TEST(Calibration, TermsTheDataDoesNotExerciseKeepTheBase) {
   for (const Measurement& m : synthesizeMeasurements(gpu, model, truthCoefficients(), 600, 5, 0.01, {1}))
     if (m.prefill_seqs == 0) rows.push_back(m);
   ASSERT_GT(rows.size(), 50u);
-  CalibrationOptions opt;
+  CalibrationOptions opt = cvOptions();
   CalibrationReport rep;
   const CostCoefficients c = calibrateCostModel(gpu, model, rows, opt, &rep).coefficients;
   EXPECT_EQ(c.eta_a, opt.base.eta_a);

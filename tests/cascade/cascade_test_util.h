@@ -24,8 +24,8 @@ inline CascadeConfig quietConfig() {
 
 struct CascadeRig {
   CascadeRig(CascadeConfig cc, int instances, std::vector<RequestSpec> reqs, std::vector<int> perStage,
-             std::vector<std::int32_t> uppers, double linkBytesPerSec = 1e6) {
-    InstanceConfig ic = test::tinyInstance(100000, 16);
+             std::vector<std::int32_t> uppers, double linkBytesPerSec = 1e6, std::int64_t gpuBlocks = 100000) {
+    InstanceConfig ic = test::tinyInstance(gpuBlocks, 16);
     ic.hostLinkBytesPerSec = linkBytesPerSec;  // instances share a node without NVLink: the host link
     SimConfig c = test::tinySim(ic, instances);
     auto g = std::make_unique<CascadeGlobal>(std::move(cc));

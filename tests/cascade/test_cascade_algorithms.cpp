@@ -18,9 +18,9 @@ using test::req;
 
 // ---------------------------------------------------------------- Q model
 
-TEST(CascadeQoe, FitRecoversKnownCoefficientsFromSyntheticData) {
-  const std::array<double, 5> truth = {0.004, 2e-4, 3e-6, 5e-11, 7e-6};
-  Rng rng(7);
+// 200 random batches timed by the model `truth` (q floored at `floor`).
+std::vector<QoeSample> syntheticSamples(const std::array<double, 5>& truth, std::uint64_t seed, double floor = -1e300) {
+  Rng rng(seed);
   std::vector<QoeSample> s;
   for (int k = 0; k < 200; ++k) {
     QoeFeatures f;
@@ -31,8 +31,14 @@ TEST(CascadeQoe, FitRecoversKnownCoefficientsFromSyntheticData) {
     }
     QoeModel m;
     m.d = truth;
-    s.push_back({f, m.predict(f)});
+    s.push_back({f, std::max(floor, m.predict(f))});
   }
+  return s;
+}
+
+TEST(CascadeQoe, FitRecoversKnownCoefficientsFromSyntheticData) {
+  const std::array<double, 5> truth = {0.004, 2e-4, 3e-6, 5e-11, 7e-6};
+  const std::vector<QoeSample> s = syntheticSamples(truth, 7);
   const QoeModel fit = fitQoe(s);
   for (std::size_t k = 0; k < 5; ++k) EXPECT_NEAR(fit.d[k] / truth[k], 1.0, 1e-6) << "D" << k;
   EXPECT_LT(meanRelativeError(fit, s), 1e-9);
@@ -55,6 +61,24 @@ TEST(CascadeQoe, ProfilingTheCostModelFitsWithinItsReportedError) {
   // Tiny cost model: iteration = 1 ms + 0.1 ms per token: the batch term D1 is positive.
   EXPECT_GT(m.d[1], 0);
   EXPECT_LT(meanRelativeError(m, samples), staticMeanRelativeError(samples, samples));
+}
+
+// Issue 25: the fitted coefficient on total current length came out
+// negative (collinear features). The fit is non-negative least squares: on
+// data whose best unconstrained fit needs a negative D4, every D_k >= 0, and
+// it still beats the static predictor.
+TEST(CascadeQoe, FitIsNonNegativeEvenWhereLeastSquaresGoesNegative) {
+  const std::array<double, 5> truth = {0.004, 2e-4, 3e-6, 5e-11, -1e-6};  // D4 < 0
+  const std::vector<QoeSample> s = syntheticSamples(truth, 11, 1e-4);
+  const QoeModel fit = fitQoe(s);
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_GE(fit.d[k], 0.0) << "D" << k;
+  EXPECT_EQ(fit.d[4], 0.0);  // the negative coefficient is at the bound
+  EXPECT_LT(meanRelativeError(fit, s), staticMeanRelativeError(s, s));
+  // The cost model's own profile: no negative coefficient either.
+  QoeProfileOptions o;
+  o.maxLength = 4096;
+  const QoeModel prof = fitQoe(profileQoe(test::tinyCost(), o));
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_GE(prof.d[k], 0.0) << "D" << k;
 }
 
 // ---------------------------------------------------------------- planner
@@ -158,6 +182,48 @@ TEST(CascadePlanner, HistogramIsTheStepPopulation) {
   EXPECT_DOUBLE_EQ(h.straddling[2], 200);
 }
 
+// Issue 25: prefill arrivals in the stage cost. Each arrival's prefill
+// lands on the stage its prompt is routed to; the stage's decode cost is
+// scaled by 1/(1 - u), u = prefill seconds per second per instance.
+TEST(CascadePlanner, PrefillLoadGoesToThePromptsBucket) {
+  LengthHistogram h = buildHistogram({{100, 10}, {300, 10}, {2000, 10}}, {0, 256, 512, 1024}, 3.0);
+  addPrefillLoad(h, {{100, 10}, {300, 10}, {2000, 10}}, 3.0, [](std::int64_t in) { return 1e-4 * in; });
+  ASSERT_EQ(h.prefillLoad.size(), 3u);
+  EXPECT_DOUBLE_EQ(h.prefillLoad[0], 0.01);  // 1 req/s x 100 tokens x 0.1 ms
+  EXPECT_DOUBLE_EQ(h.prefillLoad[1], 0.03);
+  EXPECT_DOUBLE_EQ(h.prefillLoad[2], 0.2);   // 2000 > the last edge: the open last bucket
+}
+
+TEST(CascadePlanner, StageCostCountsPrefillArrivals) {
+  EXPECT_DOUBLE_EQ(prefillSlowdown(0), 1.0);
+  EXPECT_DOUBLE_EQ(prefillSlowdown(0.5), 2.0);
+  EXPECT_DOUBLE_EQ(prefillSlowdown(0.9), 10.0);
+  EXPECT_DOUBLE_EQ(prefillSlowdown(1.2), 40.0);  // continued linearly past 0.9
+  Rng rng(3);
+  LengthHistogram h = randomHistogram(rng, 4);
+  const PlanCosts c = someCosts();
+  const double plain2 = stageCost(h, c, 0, 2, 2), plain1 = stageCost(h, c, 0, 2, 1), plainLong = stageCost(h, c, 2, 4, 1);
+  h.prefillLoad = {0.3, 0.5, 0.0, 0.0};  // 0.8 instance-seconds per second on buckets 0-1
+  EXPECT_NEAR(stageCost(h, c, 0, 2, 2), plain2 / (1 - 0.4), 1e-12 * plain2);
+  EXPECT_NEAR(stageCost(h, c, 0, 2, 1), plain1 / (1 - 0.8), 1e-12 * plain1);
+  EXPECT_DOUBLE_EQ(stageCost(h, c, 2, 4, 1), plainLong);  // no prompts there: unchanged
+  // Planning: a heavy prefill load on the short prompts' bucket gives their
+  // stage more instances than the decode-only cost does.
+  LengthHistogram two;
+  two.edges = {0, 128, 256, 512, 1024};
+  two.bucket = {{40, 40 * 100, 40 * 100.0 * 100, 40 * 110}, {}, {}, {40, 40 * 900, 40 * 900.0 * 900, 40 * 1000}};
+  two.straddling = {0, 0, 0, 0, 0};
+  PlanCosts free = c;
+  free.cutSecondsPerToken = 0;
+  const Plan before = planExact(two, free, 8);
+  ASSERT_EQ(before.stages(), 2);
+  two.prefillLoad = {3.0, 0, 0, 0};
+  const Plan after = planExact(two, free, 8);
+  ASSERT_EQ(after.stages(), 2);
+  EXPECT_GT(after.instances[0], before.instances[0]);
+  EXPECT_GE(planHeuristic(two, free, 8).instances[0], after.instances[0] - 1);
+}
+
 // ---------------------------------------------------------------- refinement
 
 TEST(CascadeRefine, FreezesBelowFiveRequests) {
@@ -218,6 +284,47 @@ TEST(CascadeRefine, MovesTheBoundaryByEmaAndFreezesWithFewRequests) {
   few.global->refineNow();
   EXPECT_EQ(few.global->upper(0), 10000);
   EXPECT_EQ(few.global->frozenRefinements(), 1);
+}
+
+// Issue 25: refinement clamped a boundary to lower(s)+1, so a stage could
+// shrink to a token or two. Now no stage is narrower than minStageWidth()
+// (128 tokens at the default bucket base of 256).
+TEST(CascadeRefine, NoStageShrinksBelowTheMinimumWidth) {
+  CascadeConfig cc = quietConfig();
+  cc.emaAlpha = 1.0;  // straight to the target
+  cc.refine = RefineMode::Quantity;
+  ASSERT_DOUBLE_EQ(CascadeGlobal(cc).minStageWidth(), 128.0);
+  {
+    // Two stages, every sequence a few tokens long: the target is ~6 tokens.
+    std::vector<RequestSpec> reqs;
+    for (int i = 0; i < 6; ++i) reqs.push_back(req(0, 2 + i, 5000));
+    CascadeRig rig(cc, 2, reqs, {1, 1}, {1000});
+    rig.sim->run(ms(3));
+    rig.global->refineNow();
+    EXPECT_EQ(rig.global->refinements(), 1);
+    EXPECT_EQ(rig.global->upper(0), 128);  // was ~6 (clamped only to 0 + 1)
+  }
+  {
+    // Three stages; boundary 0's target (~1000) runs into stage 1, which
+    // used to leave stage 1 = [1099, 1100).
+    std::vector<RequestSpec> reqs;
+    for (int i = 0; i < 5; ++i) reqs.push_back(req(0, 10 + 10 * i, 5000));
+    for (int i = 0; i < 5; ++i) reqs.push_back(req(0, 1000 + 10 * i, 5000));
+    CascadeRig rig(cc, 3, reqs, {1, 1, 1}, {1000, 1100});
+    rig.sim->run(ms(3));
+    rig.global->refineNow();
+    for (int s = 0; s < rig.global->stages(); ++s)
+      EXPECT_GE(rig.global->upper(s) - rig.global->lower(s), 128) << "stage " << s;
+    EXPECT_EQ(rig.global->upper(0), 1100 - 128);
+    EXPECT_EQ(rig.global->upper(1), 1100);
+    // A pair of stages with no room for two minimum widths keeps its boundary.
+    rig.global->setLayout({1, 1, 1}, {1000, 1100});
+    rig.global->setLayout({1, 1, 1}, {100, 200});
+    const std::int64_t frozen = rig.global->frozenRefinements();
+    rig.global->refineNow();
+    EXPECT_EQ(rig.global->upper(0), 100);
+    EXPECT_GT(rig.global->frozenRefinements(), frozen);
+  }
 }
 
 // ---------------------------------------------------------------- bid-ask
@@ -308,6 +415,47 @@ TEST(CascadeBidAsk, StarvedRequestIsSentNextAfterTheSendersTransmission) {
   EXPECT_EQ(ends[0].first, 0);
   EXPECT_EQ(ends[1].first, 1);
   EXPECT_EQ(ends[2].first, 2);
+}
+
+// Issue 25: a receiver without room for a request it won refuses the
+// migration (the request keeps running on its sender, as the paper says);
+// after more than starve_limit refusals it hands the request back and the
+// sender asks again, so the peer with room gets it.
+TEST(CascadeBidAsk, FullReceiverHandsTheRequestBackAndAPeerWinsIt) {
+  CascadeConfig cc = quietConfig();
+  cc.starveLimit = 3;
+  // 200 blocks of 16 tokens per instance. Stage 1: instance 0 (< 60 tokens);
+  // stage 2: instances 1 and 2. The 3190-token prompt fills instance 1.
+  CascadeRig rig(cc, 3, {req(0, 3190, 5), req(0, 50, 400)}, {1, 2}, {60}, 1e6, 200);
+  rig.sim->run(ms(8));
+  Request* big = rig.find(0);
+  Request* a = rig.find(1);
+  ASSERT_TRUE(big && a);
+  ASSERT_EQ(big->instance, 1);
+  ASSERT_EQ(a->instance, 0);
+  ASSERT_TRUE(a->prefillDone());
+  ASSERT_LT(a->input + a->generated, 60);
+  rig.global->enqueueMove(1, *a, 9);  // instance 1 won it, but has no room
+  for (int k = 1; k <= 3; ++k) {
+    rig.global->pump(1);
+    ASSERT_EQ(rig.global->queueOf(1).size(), 1u);
+    EXPECT_EQ(rig.global->queueOf(1)[0].refusals, k) << "skips " << rig.global->queueOf(1)[0].skips << " live " << rig.sim->liveMigrations(1);
+  }
+  EXPECT_EQ(rig.global->refusedMigrations(), 3);
+  rig.global->pump(1);  // the 4th refusal: handed back
+  EXPECT_TRUE(rig.global->queueOf(1).empty());
+  EXPECT_EQ(rig.global->handedBack(), 1);
+  EXPECT_EQ(rig.sim->liveMigrations(1), 0);
+  rig.sim->run();
+  // At 60 tokens the sender asks again: instance 2 (empty) wins.
+  std::vector<RequestRecord> all;
+  rig.sim->records().forEach([&](const RequestRecord& r) { all.push_back(r); });
+  ASSERT_EQ(all.size(), 2u);
+  for (const RequestRecord& r : all)
+    if (r.id == 1) {
+      EXPECT_EQ(r.instance, 2);
+      EXPECT_EQ(r.migrations, 1);
+    }
 }
 
 TEST(CascadeBidAsk, LiveMigrationCapIsRespected) {

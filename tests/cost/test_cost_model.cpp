@@ -1,5 +1,6 @@
 // Cost model: sanity figures of 20-cost-model.md, memory, tensor parallelism,
 // heterogeneity penalty, coefficient overrides and profiles.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,12 @@ const PresetRegistry& reg() { return PresetRegistry::builtin(); }
 CostModel make(const char* model, int tp = 1, const char* gpu = "h100-sxm-80g",
                CostCoefficients c = {}, AllReduceMode ar = AllReduceMode::Vllm) {
   return CostModel(reg().gpu(gpu), reg().model(model), tp, c, ar);
+}
+
+CostCoefficients kernelRule() {
+  CostCoefficients c;
+  c.hetero = HeteroMode::Kernel;
+  return c;
 }
 
 BatchShape decode(int seqs, double ctx) {
@@ -137,8 +144,10 @@ TEST(CostModel, NoNvlinkUsesHostLinkForAllReduce) {
   EXPECT_GT(pcie.breakdown(decode(8, 512)).comm_s, nv.breakdown(decode(8, 512)).comm_s);
 }
 
-TEST(CostModel, HeterogeneityPenalty) {
-  const CostModel m = make("llama-3.1-8b");
+TEST(CostModel, HeterogeneityPenaltyCvRule) {
+  CostCoefficients cv;
+  cv.hetero = HeteroMode::Cv;
+  const CostModel m = make("llama-3.1-8b", 1, "h100-sxm-80g", cv);
   EXPECT_DOUBLE_EQ(m.heterogeneity(decode(64, 3000)), 1.0);
   EXPECT_DOUBLE_EQ(m.heterogeneity(decode(1, 3000)), 1.0);
   BatchShape mixed;
@@ -154,6 +163,96 @@ TEST(CostModel, HeterogeneityPenalty) {
   EXPECT_NEAR(r.decode_attn_s, 2.1 * 100099.0 * 131072 / (3.35e12 * 0.51), 1e-12);
   // The penalty makes a mixed batch dearer than a homogeneous one of equal Σ L.
   EXPECT_GT(m.iterationSeconds(mixed), m.iterationSeconds(decode(2, 1024)));
+}
+
+// Kernel rule, by hand (docs/cost-model.md "Heterogeneity"): Llama-3.2-3B on
+// one H100 SXM: H = 8 KV heads -> 8 CTAs a sequence, P = 132 SMs x 2 = 264
+// slots. Batch 512: w = 4096 / 264 = 15.515..., ρ = (1 + CV²) / w,
+// h = max(ρ, 1 + ρ/2 (1 - 1/w)).
+TEST(CostModel, KernelHeterogeneityByHand) {
+  const CostModel m = make("llama-3.2-3b", 1, "h100-sxm-80g", kernelRule());
+  EXPECT_EQ(m.attentionCtasPerSeq(), 8);
+  EXPECT_DOUBLE_EQ(m.attentionSlots(), 264.0);
+  const double w = 4096.0 / 264.0;
+  const auto hOf = [&](double oneOverW1pCv2) {
+    const double rho = oneOverW1pCv2;
+    return std::max(rho, 1.0 + 0.5 * rho * (1.0 - 1.0 / w));
+  };
+  // Equal lengths, 512 × 1000: CV 0, only the drain of the last wave.
+  const BatchShape equal = decode(512, 1000);
+  const double hEqual = hOf(1.0 / w);
+  EXPECT_NEAR(m.heterogeneity(equal), hEqual, 1e-12);
+  EXPECT_NEAR(hEqual, 1.0301, 1e-4);
+  // Same 512 000 tokens, half at 200 and half at 1800: CV 0.8, 1 + CV² = 1.64.
+  BatchShape halves;
+  for (int i = 0; i < 256; ++i) addDecodeSeq(halves, 200);
+  for (int i = 0; i < 256; ++i) addDecodeSeq(halves, 1800);
+  EXPECT_DOUBLE_EQ(halves.decode_ctx_sum, equal.decode_ctx_sum);
+  EXPECT_NEAR(m.heterogeneity(halves), hOf(1.64 / w), 1e-12);
+  // Same tokens, 511 × 750 + one 128 750: the longest sequence's 8 CTAs are the
+  // critical path. 1 + CV² = n Σ L² / (Σ L)².
+  BatchShape oneLong;
+  for (int i = 0; i < 511; ++i) addDecodeSeq(oneLong, 750);
+  addDecodeSeq(oneLong, 128750);
+  EXPECT_DOUBLE_EQ(oneLong.decode_ctx_sum, equal.decode_ctx_sum);
+  const double onePlusCv2 = 512.0 * (511.0 * 750 * 750 + 128750.0 * 128750) / (512000.0 * 512000);
+  EXPECT_NEAR(m.heterogeneity(oneLong), hOf(onePlusCv2 / w), 1e-12);
+  EXPECT_NEAR(m.heterogeneity(oneLong), onePlusCv2 / w, 1e-12);  // the critical path wins
+  // The paper's Fig. 2 range at constant tokens (1.1–2.1× of the equal batch):
+  const double relHalves = m.heterogeneity(halves) / hEqual;
+  const double relLong = m.heterogeneity(oneLong) / hEqual;
+  std::printf("[hetero] llama-3.2-3b batch 512, 512K tokens: equal h %.4f; halves 200/1800 x%.3f; "
+              "one 128 750 x%.3f\n", hEqual, relHalves, relLong);
+  EXPECT_NEAR(relHalves, 1.0187, 1e-4);
+  EXPECT_NEAR(relLong, 2.0608, 1e-4);
+  // Decode attention is h × the bandwidth-bound time.
+  const CostBreakdown r = m.breakdown(oneLong);
+  EXPECT_NEAR(r.decode_attn_s, r.heterogeneity_h * 512000.0 * 114688 / (3.35e12 * 0.51), 1e-12);
+}
+
+TEST(CostModel, KernelHeterogeneitySmallBatchesSplitKv) {
+  const CostModel m = make("llama-3.2-3b", 1, "h100-sxm-80g", kernelRule());
+  // One sequence, or equal ones that fit one wave: split-KV fills the slots, h = 1.
+  EXPECT_DOUBLE_EQ(m.heterogeneity(decode(1, 3000)), 1.0);
+  EXPECT_DOUBLE_EQ(m.heterogeneity(decode(20, 3000)), 1.0);
+  EXPECT_DOUBLE_EQ(m.heterogeneity(BatchShape{}), 1.0);
+  // Two sequences 512 / 1536 (one wave, split evenly): h = 1 + CV² = 1.25, the
+  // longest chunk L_b/s over the mean chunk L̄/s with L_b = Σ L²/Σ L = 1280.
+  BatchShape mixed;
+  addDecodeSeq(mixed, 512);
+  addDecodeSeq(mixed, 1536);
+  EXPECT_NEAR(m.heterogeneity(mixed), 1.25, 1e-12);
+  // tp 8 on an 8-KV-head model: one CTA a sequence per GPU.
+  const CostModel tp8 = make("llama-3.1-8b", 8, "h100-sxm-80g", kernelRule());
+  EXPECT_EQ(tp8.attentionCtasPerSeq(), 1);
+  // More CTAs per SM = more slots = more waves of slack: a smaller penalty.
+  CostCoefficients four = kernelRule();
+  four.attn_ctas_per_sm = 4;
+  const CostModel m4 = make("llama-3.2-3b", 1, "h100-sxm-80g", four);
+  BatchShape skew;
+  for (int i = 0; i < 100; ++i) addDecodeSeq(skew, 300);
+  addDecodeSeq(skew, 60000);
+  EXPECT_GT(m.heterogeneity(skew), 1.0);
+  EXPECT_GT(m4.heterogeneity(skew), m.heterogeneity(skew));  // fewer waves: the long CTAs stick out more
+  // An A100 (108 SMs) has fewer slots than an H100 (132) for the same batch.
+  const CostModel a100 = make("llama-3.2-3b", 1, "a100-40g", kernelRule());
+  EXPECT_DOUBLE_EQ(a100.attentionSlots(), 216.0);
+}
+
+TEST(CostModel, HeteroKnobParsesAndRoundTrips) {
+  const auto k = CostCoefficients::fromJson({{"hetero", "kernel"}, {"attn_ctas_per_sm", 3}});
+  EXPECT_EQ(k.hetero, HeteroMode::Kernel);
+  EXPECT_DOUBLE_EQ(k.attn_ctas_per_sm, 3.0);
+  EXPECT_EQ(k.toJson()["hetero"], "kernel");
+  EXPECT_EQ(CostCoefficients::fromJson(k.toJson()).hetero, HeteroMode::Kernel);
+  const auto c = CostCoefficients::fromJson({{"hetero", "cv"}}, "cluster.cost", k);
+  EXPECT_EQ(c.hetero, HeteroMode::Cv);
+  EXPECT_EQ(c.toJson()["hetero"], "cv");
+  EXPECT_EQ(CostCoefficients::fromJson(c.toJson(), "cluster.cost", k).hetero, HeteroMode::Cv);
+  const std::string bad = errorOf([] { CostCoefficients::fromJson({{"hetero", "flash"}}); });
+  EXPECT_NE(bad.find("cluster.cost.hetero: must be \"kernel\" or \"cv\""), std::string::npos) << bad;
+  const std::string zero = errorOf([] { CostCoefficients::fromJson({{"attn_ctas_per_sm", 0}}); });
+  EXPECT_NE(zero.find("cluster.cost.attn_ctas_per_sm: must be > 0"), std::string::npos) << zero;
 }
 
 // ---- memory
@@ -227,7 +326,7 @@ TEST(CostCoefficients, DefaultsAndOverrides) {
   const auto back = CostCoefficients::fromJson(c.toJson());
   EXPECT_EQ(back.toJson(), c.toJson());
   EXPECT_EQ(c.toJson().size(), CostCoefficients::keys().size());
-  EXPECT_EQ(CostCoefficients::keys().size(), 12u);
+  EXPECT_EQ(CostCoefficients::keys().size(), 14u);
 }
 
 TEST(CostCoefficients, BadOverrides) {

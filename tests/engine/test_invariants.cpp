@@ -59,10 +59,11 @@ public:
   }
 
 private:
-  // Moves go only to higher-numbered instances. Stop-and-copy copies wait at
-  // their destination until it has room, so moves in a cycle (A -> B while
-  // B -> A, both full) can deadlock, as they would in a real cluster; a
-  // policy's job, not the engine's. Without cycles every wait ends.
+  // Moves go only to higher-numbered instances (so a decode-phase request is
+  // never moved onto the prefill instance 0 of a disaggregated scenario).
+  // PASCAL's own moves go both ways and may wait on each other in cycles;
+  // the engine abandons such copies (Transfer.WaitCycle... in
+  // test_transfer.cpp builds one by hand).
   int other(int src, Rng& g) const {
     const int n = sim_->numInstances();
     if (src >= n - 1) return -1;
@@ -304,7 +305,7 @@ Scn makeScenario(std::uint64_t seed) {
 
 struct Totals {
   std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
-  std::int64_t migrationStarts = 0, pascal = 0, pascalCycles = 0, cascade = 0, cascadeMoves = 0;
+  std::int64_t migrationStarts = 0, pascal = 0, abandoned = 0, cascade = 0, cascadeMoves = 0;
 };
 
 void runOne(std::uint64_t seed, Totals& tot) {
@@ -394,30 +395,12 @@ void runOne(std::uint64_t seed, Totals& tot) {
     ADD_FAILURE() << "did not terminate (t=" << sim.now() << ", in flight " << sim.inFlight() << ")";
     return;
   }
-  // PASCAL migrates at </think> even when the target has no room (it stays
-  // only when its own instance has room and the target has not), so on tiny
-  // clusters two stop-and-copies can wait for each other's blocks (A -> B
-  // while B -> A), as the random mover's cycles would. The engine's stall
-  // guard then ends the run (or, without ticks, the event queue runs dry);
-  // accept exactly that case: a cycle of waiting copies, nothing lost.
-  if (sim.inFlight() > 0 && s.policy.id.starts_with("pascal")) {
-    Snapshot snap;
-    sim.fillSnapshot(snap);
-    std::map<int, int> waitsFor;  // src -> dst of the copies
-    for (const TransferSnapshot& t : snap.transfers) waitsFor[t.src] = t.dst;
-    bool cycle = false;
-    for (const auto& [src, dst] : waitsFor)
-      for (int at = dst, hops = 0; hops < n && !cycle; ++hops) {
-        if (at == src) cycle = true;
-        const auto it = waitsFor.find(at);
-        if (it == waitsFor.end()) break;
-        at = it->second;
-      }
-    EXPECT_TRUE(cycle) << "PASCAL run stalled without a migration cycle";
-    EXPECT_EQ(sim.arrived(), sim.finishedCount() + sim.inFlight() + sim.aborted());
-    ++tot.pascalCycles;
-    return;
-  }
+  // No run ends with requests stuck in flight: stop-and-copies that wait on
+  // each other in a cycle are abandoned (the request resumes on its source,
+  // engine/transfer.cpp), so neither the stall guard nor a dry event queue
+  // ends a run early. Counted so the cycles are seen to happen.
+  EXPECT_FALSE(sim.stalled()) << "run stalled with " << sim.inFlight() << " requests in flight";
+  tot.abandoned += sim.migrationsAbandoned();
   const auto nreq = static_cast<std::int64_t>(s.reqs.size());
   EXPECT_EQ(sim.arrived(), nreq);
   EXPECT_EQ(sim.arrived(), sim.finishedCount() + sim.inFlight() + sim.aborted());
@@ -514,7 +497,7 @@ TEST(Invariants, RandomScenarios) {
     runOne(seed, tot);
   }
   // The scenarios really exercise the mechanisms.
-  EXPECT_EQ(tot.scenarios + tot.pascalCycles, static_cast<std::int64_t>(last - first + 1));
+  EXPECT_EQ(tot.scenarios, static_cast<std::int64_t>(last - first + 1));
   if (last - first >= 100) {
     EXPECT_GT(tot.preemptions, 100);
     EXPECT_GT(tot.migrations, 100);
@@ -525,12 +508,12 @@ TEST(Invariants, RandomScenarios) {
     EXPECT_GT(tot.cascadeMoves, 100);  // hand-overs and rebalancing moves really happen
   }
   std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
-              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld ended in a migration cycle), %lld CascadeInfer (%lld moves)\n",
+              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all scenarios), %lld CascadeInfer (%lld moves)\n",
               static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),
               static_cast<long long>(tot.finished), static_cast<long long>(tot.aborted),
               static_cast<long long>(tot.preemptions), static_cast<long long>(tot.migrations),
               static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
-              static_cast<long long>(tot.pascalCycles), static_cast<long long>(tot.cascade), static_cast<long long>(tot.cascadeMoves));
+              static_cast<long long>(tot.abandoned), static_cast<long long>(tot.cascade), static_cast<long long>(tot.cascadeMoves));
 }
 
 // tests/engine/CMakeLists.txt compiles this executable (and the engine's

@@ -150,6 +150,47 @@ TEST(Transfer, MigrationWaitsForDestinationBlocks) {
   EXPECT_EQ(h.record(1).last_token, tC);
 }
 
+TEST(Transfer, WaitCycleAbandonsTheNewestCopyAndEveryRequestFinishes) {
+  // Two instances of 4 blocks, one request on each. Both reach </think> in the
+  // same instant holding 3 blocks (36 tokens + 1) and each moves to the
+  // other, which has 1 block free: each copy waits for blocks the other one
+  // holds, a cycle no event can break. The engine abandons the newer copy
+  // (request 1's, decided second); request 1 resumes on instance 1, finishes
+  // there, and request 0's copy then starts into the blocks it freed.
+  const CostModel& cost = llama8b();
+  SimConfig c = smallConfig(cost, 2, 4);
+  Harness h(cost, c, {spec(0, 0, 32, 4, 4), spec(1, 0, 32, 4, 4)});
+  h.global->onRoute = [](const Request& r) { return static_cast<int>(r.id); };
+  std::vector<std::int64_t> order;
+  h.global->onReasoning = [&](Simulator& s, Request& r) {
+    order.push_back(r.id);
+    EXPECT_TRUE(s.migrate(r, 1 - r.instance));
+  };
+  const SimTime gR = sourceTimeline(h).gR;
+  h.sim->run(gR + 1);
+  ASSERT_EQ(order, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(h.sim->migrationsAbandoned(), 1);
+  ASSERT_NE(h.active(0), nullptr);
+  ASSERT_NE(h.active(1), nullptr);
+  EXPECT_EQ(h.active(0)->state, ReqState::Migrating);
+  EXPECT_EQ(h.active(1)->state, ReqState::Running);
+  EXPECT_EQ(h.active(1)->instance, 1);
+  h.run();
+  EXPECT_FALSE(h.sim->stalled());
+  EXPECT_EQ(h.sim->inFlight(), 0);
+  EXPECT_EQ(h.sim->finishedCount(), 2);
+  EXPECT_EQ(h.sim->migrations(), 1);
+  EXPECT_EQ(h.record(1).instance, 1);
+  EXPECT_EQ(h.record(1).migrations, 0);
+  EXPECT_EQ(h.record(1).migrating, 0);  // left and came back in the same instant
+  EXPECT_EQ(h.record(0).instance, 1);
+  EXPECT_EQ(h.record(0).migrations, 1);
+  // Request 0's copy starts when request 1 finishes on instance 1.
+  ASSERT_EQ(h.rec.transfers.size(), 1u);
+  EXPECT_EQ(h.rec.transfers[0].id, 0);
+  EXPECT_EQ(h.rec.transfers[0].start, h.record(1).last_token);
+}
+
 TEST(Transfer, IncomingCopiesAreServedFcfs) {
   // Instance 1 has 2 free blocks until request 2 finishes. Request 0 (needs 3)
   // queues first; request 1 needs only 2, which are free, but waits behind it.

@@ -121,6 +121,48 @@ TEST(Summary, HandBuiltRecords) {
   EXPECT_DOUBLE_EQ(sm.sim_s, 10.0);
 }
 
+// A measurement window [1, 10) s over the same records: r1 (finished at
+// 0.7 s) is outside it; r2 and r3 finish inside; r4 is in flight at the end.
+// The totals at the window's start: 1 arrival (r1), its 3 tokens, 1
+// preemption of r2 (before the window), no migration.
+TEST(Summary, MeasurementWindowCountsOnlyTheWindow) {
+  SloSpec slo;
+  MeasureWindow w;
+  w.start = s(1);
+  w.end = s(10);
+  w.arrivedBefore = 1;
+  w.tokensBefore = 3;
+  w.preemptionsBefore = 1;
+  const Summary sm = summarize(handBuilt(), 5, s(10), slo, &w);
+  EXPECT_TRUE(sm.windowed);
+  EXPECT_EQ(sm.arrived, 4);     // 5 arrived, 1 before the window
+  EXPECT_EQ(sm.finished, 2);    // r2, r3
+  EXPECT_EQ(sm.in_flight, 2);   // 5 arrived - 3 finished in all: at the end
+  EXPECT_EQ(sm.ttft_s.n, 2);
+  EXPECT_NEAR(sm.ttft_s.mean, (1.1 + 0.2) / 2, 1e-12);
+  EXPECT_EQ(sm.queueing_s.n, 2);
+  EXPECT_NEAR(sm.queueing_s.max, 0.0, 1e-12);  // r1's 0.2 s is outside
+  EXPECT_EQ(sm.slo_met, 1);     // r3 (r2 misses QoE)
+  EXPECT_NEAR(sm.slo_attainment, 0.5, 1e-12);
+  EXPECT_EQ(sm.output_tokens, 53);  // 56 in all, 3 before the window
+  EXPECT_NEAR(sm.tokens_per_s, 53.0 / 9.0, 1e-12);  // over the window's 9 s, not the run's 10
+  EXPECT_NEAR(sm.requests_per_s, 2.0 / 9.0, 1e-12);
+  EXPECT_NEAR(sm.goodput_rps, 1.0 / 9.0, 1e-12);
+  EXPECT_EQ(sm.preemptions, 2);
+  EXPECT_EQ(sm.migrations, 1);
+  EXPECT_DOUBLE_EQ(sm.sim_s, 10.0);
+  const auto j = summaryToJson(sm);
+  ASSERT_TRUE(j.contains("measure"));
+  EXPECT_DOUBLE_EQ(j["measure"]["start_s"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["measure"]["end_s"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(j["measure"]["window_s"].get<double>(), 9.0);
+  EXPECT_NE(formatSummaryTable(sm).find("window          [1.000, 10.000) s"), std::string::npos);
+  // Without a window: no "measure" key, no window line.
+  const Summary plain = summarize(handBuilt(), 5, s(10), slo);
+  EXPECT_FALSE(summaryToJson(plain).contains("measure"));
+  EXPECT_EQ(formatSummaryTable(plain).find("window "), std::string::npos);
+}
+
 TEST(Summary, SloAttainmentWithTtftAndTpot) {
   const auto recs = handBuilt();
   SloSpec slo;

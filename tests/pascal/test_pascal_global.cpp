@@ -165,6 +165,199 @@ TEST(Algorithm2, TieKeepsTheCurrentInstance) {
   EXPECT_EQ(rig.sim->migrations(), 0);
 }
 
+// ---------------------------------------------------------------- no herding
+
+// Two requests (ids 0, 1, same shape, on instance 0 with a reasoning
+// request Y) cross </think> in the same iteration; instances 1 and 2 are
+// empty, r = 0 on both. The first goes to instance 1 (a tie: the lowest
+// index); the second sees the 5 blocks promised to that copy and goes to
+// instance 2, which has more room left.
+TEST(NoHerding, SecondDecisionInTheSameInstantSeesTheFirstsPromise) {
+  const std::vector<int> where = {0, 0, 0};
+  PascalRig rig(test::tinyInstance(40, 16), {rq(0, 16, 60, 20), rq(0, 16, 60, 20), rq(0, 16, 1000, 1)}, 3);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.run();
+  const auto d0 = rig.decisions(0, true), d1 = rig.decisions(1, true);
+  ASSERT_EQ(d0.size(), 1u);
+  ASSERT_EQ(d1.size(), 1u);
+  EXPECT_EQ(d0[0].time, d1[0].time);
+  EXPECT_EQ(d0[0].chosen, 1);
+  EXPECT_EQ(d1[0].chosen, 2);
+  EXPECT_EQ(d0[0].action, PascalAction::Migrate);
+  EXPECT_EQ(d1[0].action, PascalAction::Migrate);
+  EXPECT_EQ(rig.record(0).instance, 1);
+  EXPECT_EQ(rig.record(1).instance, 2);
+}
+
+// Same pair, but instance 2 has a reasoning request (r_2 = 1 = r_0), so
+// Algorithm 2 picks instance 1 for both. Instance 1 holds an answering
+// request Z of 16 blocks: 24 free, room for one copy with its headroom
+// (blocks(75 + 256) = 21) but, once the first copy's 5 blocks are promised,
+// not for the second (19 < 21), which stays on instance 0 (room there).
+TEST(NoHerding, AdaptiveCheckCountsBlocksPromisedToAnEarlierCopy) {
+  const std::vector<int> where = {0, 0, 0, 1, 2};
+  PascalRig rig(test::tinyInstance(40, 16),
+                {rq(0, 16, 60, 20), rq(0, 16, 60, 20), rq(0, 16, 300, 1), rq(0, 200, 0, 200), rq(0, 16, 300, 1)},
+                3);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  std::int64_t free1 = -1;
+  struct Obs : SimObserver {
+    PascalRig* rig;
+    std::int64_t* f1;
+    void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+      if (e == RequestEvent::ReasoningEnd && r.id == 0) *f1 = rig->sim->instance(1).freeGpuBlocks();
+    }
+  } obs;
+  obs.rig = &rig;
+  obs.f1 = &free1;
+  rig.sim->addObserver(&obs);
+  rig.run();
+  EXPECT_EQ(free1, 24);
+  const auto d0 = rig.decisions(0, true), d1 = rig.decisions(1, true);
+  ASSERT_EQ(d0.size(), 1u);
+  ASSERT_EQ(d1.size(), 1u);
+  EXPECT_EQ(d0[0].time, d1[0].time);
+  EXPECT_EQ(d0[0].chosen, 1);
+  EXPECT_EQ(d1[0].chosen, 1);
+  EXPECT_EQ(d0[0].action, PascalAction::Migrate);
+  EXPECT_EQ(d1[0].action, PascalAction::StayedAdaptive);
+  EXPECT_EQ(rig.record(0).instance, 1);
+  EXPECT_EQ(rig.record(1).instance, 0);
+  EXPECT_EQ(rig.sim->finishedCount(), 5);
+}
+
+// ---------------------------------------------------------------- what a migrant meets
+
+// X (id 0, prompt 600, R = 3, at 100 ms) on instance 0 with a reasoning
+// request Y (r_0 = 1); instance 1 (4 blocks of 512 tokens) holds three
+// answering requests V2, V3, V4 (prompt 100, answer 300: one block each for
+// life; answering quantum 2 tokens, so all on a later quantum by X's
+// boundary), 1 block free. Algorithm 2 picks instance 1 (r_1 = 0); X's copy
+// needs 2 blocks (603 tokens). With displacement the tail of instance 1's
+// low queue alone (1 block makes room) is swapped out and X's copy
+// starts; without, X waits until a resident finishes.
+class Displacement : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Displacement, MigrantSwapsOutTheTailOfTheLowQueue) {
+  const bool displace = GetParam();
+  PascalGlobalConfig gc;
+  gc.migration = PascalMigration::Always;
+  gc.displace = displace;
+  PascalLocalConfig lc;
+  lc.answeringQuantum = 2;
+  const std::vector<int> where = {0, 0, 1, 1, 1};
+  PascalRig rig(test::tinyInstance(4, 512),
+                {rq(100, 600, 3, 5), rq(100, 16, 300, 1), rq(0, 100, 0, 300), rq(0, 100, 0, 300), rq(0, 100, 0, 300)},
+                2, gc, lc);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  std::vector<std::int64_t> lowAtBoundary;
+  std::int64_t free1 = -1;
+  struct Obs : SimObserver {
+    PascalRig* rig;
+    std::vector<std::int64_t>* low;
+    std::int64_t* f1;
+    SimTime copyStart = -1;
+    void onTransfer(const Request& r, int, int, SimTime start, SimTime, double) override {
+      if (r.id == 0) copyStart = start;
+    }
+    void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+      if (e != RequestEvent::ReasoningEnd || r.id != 0) return;
+      *f1 = rig->sim->instance(1).freeGpuBlocks();
+      for (const Request* q : rig->local(1).lowQueue()) {
+        low->push_back(q->id);
+        EXPECT_GT(q->policyKey, 0) << q->id;
+      }
+    }
+  } obs;
+  obs.rig = &rig;
+  obs.low = &lowAtBoundary;
+  obs.f1 = &free1;
+  rig.sim->addObserver(&obs);
+  rig.run();
+  EXPECT_EQ(free1, 1);
+  ASSERT_EQ(lowAtBoundary.size(), 3u);  // V2, V3, V4 in some order, all on a later quantum
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].chosen, 1);
+  EXPECT_EQ(d[0].action, PascalAction::Migrate);
+  EXPECT_EQ(rig.record(0).instance, 1);
+  EXPECT_EQ(rig.sim->finishedCount(), 5);
+  const SimTime boundary = d[0].time;
+  // Preemptions on instance 1 up to X's arrival there.
+  SimTime arrived = -1;
+  for (const auto& [id, t] : rig.rec.of(RequestEvent::MigrationEnd))
+    if (id == 0) arrived = t;
+  ASSERT_GE(arrived, boundary);
+  std::vector<std::pair<std::int64_t, SimTime>> before;  // at or after the boundary
+  for (const auto& [id, t] : rig.rec.of(RequestEvent::Preempted))
+    if (id >= 2 && t >= boundary && t <= arrived) before.emplace_back(id, t);
+  if (displace) {
+    EXPECT_EQ(rig.sim->displacements(), 1);
+    ASSERT_GE(before.size(), 1u);
+    EXPECT_EQ(before[0].first, lowAtBoundary.back());  // the tail of the low queue, alone
+    EXPECT_EQ(obs.copyStart, before[0].second);  // the copy starts at the eviction
+  } else {
+    EXPECT_EQ(rig.sim->displacements(), 0);
+    EXPECT_GT(obs.copyStart, boundary);  // it waited for room
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pascal, Displacement, ::testing::Values(true, false),
+                         [](const auto& info) { return std::string(info.param ? "displaces" : "waits"); });
+
+// Quanta on migration. X (id 0, R = 7, reasoning quantum 2) uses up 3
+// reasoning quanta alone on instance 0. Per queue (paper): it enters the
+// low queue at level 0. Per instance: at level 3 when it stays; a migrant
+// (id 1, same shape on instance 1, moved to instance 0 where r = 0... ) is
+// always fresh.
+class QuantaOnMigration : public ::testing::TestWithParam<bool> {};
+
+TEST_P(QuantaOnMigration, StayerKeepsItsQuantaOnlyPerInstanceAndAMigrantStartsFresh) {
+  const bool perInstance = GetParam();
+  PascalLocalConfig lc;
+  lc.reasoningQuantum = 2;
+  lc.quantaPerInstance = perInstance;
+  // Instance 1 keeps a long reasoning request (r_1 = 1): X stays on 0 (tie
+  // at r = 0 keeps it); Z (id 2, R = 7) on instance 1 moves to instance 0.
+  const std::vector<int> where = {0, 1, 1};
+  PascalRig rig(test::tinyInstance(1000, 16), {rq(0, 4, 7, 50), rq(0, 4, 1000, 1), rq(0, 4, 7, 50)}, 2, {}, lc);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  std::int64_t keyStayer = -1, keyMigrant = -1;
+  struct Obs : SimObserver {
+    PascalRig* rig;
+    std::int64_t *stayer, *migrant;
+    void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+      if (e == RequestEvent::ReasoningEnd && r.id == 0) pending = true;
+      if (e == RequestEvent::MigrationEnd && r.id == 2) arrived = true;
+    }
+    void onIteration(const Instance& in, SimTime, SimTime) override {
+      if (in.id() != 0) return;
+      for (const Request* q : rig->local(0).lowQueue()) {
+        if (q->id == 0 && pending) *stayer = q->policyKey;
+        if (q->id == 2 && arrived) *migrant = q->policyKey;
+      }
+      pending = arrived = false;
+    }
+    bool pending = false, arrived = false;
+  } obs;
+  obs.rig = &rig;
+  obs.stayer = &keyStayer;
+  obs.migrant = &keyMigrant;
+  rig.sim->addObserver(&obs);
+  rig.run();
+  const auto dx = rig.decisions(0, true), dz = rig.decisions(2, true);
+  ASSERT_EQ(dx.size(), 1u);
+  ASSERT_EQ(dz.size(), 1u);
+  EXPECT_EQ(dx[0].action, PascalAction::StayedSame);
+  EXPECT_EQ(dz[0].action, PascalAction::Migrate);
+  EXPECT_EQ(keyStayer, perInstance ? 3 : 0);
+  EXPECT_EQ(keyMigrant, 0);
+  EXPECT_EQ(rig.sim->finishedCount(), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pascal, QuantaOnMigration, ::testing::Values(false, true),
+                         [](const auto& info) { return std::string(info.param ? "per_instance" : "per_queue"); });
+
 // ---------------------------------------------------------------- adaptive migration
 
 // Instance 0: X (id 0, prompt 16, R = 60) and Y (reasoning): r_0 = 1.

@@ -38,11 +38,13 @@ TEST(PascalRegistry, CatalogEntries) {
     std::vector<std::string> names;
     for (const KnobSpec& k : p.knobs) {
       names.push_back(k.name);
-      EXPECT_EQ(k.unit, k.name == "priority_by_quanta" ? "" : "tokens");
+      const bool flag = k.name == "priority_by_quanta" || k.name == "migrant_displaces" || k.name == "quanta_per_instance";
+      EXPECT_EQ(k.unit, flag ? "" : "tokens");
       EXPECT_TRUE(k.integer);
     }
     EXPECT_EQ(names, (std::vector<std::string>{"reasoning_quantum", "answering_quantum", "demote_tokens",
-                                               "pace_low_watermark", "headroom_tokens", "priority_by_quanta"}));
+                                               "pace_low_watermark", "headroom_tokens", "priority_by_quanta",
+                                               "migrant_displaces", "quanta_per_instance"}));
   }
 }
 

@@ -79,6 +79,15 @@ TEST(ScenarioParse, EmptyObjectGivesAllDefaults) {
   EXPECT_EQ(dumpScenario(s), dumpScenario(d));
 }
 
+// CascadeInfer's setting (issue 25): vLLM's default batch cap of 1 024, the
+// long-context workload preset and the kernel heterogeneity rule all load.
+TEST(ScenarioParse, CascadeInferLongContextSetting) {
+  const Scenario s = parse(R"({"cluster": {"max_num_seqs": 1024, "cost": {"hetero": "kernel"}},
+                              "model": "llama-3.2-3b", "workload": {"preset": "sharegpt-long"}})");
+  EXPECT_EQ(s.cluster.max_num_seqs, 1024);
+  EXPECT_EQ(s.workload.preset.value_or(""), "sharegpt-long");
+}
+
 TEST(ScenarioParse, ReadsTheSpecExample) {
   const Scenario s = parse(R"({
     "schema_version": 1,
@@ -194,6 +203,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{R"({"run": {"seed": -1}})", "run.seed: must be >= 0 (got -1)"},
         ErrorCase{R"({"run": {"seed": 1.5}})", "run.seed: expected an integer, got 1.5"},
         ErrorCase{R"({"run": {"duration_s": -1}})", "run.duration_s: must be > 0 (got -1)"},
+        ErrorCase{R"({"run": {"measure": {"window_s": 0}}})", "run.measure.window_s: must be > 0 (got 0)"},
+        ErrorCase{R"({"run": {"measure": {"warmup_s": -5, "window_s": 60}}})",
+                  "run.measure.warmup_s: must be >= 0 (got -5)"},
+        ErrorCase{R"({"run": {"measure": {"warmup_s": 5}}})", "run.measure: missing required field 'window_s'"},
+        ErrorCase{R"({"run": {"measure": 3}})", "run.measure: expected an object or null, got number"},
+        ErrorCase{R"({"run": {"measure": {"window": 3}}})", "unknown field 'run.measure.window'"},
+        ErrorCase{R"({"run": {"duration_s": 100, "measure": {"window_s": 60}}})",
+                  "run.measure: set either run.measure or run.duration_s, not both"},
         ErrorCase{R"({"run": {"rolling_window_s": "x"}})", "run.rolling_window_s: expected a number, got string"},
         ErrorCase{R"({"schema_version": 2})", "schema_version: unsupported schema version 2"},
         ErrorCase{R"({"schema_version": 2, "new_section": {}})", "unsupported schema version 2"},
@@ -300,6 +317,24 @@ TEST(ScenarioParse, HostileNestingIsRejectedNotCrashed) {
 }
 
 // ---- canonical form and round trip ----------------------------------------------
+
+// run.measure is written only when set: a scenario without it keeps the
+// canonical bytes (and fingerprints) it had before the field existed.
+TEST(ScenarioIo, MeasureWindowWrittenOnlyWhenSet) {
+  const std::string plain = dumpScenario(parse("{}"));
+  EXPECT_EQ(plain.find("measure"), std::string::npos);
+  const Scenario m = parse(R"({"run": {"measure": {"warmup_s": 120, "window_s": 600}}})");
+  ASSERT_TRUE(m.run.measure.has_value());
+  EXPECT_DOUBLE_EQ(m.run.measure->warmup_s, 120);
+  EXPECT_DOUBLE_EQ(m.run.measure->window_s, 600);
+  EXPECT_EQ(m.run.stopTimeS(), 720.0);
+  const Scenario w = parse(R"({"run": {"measure": {"window_s": 60}}})");
+  EXPECT_DOUBLE_EQ(w.run.measure->warmup_s, 0);
+  const std::string text = dumpScenario(m);
+  EXPECT_EQ(json::parse(text)["run"]["measure"], json::parse(R"({"warmup_s": 120.0, "window_s": 600.0})")) << text;
+  EXPECT_EQ(dumpScenario(parseScenario(json::parse(text), "dump")), text);
+  EXPECT_FALSE(parse(R"({"run": {"measure": null}})").run.measure.has_value());
+}
 
 Scenario everyOptionalSet() {
   return parse(R"({

@@ -18,6 +18,7 @@
 #include "chart_panel.h"
 #include "main_window.h"
 #include "sim_controller.h"
+#include "run/saved_run.h"
 #include "scenario/scenario_io.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
@@ -122,6 +123,82 @@ private slots:
     QCOMPARE(s.workload.arrival.rate, 8.0);
     QCOMPARE(s.run.seed, std::uint64_t(2));
     QCOMPARE(s.cluster.instances, 2);
+  }
+  // Issue 29: the form's own defaults on a PASCAL scenario with knobs used to
+  // fail ("answering_quantum: unknown knob for policy 'fcfs'"). As compare
+  // mode: the scenario's own policy keeps its knobs, the others run with
+  // their defaults. The table shows formatted numbers, the chart names its
+  // metric, the heatmap's row labels are whole and it has a colour scale.
+  void pascalKnobsApplyToPascalOnly() {
+    Scenario s = loadScenarioOrSavedRun(SERVELAB_SOURCE_DIR "/samples/pascal-phase-aware.json").scenario;
+    s.workload.requests = 30;
+    s.cluster.instances = 2;
+    SweepWindow w(s);
+    QCOMPARE(w.policiesEdit()->text(), QString("fcfs,pascal"));  // the form's default
+    w.rateFrom()->setValue(4);
+    w.rateTo()->setValue(6);
+    w.rateStep()->setValue(2);
+    w.seeds()->setValue(1);
+    w.threads()->setValue(2);
+    QString err;
+    QVERIFY2(w.start(&err), qPrintable(err));
+    QVERIFY(w.waitDone(120000));
+    QCOMPARE(w.table()->rowCount(), 4);
+    QCOMPARE(w.table()->horizontalHeaderItem(1)->text(), QString("policy"));
+    QCOMPARE(w.table()->item(0, 1)->text(), QString("fcfs"));
+    QCOMPARE(w.table()->item(3, 1)->text(), QString("pascal"));
+    QVERIFY(w.pointScenario(0).policy.knobs.empty());
+    QVERIFY(w.pointScenario(3).policy.knobs == s.policy.knobs);
+    QCOMPARE(QString::fromStdString(w.pointScenario(3).policy.id), QString("pascal"));
+    // Numbers: four significant digits, never 13.989630422000001.
+    int metricCells = 0;
+    for (int r = 0; r < w.table()->rowCount(); ++r)
+      for (int c = 4; c + 1 < w.table()->columnCount(); ++c) {
+        const QString t = w.table()->item(r, c)->text();
+        const int dot = t.indexOf('.');
+        QVERIFY2(dot < 0 || t.size() - dot - 1 <= 6, qPrintable(t));
+        QVERIFY2(!t.contains('e'), qPrintable(t));
+        ++metricCells;
+      }
+    QVERIFY(metricCells >= 4 * 6);
+    QCOMPARE(formatSweepNumber(13.989630422000001), QString("13.99"));
+    QCOMPARE(formatSweepNumber(0.41237), QString("0.4124"));
+    QCOMPARE(formatSweepNumber(3210.49), QString("3210"));
+    QCOMPARE(formatSweepNumber(40.0), QString("40"));
+    // The chart's y axis names the metric (it said "metric").
+    w.metric()->setCurrentText("ttft_s.p99");
+    QCOMPARE(w.chart()->yLabel(), QString("ttft_s.p99"));
+    w.metric()->setCurrentText("requests.finished");
+    QCOMPARE(w.chart()->yLabel(), QString("requests.finished"));
+    // Heatmap: row labels whole at the dialog's size, a colour scale's ends.
+    QCOMPARE(w.heatmap()->rowCount(), 2);
+    for (const QString& l : w.heatmap()->rowLabelsAsPainted(QSize(640, 400)))
+      QVERIFY2(!l.endsWith(QChar(0x2026)), qPrintable(l));
+    QCOMPARE(w.heatmap()->range().first, 30.0);  // every request finished
+    QCOMPARE(w.heatmap()->range().second, 30.0);
+    w.metric()->setCurrentText("ttft_s.p99");
+    double lo = INFINITY, hi = -INFINITY;
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 2; ++c) {
+        lo = std::min(lo, w.heatmap()->value(r, c));
+        hi = std::max(hi, w.heatmap()->value(r, c));
+      }
+    QVERIFY(lo < hi);
+    QCOMPARE(w.heatmap()->range().first, lo);
+    QCOMPARE(w.heatmap()->range().second, hi);
+    if (qEnvironmentVariableIsSet("SWEEP_SCREENSHOT")) {
+      w.metric()->setCurrentText("ttft_s.p99");
+      for (QSize sz : {QSize(1000, 720), QSize(760, 560)}) {
+        w.resize(sz);
+        w.show();
+        for (int tab : {0, 1, 2}) {
+          w.findChild<QTabWidget*>()->setCurrentIndex(tab);
+          QTest::qWait(300);
+          w.grab().save(qEnvironmentVariable("SWEEP_SCREENSHOT") +
+                        QString("-pascal-%1x%2-%3.png").arg(sz.width()).arg(sz.height()).arg(tab));
+        }
+      }
+    }
   }
   void badInputIsRefusedBeforeRunning() {
     SweepWindow w(base());

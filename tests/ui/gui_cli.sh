@@ -72,6 +72,18 @@ PY
   expect_code 2 "$app" --scenario "$src/samples/default.json" --export-charts "$tmp/d" --export-size huge
   grep -q -- "--export-size" "$tmp/err" || fail "bad --export-size not named"
   ;;
+no_display)
+  # Batch modes with no display and no QT_QPA_PLATFORM: offscreen, as
+  # `servelab-cli plot` (they used to abort, rc 134, "could not connect to display").
+  nodisp=(env -u QT_QPA_PLATFORM -u DISPLAY -u WAYLAND_DISPLAY)
+  expect_code 0 "${nodisp[@]}" "$app" --scenario "$src/samples/default.json" --run-for 5 --screenshot "$tmp/s.png" --size 1024x768
+  [ "$(png_size "$tmp/s.png")" = "1024x768" ] || fail "s.png is $(png_size "$tmp/s.png"), expected 1024x768"
+  expect_code 0 "${nodisp[@]}" "$app" --scenario "$src/samples/default.json" --run-for 5 --export-charts="$tmp/c" \
+      --export-size 640x400 --export-scale 1
+  [ "$(png_size "$tmp/c/ttft.png")" = "640x400" ] || fail "ttft.png is $(png_size "$tmp/c/ttft.png")"
+  expect_code 0 "${nodisp[@]}" "$app" --help
+  grep -q -- "--export-charts" "$tmp/out" || fail "--help printed no options"
+  ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$case_name]"

@@ -212,6 +212,35 @@ private slots:
     QVERIFY(c.hoverText(c.viewPosOf(QPointF(650, 0.2))).isEmpty());
   }
 
+  // run.measure's window (issue 25): its edges are drawn on every time
+  // chart, which widen their x range to show the window's end.
+  void panelDrawsTheMeasurementWindow() {
+    ChartPanel p;
+    p.resize(1200, 600);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    p.clear(2);
+    std::vector<ProbeSample> probes;
+    for (int t = 1; t <= 200; ++t) probes.push_back(probe(t, 2));
+    p.addProbes(probes);
+    p.refresh();
+    for (LiveChart* c : p.timeCharts())
+      if (c->seriesCount() > 0 && c != p.policyChart()) QVERIFY2(c->xRange().second < 300, qPrintable(c->id()));
+    p.setMeasureWindow(std::make_pair(120.0, 300.0));
+    p.refresh();
+    for (LiveChart* c : p.timeCharts())
+      if (c != p.policyChart()) QVERIFY2(c->xRange().second >= 300, qPrintable(c->id()));
+    p.grab().save(SERVELAB_TEST_OUT "/charts_window.png");
+    // Kept across clear() (a new run of the same scenario), removed by nullopt.
+    p.clear(2);
+    p.addProbes(probes);
+    p.refresh();
+    QVERIFY(p.chart("ttft")->xRange().second >= 300);
+    p.setMeasureWindow(std::nullopt);
+    p.refresh();
+    QVERIFY(p.chart("ttft")->xRange().second < 300);
+  }
+
   void panelLinksTimeAxes() {
     ChartPanel p;
     p.resize(1200, 600);

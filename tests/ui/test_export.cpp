@@ -9,15 +9,24 @@
 #include <QImage>
 #include <QMenu>
 #include <QMenuBar>
+#include <QComboBox>
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QRegularExpression>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "chart_export_dialog.h"
+#include "chart_panel.h"
 #include "cluster_view.h"
+#include "live_chart.h"
 #include "export_run.h"
 #include "main_window.h"
 #include "run/execute.h"
@@ -170,6 +179,102 @@ private slots:
     const ReplayResult ref = replayRun(s, {}, 1234);
     QCOMPARE(r.fingerprint, ref.fingerprint);
     QCOMPARE(r.finished, ref.finished);
+  }
+
+  // Issue 29, slide exports: text scales with the canvas (a slide preset's
+  // tick labels are 1/30 of its height, the screen preset's as on screen),
+  // live changes are labelled markers or left out, the export dialog offers
+  // a custom size and a folder that is not samples/.
+  void slideExportsScaleTextAndLabelChanges() {
+    QTemporaryDir tmp;
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(sampleFile(tmp, 1000), &err), qPrintable(err));
+    SimController& c = *w.controller();
+    c.runTo(20);
+    QVERIFY(c.waitIdle(60000));
+    c.setArrivalRate(14.0);
+    QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.changes.size() == 1; }));
+    c.runTo(40);
+    QVERIFY(c.waitIdle(60000));
+    w.pullNow();
+    LiveChart* ttft = w.chartPanel()->chart("ttft");
+    QCOMPARE(ttft->shownMarkerLabels(), QStringList{"rate 14/s"});  // labelled on screen too
+    const QFont before = ttft->labelFont();
+
+    // Largest font size in an SVG's text, in pixels (QSvgGenerator writes
+    // the font's point size; the charts convert at the screen's dpi).
+    auto svgFontPx = [&](const QString& path) {
+      const QString svg = QString::fromStdString(slurp(path));
+      double best = 0;
+      static const QRegularExpression re(R"re(font-size="([0-9.]+)")re");
+      for (auto it = re.globalMatch(svg); it.hasNext();)
+        best = std::max(best, it.next().captured(1).toDouble() * ttft->logicalDpiY() / 72.0);
+      return best;
+    };
+    const ChartExportPreset* slide = chartExportPreset("slide");
+    const ChartExportPreset* screen = chartExportPreset("screen");
+    QVERIFY(slide && screen);
+    QVERIFY(w.exportCharts(tmp.filePath("slide"), slide->options) >= 28);
+    QVERIFY(w.exportCharts(tmp.filePath("screen"), screen->options) >= 28);
+    // The title is the largest text: 1.19 × the labels' 1/30 of 900 px.
+    const double slideTitle = svgFontPx(tmp.filePath("slide/ttft.svg"));
+    const double screenTitle = svgFontPx(tmp.filePath("screen/ttft.svg"));
+    QVERIFY2(std::fabs(slideTitle - 900.0 / 30 * 0.95 / 0.8) < 0.5, qPrintable(QString::number(slideTitle)));
+    QVERIFY2(screenTitle < slideTitle / 2, qPrintable(QString::number(screenTitle)));
+    // The change is a labelled marker in the export; or left out on request.
+    QVERIFY(slurp(tmp.filePath("slide/ttft.svg")).find("rate 14/s") != std::string::npos);
+    ChartExportOptions bare = slide->options;
+    bare.markers = false;
+    QVERIFY(w.exportCharts(tmp.filePath("bare"), bare) >= 28);
+    QVERIFY(slurp(tmp.filePath("bare/ttft.svg")).find("rate 14/s") == std::string::npos);
+    // The charts on screen are as they were: font inherited, markers back,
+    // the plot inside the view (a slide font left the chart laid out taller
+    // than its view, its x axis cut off).
+    QTest::qWait(100);
+    const QPoint origin = ttft->viewPosOf(QPointF(ttft->xRange().first, ttft->yRange().first));
+    QVERIFY2(origin.y() < ttft->plotWidget()->height() && origin.x() < ttft->plotWidget()->width(),
+             qPrintable(QString("origin at %1,%2 in a %3x%4 view").arg(origin.x()).arg(origin.y())
+                            .arg(ttft->plotWidget()->width()).arg(ttft->plotWidget()->height())));
+    QVERIFY(!ttft->testAttribute(Qt::WA_SetFont));
+    QCOMPARE(ttft->labelFont(), before);
+    QCOMPARE(ttft->shownMarkerLabels(), QStringList{"rate 14/s"});
+    // Sizes: slide 2× is 3200×1800 px; a custom size as asked.
+    QVERIFY(w.exportCharts(tmp.filePath("slide2"), chartExportPreset("slide-2x")->options) >= 28);
+    QCOMPARE(QImage(tmp.filePath("slide2/ttft.png")).size(), QSize(3200, 1800));
+    if (qEnvironmentVariableIsSet("EXPORT_SHOTS")) {
+      const QString out = qEnvironmentVariable("EXPORT_SHOTS");
+      for (const char* d : {"slide", "screen", "bare", "slide2"})
+        for (const char* f : {"ttft", "kv_usage", "ttft_vs_reasoning", "throughput"})
+          QFile::copy(tmp.filePath(QString("%1/%2.png").arg(d, f)), out + QString("/%1-%2.png").arg(d, f));
+    }
+
+    // The dialog: presets fill the fields, editing them is "Custom size".
+    ChartExportDialog dlg("pascal-baseline-rr");
+    QVERIFY2(!dlg.folder().contains("/samples"), qPrintable(dlg.folder()));
+    QVERIFY2(dlg.folder().endsWith("/pascal-baseline-rr-charts"), qPrintable(dlg.folder()));
+    dlg.presetBox()->setCurrentIndex(dlg.presetBox()->findData("slide"));
+    QCOMPARE(dlg.widthBox()->value(), 1600);
+    QCOMPARE(dlg.options().textFraction, 1.0 / 30);
+    dlg.widthBox()->setValue(1280);
+    dlg.heightBox()->setValue(720);
+    QCOMPARE(dlg.presetBox()->currentIndex(), dlg.customIndex());
+    dlg.textBox()->setValue(4);
+    dlg.markersBox()->setChecked(false);
+    const ChartExportOptions o = dlg.options();
+    QCOMPARE(o.size, QSize(1280, 720));
+    QCOMPARE(o.scale, 1.0);
+    QCOMPARE(o.textFraction, 0.04);
+    QVERIFY(!o.markers);
+    QVERIFY(w.exportCharts(tmp.filePath("custom"), o) >= 28);
+    QCOMPARE(QImage(tmp.filePath("custom/ttft.png")).size(), QSize(1280, 720));
+    // The folder last exported to is proposed next time (its parent, with
+    // the next scenario's name).
+    ChartExportDialog::rememberFolder(tmp.filePath("custom"));
+    QCOMPARE(ChartExportDialog("x").folder(), QDir(tmp.path()).filePath("x-charts"));
   }
 
   void clusterViewPng() {

@@ -100,6 +100,41 @@ private slots:
     QVERIFY(apply->isEnabled());
   }
 
+  // Issue 29: clicking the rate slider's handle without moving it logged a
+  // change (to the slider's rounding of the rate); a drag logs one.
+  void clickOnTheRateHandleIsNoChange() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.loadScenario(pascalSample(), "pascal", &err), qPrintable(err));
+    QSlider* rate = nullptr;
+    for (QSlider* sl : w.scenarioPanel()->findChildren<QSlider*>())
+      if (sl->toolTip().startsWith("Arrival rate of the running")) rate = sl;
+    QVERIFY(rate && rate->isEnabled());
+    w.controller()->runTo(5);
+    QVERIFY(w.controller()->waitIdle(30000));
+    rate->setSliderDown(true);  // press on the handle …
+    rate->setSliderDown(false);  // … and release where it was
+    QTest::qWait(100);
+    w.controller()->refreshWatched();
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.clockS >= 5.0; }));
+    QCOMPARE(w.controller()->latest()->changes.size(), std::size_t{0});
+    rate->setSliderDown(true);  // a drag: one change, at release
+    rate->setValue(rate->value() + 40);
+    rate->setSliderDown(false);
+    QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.changes.size() == 1; }));
+    QTest::qWait(100);
+    QCOMPARE(w.controller()->latest()->changes.size(), std::size_t{1});
+    // The same value again (e.g. from another control): not logged either.
+    w.controller()->setArrivalRate(w.controller()->latest()->arrivalRate);
+    QTest::qWait(100);
+    w.controller()->refreshWatched();
+    QTest::qWait(50);
+    QCOMPARE(w.controller()->latest()->changes.size(), std::size_t{1});
+  }
+
   // Closed loop (issue 23): the Clients slider shows only for a closed-loop
   // scenario; moving it goes to the run at once as knob "concurrency",
   // logged, and the log replays the run.

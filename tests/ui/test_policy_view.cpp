@@ -140,6 +140,12 @@ private slots:
     if (ct.size() > 1)
       QVERIFY2(ct[1] == "b 2048 wait 0.25 s" || (ct[1].endsWith(QChar(0x2026)) && ct[1].startsWith("b")), qPrintable(ct[1]));
     QCOMPARE(small.policyTexts(1), QStringList{});
+    // CascadeInfer's stage ranges in short: not "0" and "4" (issue 29).
+    QCOMPARE(policyview::compactBadgeText(QString::fromUtf8("0–4.1k")), QString::fromUtf8("≤4.1k"));
+    QCOMPARE(policyview::compactBadgeText(QString::fromUtf8("4.1k–4.8k")), QString::fromUtf8("≤4.8k"));
+    QCOMPARE(policyview::compactBadgeText(QString::fromUtf8("4.8k–∞")), QString::fromUtf8(">4.8k"));
+    QCOMPARE(policyview::compactBadgeText(QString::fromUtf8("P→D")), QString::fromUtf8("P→D"));
+    QCOMPARE(policyview::compactBadgeText("decode"), QString("D"));
     const QString ctip = small.toolTipAt(small.cardRect(0).center());
     QVERIFY2(ctip.contains("pool: stage 2 · 2k–8k tok") && ctip.contains("wait = 0.25 s"), qPrintable(ctip));
     QVERIFY(!small.toolTipAt(small.cardRect(1).center()).contains("Published by"));

@@ -130,6 +130,23 @@ private slots:
     QVERIFY(!mid->done);
     QVERIFY2(w.saveRun(tmp.filePath("mid-run.json"), &err), qPrintable(err));
     QVERIFY(w.statusBar()->currentMessage().contains(QString::fromStdString(fingerprintHex(mid->fingerprint))));
+    {
+      // Issue 29: at 1024×768 the message was cut at its end ("…fingerprin").
+      // It now has the room of all but the clock, and a long one is shortened
+      // in the middle with the whole text on hover.
+      w.resize(1024, 768);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      const QString deep = tmp.filePath(QString("a-rather-long-folder-name-for-a-lecture/").repeated(3));
+      QVERIFY(QDir().mkpath(deep));
+      QVERIFY2(w.saveRun(deep + "mid-run.json", &err), qPrintable(err));
+      QTest::qWait(50);
+      const QString shown = w.statusText();
+      QVERIFY2(shown.endsWith("servelab-cli run reproduces it"), qPrintable(shown));
+      QVERIFY(w.statusBar()->fontMetrics().horizontalAdvance(shown) <= w.statusBar()->width());
+      if (shown.contains(QChar(0x2026))) QVERIFY(w.statusBar()->toolTip().contains(deep));
+      w.hide();
+    }
 
     QVERIFY(runTo(c, 1e9));
     const auto f = c.latest();

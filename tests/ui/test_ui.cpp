@@ -2,6 +2,7 @@
 // controller (play/pause/step, live rate changes, replay determinism,
 // shutdown mid-run), the main window driven like a user, chart exports, and
 // a screenshot of the main window.
+#include <QAction>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -11,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
@@ -121,6 +123,92 @@ private slots:
     QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.done; }, 60000));
     QCOMPARE(fingerprintHex(c.latest()->fingerprint), fingerprintHex(cli.fingerprint));
     QCOMPARE(c.latest()->snapshot.finished, 150);
+  }
+
+  // Issue 29: the end time shown overshot the engine's (567.0 vs sim_s
+  // 559.17) and differed between identical runs: the clock stopped at the
+  // end of the chunk that found the end. It is now the engine's own.
+  void endTimeIsTheEngines() {
+    const Scenario s = sample(150);
+    auto prepared = prepareRun(s);
+    const RunResult cli = executeRun(*prepared, RunOptions{});
+    for (RunMode m : {RunMode::Fast, RunMode::Express, RunMode::Run}) {
+      SimController c;
+      QVERIFY(c.load(s));
+      c.setMode(m);
+      c.setSpeed(m == RunMode::Run ? 2000.0 : 1.0);
+      c.play();
+      QVERIFY(waitFrame(c, [](const LiveFrame& f) { return f.done; }, 60000));
+      QCOMPARE(c.latest()->clockS, cli.summary.sim_s);
+      QCOMPARE(c.latest()->clockS, nsToSeconds(c.latest()->snapshot.now));
+    }
+  }
+
+  // The ETA's remaining simulated time: a run with a backlog ends when its
+  // unfinished requests have finished at the pace so far.
+  void etaCountsTheBacklog() {
+    // All 1000 arrived by t = 164, 290 finished: ~401 s more at that pace.
+    QCOMPARE(estimateRemainingSimS(164, 1000, 1000, 290), 710.0 * 164 / 290);
+    // Keeping up (finished ≈ arrived): about the remaining arrivals' time.
+    QCOMPARE(estimateRemainingSimS(100, 1000, 400, 390), 610.0 * 100 / 390);
+    QCOMPARE(estimateRemainingSimS(100, 1000, 1000, 1000), 0.0);
+    QCOMPARE(estimateRemainingSimS(30, 1000, 10, 0), 990.0 * 30 / 10);
+    QCOMPARE(estimateRemainingSimS(0, 1000, 0, 0), -1.0);
+    QCOMPARE(estimateRemainingSimS(40, -1, 10, 5), -1.0);  // unknown size (a trace without a count)
+    QCOMPARE(estimateRemainingSimS(40, 1000, 10, 5, 100), 60.0);  // a duration
+  }
+
+  // Issue 29: Fast mode stayed on for the next scenario, which then ran to
+  // its end at once on Play. A newly opened scenario starts in Run mode.
+  void fastModeDoesNotCarryOver() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QString err;
+    QVERIFY2(w.openScenario(kSample, &err), qPrintable(err));
+    QAction* fast = nullptr;
+    QAction* run = nullptr;
+    for (QAction* a : w.findChildren<QAction*>()) {
+      if (a->text() == "Fast") fast = a;
+      if (a->text() == "Run") run = a;
+    }
+    QVERIFY(fast && run);
+    fast->trigger();
+    QCOMPARE(w.controller()->mode(), RunMode::Fast);
+    w.controller()->pause();
+    QVERIFY2(w.openScenario(SERVELAB_SOURCE_DIR "/samples/default.json", &err), qPrintable(err));
+    QCOMPARE(w.controller()->mode(), RunMode::Run);
+    QVERIFY(run->isChecked() && !fast->isChecked());
+    QVERIFY(!w.controller()->isRunning());
+  }
+
+  // Issue 29: "Apply and reset"'s error appeared below the fold at 1024×768.
+  void applyErrorIsScrolledIntoView() {
+    MainWindow w;
+    w.resize(1024, 768);
+    w.fitDocksToSize();
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.openScenario(kSample, &err), qPrintable(err));
+    ScenarioPanel* panel = w.scenarioPanel();
+    QComboBox* model = nullptr;
+    for (QComboBox* c : panel->findChildren<QComboBox*>())
+      if (c->findText("llama-3.1-70b") >= 0 || c->findData("llama-3.1-70b") >= 0) model = c;
+    QVERIFY(model);
+    const int big = model->findText("llama-3.1-70b") >= 0 ? model->findText("llama-3.1-70b") : model->findData("llama-3.1-70b");
+    model->setCurrentIndex(big);  // does not fit one GPU of this cluster
+    QVERIFY(panel->applyButton()->isEnabled());
+    QTest::mouseClick(panel->applyButton(), Qt::LeftButton);
+    QTest::qWait(100);
+    auto* shown = panel->findChild<QLabel*>("ApplyError");
+    QVERIFY(shown && shown->isVisible() && !shown->text().isEmpty());
+    auto* area = qobject_cast<QScrollArea*>(panel->parentWidget()->parentWidget());
+    QVERIFY(area);
+    const QRect inView(shown->mapTo(area->viewport(), QPoint(0, 0)), shown->size());
+    QVERIFY2(area->viewport()->rect().contains(inView),
+             qPrintable(QString("error at y %1..%2, viewport height %3").arg(inView.top()).arg(inView.bottom())
+                            .arg(area->viewport()->height())));
   }
 
   void liveRateChangeIsAppliedRecordedAndReplayable() {

@@ -3,7 +3,7 @@
 # A scripted session under a real X server (Xvfb + openbox) with real input
 # events (xdotool), as a user would: open a sample, play, switch policy and
 # apply, move the live rate slider, compare (and close it with Escape),
-# export the charts through the menus' dialogs, and quit (which must ask,
+# export the charts at a slide preset through the export dialog, and quit (which must ask,
 # the run having a live change). Screenshots of each step go to SHOTS_DIR
 # (default: a temporary folder) for review. Needs Xvfb, openbox, xdotool and
 # ImageMagick's import; exits 77 (skipped) when one is missing.
@@ -97,20 +97,22 @@ xdotool key Escape
 sleep 1
 xdotool search --name "ServeLab — Compare" >/dev/null && fail "Escape did not close the compare window"
 
-# Export the charts: Ctrl+E, first size (Enter), then the folder (typed).
+# Export the charts: Ctrl+E, the "Slide 16:9 at 1×" preset (Alt+P, Down),
+# the folder typed (Alt+F), Enter exports.
 xdotool windowactivate --sync "$wid"
 xdotool key --window "$wid" space  # pause
 sleep 0.5
 xdotool key ctrl+e
 sleep 1
-xdotool key Return
-sleep 1
-shot 06-folder-dialog
+xdotool key alt+p
+xdotool key Down
+sleep 0.3
+xdotool key alt+f
 xdotool key ctrl+a
 xdotool type --delay 20 "$tmp/charts"
+sleep 0.3
+shot 06-export-dialog
 xdotool key Return
-sleep 1
-xdotool key Return  # some dialogs want a second Enter to choose the folder
 for _ in $(seq 100); do [ -s "$tmp/charts/run.json" ] && break; sleep 0.1; done
 shot 07-exported
 [ -s "$tmp/charts/run.json" ] || fail "no run.json exported"
@@ -125,7 +127,7 @@ for c in ("ttft_vs_reasoning", "ttft", "tpot", "qoe_slo", "throughput", "kv_usag
     b = open(f"{d}/{c}.png", "rb").read(32)
     assert b[:8] == b"\x89PNG\r\n\x1a\n", c
     w, h = struct.unpack(">II", b[16:24])
-    assert (w, h) == (1920, 1200), (c, w, h)
+    assert (w, h) == (1600, 900), (c, w, h)
 PY
 
 # Quit (Ctrl+Q): the live change makes it ask; Escape cancels.

@@ -52,7 +52,7 @@ const Row kLognormalRows[] = {
     {"reasoning-heavy", 160, 480, 4096, 12288, 480, 1200},
     {"selfsched-math", 96, 256, 0, 0, 640, 3072},
     {"selfsched-code", 320, 900, 0, 0, 960, 2880},
-    {"selfsched-sharegpt", 64, 512, 0, 0, 320, 900},
+    {"selfsched-sharegpt", 64, 512, 0, 0, 648, 1822.5},
     {"selfsched-math-thinking", 96, 256, 0, 0, 8192, 16384},
     {"selfsched-code-thinking", 80, 120, 0, 0, 16384, 16384},
     {"selfsched-sharegpt-thinking", 64, 512, 0, 0, 2048, 6144},
@@ -76,7 +76,7 @@ TEST(Presets, ListHasEveryPresetWithDescription) {
                                          "reasoning-heavy", "reasoning-mix",     "selfsched-math",
                                          "selfsched-code", "selfsched-sharegpt", "selfsched-math-thinking",
                                          "selfsched-code-thinking", "selfsched-sharegpt-thinking", "pascal-char-reasoning",
-                                         "pascal-char-answering", "deepseek-r1-production"};
+                                         "pascal-char-answering", "deepseek-r1-production", "sharegpt-long"};
   EXPECT_EQ(ids, want);
 }
 
@@ -150,7 +150,12 @@ TEST(Presets, PaperStatistics) {
   auto tail = [](const std::vector<double>& v) { return quantile(v, 0.99) / quantile(v, 0.5); };
   EXPECT_GT(tail(m.an), tail(c.an));
   EXPECT_GT(tail(c.an), tail(g.an));
-  EXPECT_LT(sl::testing::meanOf(g.an), 0.5 * sl::testing::meanOf(m.an));
+  // ShareGPT answers are shorter than math's on average (Table 1: FCFS
+  // finishes 689 vs 211). Not "less than half" (the pre-issue-24 bound): the
+  // refit to Table 1's count on one A100-40G gives a mean 0.68x math's, and
+  // that already makes FCFS finish 2.9x as many (690.5 vs 236): a request's
+  // cost is not its mean length (docs/workloads.md).
+  EXPECT_LT(sl::testing::meanOf(g.an), 0.75 * sl::testing::meanOf(m.an));
   // Thinking mode (App. A.2, A.6): every answer capped at 16 384; longer
   // than non-thinking in each domain, code longest (FCFS finishes 7 TACO,
   // 25 math, 203 ShareGPT requests in 20 minutes); TACO problems < 100 words.

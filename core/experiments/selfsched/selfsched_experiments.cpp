@@ -1,13 +1,14 @@
 // Self-scheduling experiments at the paper's setting (§4.2;
-// docs/policies/selfsched.md "The paper's setting"): eight A100-40G serving
-// Qwen3-14B as eight TP-1 engines behind one server (data parallel; the
-// policy's own placement, FCFS's least-loaded router), vLLM 0.9.2's V1
-// default preemption (recompute), no chunked prefill, a ranking batch of
-// B = 10 closed after T = 1 s (Table 2: two rank prompts for 20 requests at
-// 64 req/s), the paper's rates (10 req/s and up), the mean over seeds 1-4
-// (one seed with --quick). `-tp8` runs the server as one TP-8 engine instead;
-// `-1gpu` the former one-GPU setting (one TP-1 engine, swap preemption,
-// T = 50 ms, rates around its FCFS capacity).
+// docs/policies/selfsched.md "The paper's setting"): one vLLM 0.9.2 server
+// on one A100-40G serving Qwen3-14B as one TP-1 engine (vLLM serves on one
+// GPU unless tensor_parallel_size is set, and the paper never sets it),
+// vLLM 0.9.2's V1 default preemption (recompute), no chunked prefill, a
+// ranking batch of B = 10 closed after T = 1 s (Table 2: two rank prompts
+// for 20 requests at 64 req/s), the paper's rates (10 req/s and up), the
+// mean over seeds 1-4 (one seed with --quick). `-8gpu` runs the paper's
+// eight GPUs as eight TP-1 engines behind one server (data parallel: the
+// policy's own placement, FCFS's least-loaded router); `-tp8` as one TP-8
+// engine.
 #include "experiments/selfsched/selfsched_experiments.h"
 
 #include <cmath>
@@ -25,24 +26,21 @@ namespace sl::exp {
 namespace {
 
 /// How the paper's one vLLM server maps onto ServeLab instances.
-enum class Setting { Dp8, Tp8, OneGpu };
+enum class Setting { OneGpu, Dp8, Tp8 };
 
 struct Domain {
   const char* name;
   const char* preset;
   std::vector<double> rates;  // req/s
 };
-// The paper's setting: 10 req/s and up ("as the request rate increases, the
-// batch size approaches its maximum (i.e., 10)", §5.1; Fig. 6 from 10 up).
-// One GPU: below, near and above that instance's FCFS capacity.
-const std::vector<Domain>& domains(Setting st = Setting::Dp8) {
+// The paper's rates, 10 req/s and up ("as the request rate increases, the
+// batch size approaches its maximum (i.e., 10)", §5.1; Fig. 6 from 10 up),
+// in every setting.
+const std::vector<Domain>& domains() {
   static const std::vector<Domain> paper = {{"math", "selfsched-math", {10, 20, 40}},
                                             {"code", "selfsched-code", {10, 20, 40}},
                                             {"sharegpt", "selfsched-sharegpt", {10, 20, 40}}};
-  static const std::vector<Domain> one = {{"math", "selfsched-math", {0.15, 0.25, 0.4}},
-                                          {"code", "selfsched-code", {0.2, 0.35, 0.5}},
-                                          {"sharegpt", "selfsched-sharegpt", {1.0, 2.0, 4.0}}};
-  return st == Setting::OneGpu ? one : paper;
+  return paper;
 }
 
 const std::vector<std::string>& modes() {
@@ -53,7 +51,7 @@ const std::vector<std::string>& modes() {
 constexpr double kPaperBatchTimeoutS = 1.0;
 
 Scenario base(const Domain& d, double rate, const std::string& policy, std::uint64_t seed, std::int64_t requests,
-              Setting st = Setting::Dp8) {
+              Setting st = Setting::OneGpu) {
   Scenario s;
   s.cluster.gpu = "a100-40g";
   s.cluster.chunked_prefill = false;
@@ -63,27 +61,26 @@ Scenario base(const Domain& d, double rate, const std::string& policy, std::uint
   s.workload.requests = requests;
   s.policy.id = policy;
   s.run.seed = seed;
+  s.cluster.preemption = "recompute";
   switch (st) {
+    case Setting::OneGpu:
+      s.cluster.instances = 1;
+      s.cluster.tp = 1;
+      break;
     case Setting::Dp8:
       s.cluster.instances = 8;
       s.cluster.tp = 1;
-      s.cluster.preemption = "recompute";
       break;
     case Setting::Tp8:
       s.cluster.instances = 1;
       s.cluster.tp = 8;
-      s.cluster.preemption = "recompute";
-      break;
-    case Setting::OneGpu:
-      s.cluster.instances = 1;
-      s.cluster.preemption = "swap";
       break;
   }
   // vLLM 0.9.2's V1 scheduler, the paper's, preempts by priority only when
   // a running request cannot grow; a waiting request never preempts
   // (docs/fidelity.md: with recompute, waiting-triggered priority preemption
   // and anti-starvation thrash, 28 514 preemptions for 1 000 requests).
-  if (st != Setting::OneGpu && policy.rfind("selfsched-", 0) == 0)
+  if (policy.rfind("selfsched-", 0) == 0)
     s.policy.knobs = {{"batch_timeout_s", kPaperBatchTimeoutS}, {"preempt_for_priority", 0}};
   return s;
 }
@@ -190,7 +187,7 @@ ExperimentResult fig6(const ExperimentOptions& o, Setting st) {
   std::string chart = "domain,rate_rps,policy,ttft_p95_s,tpot_p95_s,e2e_p95_s\n";
   std::vector<std::string> policies = {"fcfs"};
   for (const std::string& m : modes()) policies.push_back(m);
-  for (const Domain& d : domains(st)) {
+  for (const Domain& d : domains()) {
     for (double rate : d.rates) {
       double fcfsTtft = 0;
       for (const std::string& pol : policies) {
@@ -231,7 +228,7 @@ ExperimentResult fig8(const ExperimentOptions& o, Setting st) {
   ExperimentResult r;
   r.table.columns = {"domain", "rate_rps", "anti_starvation", "tpot_p99_s", "e2e_p99_s", "promotions"};
   std::string chart = "domain,anti_starvation,tpot_p99_s,e2e_p99_s\n";
-  for (const Domain& d : domains(st)) {
+  for (const Domain& d : domains()) {
     const double rate = d.rates[2];
     for (const char* pol : {"selfsched-length-only", "selfsched-length-only-nostarve"}) {
       double tpot = 0, e2e = 0, promos = 0;
@@ -264,7 +261,7 @@ ExperimentResult fig8(const ExperimentOptions& o, Setting st) {
 ExperimentResult table2(const ExperimentOptions& o, Setting st) {
   ExperimentResult r;
   r.table.columns = {"policy", "makespan_s", "extra_s", "rank_prompts", "rank_prompt_gpu_s", "mean_e2e_s"};
-  const Domain& math = domains(st)[0];
+  const Domain& math = domains()[0];
   double fcfsMakespan = 0;
   std::string chart = "policy_index,makespan_s,mean_e2e_s\n";
   int index = 0;
@@ -334,7 +331,7 @@ struct ThroughputSetting {
   std::int64_t workload;
   double windowS;
   bool thinking;  // the domains' -thinking presets
-  Setting setting = Setting::Dp8;
+  Setting setting = Setting::OneGpu;
 };
 ExperimentResult throughputTable(const ExperimentOptions& o, const ThroughputSetting& st) {
   ExperimentResult r;
@@ -344,7 +341,7 @@ ExperimentResult throughputTable(const ExperimentOptions& o, const ThroughputSet
                      "length_only_min_to_" + std::to_string(st.workload), "speedup_time"};
   std::string done = "policy,domain_index,requests_done\n", minutes = "policy,domain_index,minutes\n";
   int index = 0;
-  for (Domain d : domains(st.setting)) {
+  for (Domain d : domains()) {
     const std::string preset = std::string(d.preset) + (st.thinking ? "-thinking" : "");
     d.preset = preset.c_str();
     Throughput f, l;
@@ -397,60 +394,63 @@ ExperimentResult table3(const ExperimentOptions& o, Setting st) {
 
 void addSelfSchedExperiments(std::vector<Experiment>& out) {
   const std::string setting =
-      " Setting (the paper's, Sec. 4.2): 8 x a100-40g as eight TP-1 engines behind one server, qwen3-14b, no "
+      " Setting (the paper's, Sec. 4.2): one vLLM server on 1 x a100-40g, qwen3-14b as one TP-1 engine, no "
       "chunked prefill, recompute preemption (vLLM 0.9.2's V1 default), no preemption by a waiting request "
       "(preempt_for_priority 0, V1's rule), B 10, T 1 s; selfsched-math / -code / "
       "-sharegpt presets, Poisson arrivals; 400 requests, mean of seeds 1-4 (120 requests, seed 1 with --quick).";
-  const std::string tp8 = " Setting: as the paper-setting experiment but the server is one TP-8 engine on the 8 GPUs.";
-  const std::string one =
-      " Setting (not the paper's): 1 x a100-40g, qwen3-14b, no chunked prefill, swap preemption, T 50 ms, rates "
-      "around that instance's FCFS capacity; 400 requests, mean of seeds 1-4 (120 requests, seed 1 with --quick).";
+  const std::string dp8 =
+      " Setting: as the paper-setting experiment but on 8 x a100-40g as eight TP-1 engines behind one server "
+      "(the policy's own placement; FCFS: least-loaded).";
+  const std::string tp8 = " Setting: as the paper-setting experiment but the server is one TP-8 engine on 8 GPUs.";
   using S = Setting;
-  out.push_back({"selfsched-fig5-tau", "Self-scheduling", "Fig. 5: Kendall tau-b of each predictor mode by domain",
-                 "Achieved tau-b per ranking batch for prefill-only, rank-only, length-only, and FCFS's arrival "
-                 "order, on math, code and ShareGPT-like requests at 20 req/s, full batches of 10." + setting,
-                 fig5});
-  out.push_back({"selfsched-fig6-p95", "Self-scheduling", "Fig. 6: P95 TTFT, TPOT and latency vs rate",
-                 "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at 10, 20 and 40 req/s per "
-                 "domain, and FCFS's P95 TTFT over each mode's." + setting,
-                 [](const ExperimentOptions& o) { return fig6(o, S::Dp8); }});
-  out.push_back({"selfsched-fig6-p95-1gpu", "Self-scheduling", "Fig. 6 on one GPU (not the paper's setting)",
-                 "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at three rates per domain "
-                 "on one GPU, where the queue is deep and batches are small." + one,
-                 [](const ExperimentOptions& o) { return fig6(o, S::OneGpu); }});
-  out.push_back({"selfsched-table1-throughput", "Self-scheduling", "Table 1: throughput, FCFS vs length-only",
-                 "3 000 requests per domain arriving at 64 req/s: requests finished in the first 10 minutes and "
-                 "minutes until 500 have finished, FCFS vs length-only, and the speedups." + setting +
-                 " (--quick: 600 requests, a 2-minute window and 100 requests.)",
-                 [](const ExperimentOptions& o) { return table1(o, S::Dp8); }});
-  out.push_back({"selfsched-table1-throughput-tp8", "Self-scheduling", "Table 1 with one TP-8 engine",
-                 "Table 1 (3 000 requests per domain at 64 req/s; done in 10 minutes, minutes to 500) with the "
-                 "server as one TP-8 engine." + tp8,
-                 [](const ExperimentOptions& o) { return table1(o, S::Tp8); }});
-  out.push_back({"selfsched-fig6-p95-tp8", "Self-scheduling", "Fig. 6 with one TP-8 engine",
-                 "Fig. 6 (P95 TTFT, TPOT, latency at 10, 20, 40 req/s) with the server as one TP-8 engine." + tp8,
-                 [](const ExperimentOptions& o) { return fig6(o, S::Tp8); }});
-  out.push_back({"selfsched-table3-thinking", "Self-scheduling", "Table 3: throughput in thinking mode",
-                 "1 000 requests per domain in thinking mode (the -thinking presets: answers up to 16 384 tokens) "
-                 "arriving at 64 req/s: requests finished in the first 20 minutes and minutes until 100 have "
-                 "finished, FCFS vs length-only, and the speedups." + setting +
-                 " (--quick: 200 requests, a 5-minute window and 20 requests.)",
-                 [](const ExperimentOptions& o) { return table3(o, S::Dp8); }});
-  out.push_back({"selfsched-table2-overhead", "Self-scheduling", "Table 2: the rank prompts' extra cost",
-                 "20 math requests at 64 req/s, FCFS vs length-only with batches of 10 (two rank prompts of 40 "
-                 "output tokens): makespan, its difference, and the rank prompts' GPU time." + setting,
-                 [](const ExperimentOptions& o) { return table2(o, S::Dp8); }});
-  out.push_back({"selfsched-table2-overhead-tp8", "Self-scheduling", "Table 2 with one TP-8 engine",
-                 "Table 2 (20 math requests at 64 req/s) with the server as one TP-8 engine: its makespan against "
-                 "the paper's 11 min 6.5 s decides how the paper's server maps onto its 8 GPUs." + tp8,
-                 [](const ExperimentOptions& o) { return table2(o, S::Tp8); }});
-  out.push_back({"selfsched-fig8-starvation", "Self-scheduling", "Fig. 8: anti-starvation on and off",
-                 "P99 TPOT and P99 latency of length-only with and without anti-starvation at 40 req/s." + setting,
-                 [](const ExperimentOptions& o) { return fig8(o, S::Dp8); }});
-  out.push_back({"selfsched-fig8-starvation-1gpu", "Self-scheduling", "Fig. 8 on one GPU (not the paper's setting)",
-                 "P99 TPOT and P99 latency of length-only with and without anti-starvation at each domain's highest "
-                 "one-GPU rate." + one,
-                 [](const ExperimentOptions& o) { return fig8(o, S::OneGpu); }});
+  using Fn = ExperimentResult (*)(const ExperimentOptions&, Setting);
+  // The experiment at the paper's setting, then its 8-GPU variants.
+  struct Variant {
+    const char* suffix;
+    const char* titleSuffix;
+    const std::string* text;
+    S st;
+  };
+  const std::vector<Variant> variants = {{"", "", &setting, S::OneGpu},
+                                         {"-8gpu", " on eight TP-1 engines", &dp8, S::Dp8},
+                                         {"-tp8", " on one TP-8 engine", &tp8, S::Tp8}};
+  auto add = [&](const std::string& id, const std::string& title, const std::string& what, Fn fn,
+                 const std::vector<S>& settings) {
+    for (const Variant& v : variants) {
+      bool wanted = false;
+      for (S x : settings) wanted = wanted || x == v.st;
+      if (!wanted) continue;
+      const S st = v.st;
+      out.push_back({id + v.suffix, "Self-scheduling", title + v.titleSuffix, what + *v.text,
+                     [fn, st](const ExperimentOptions& o) { return fn(o, st); }});
+    }
+  };
+  add("selfsched-fig5-tau", "Fig. 5: Kendall tau-b of each predictor mode by domain",
+      "Achieved tau-b per ranking batch for prefill-only, rank-only, length-only, and FCFS's arrival order, on "
+      "math, code and ShareGPT-like requests at 20 req/s, full batches of 10.",
+      [](const ExperimentOptions& o, Setting) { return fig5(o); }, {S::OneGpu});
+  add("selfsched-fig6-p95", "Fig. 6: P95 TTFT, TPOT and latency vs rate",
+      "P95 TTFT, TPOT and end-to-end latency of fcfs and the three modes at 10, 20 and 40 req/s per domain, and "
+      "FCFS's P95 TTFT over each mode's.",
+      fig6, {S::OneGpu, S::Dp8, S::Tp8});
+  add("selfsched-table1-throughput", "Table 1: throughput, FCFS vs length-only",
+      "3 000 requests per domain arriving at 64 req/s: requests finished in the first 10 minutes and minutes "
+      "until 500 have finished, FCFS vs length-only, and the speedups (--quick: 600 requests, a 2-minute "
+      "window and 100 requests).",
+      table1, {S::OneGpu, S::Dp8, S::Tp8});
+  add("selfsched-table3-thinking", "Table 3: throughput in thinking mode",
+      "1 000 requests per domain in thinking mode (the -thinking presets: answers up to 16 384 tokens) arriving "
+      "at 64 req/s: requests finished in the first 20 minutes and minutes until 100 have finished, FCFS vs "
+      "length-only, and the speedups (--quick: 200 requests, a 5-minute window and 20 requests).",
+      table3, {S::OneGpu, S::Dp8});
+  add("selfsched-table2-overhead", "Table 2: the rank prompts' extra cost",
+      "20 math requests at 64 req/s, FCFS vs length-only with batches of 10 (two rank prompts of 40 output "
+      "tokens): makespan, its difference, and the rank prompts' GPU time; its makespan against the paper's "
+      "11 min 6.5 s tests how the paper's server maps onto GPUs.",
+      table2, {S::OneGpu, S::Dp8, S::Tp8});
+  add("selfsched-fig8-starvation", "Fig. 8: anti-starvation on and off",
+      "P99 TPOT and P99 latency of length-only with and without anti-starvation at 40 req/s.", fig8,
+      {S::OneGpu, S::Dp8});
 }
 
 }  // namespace sl::exp

@@ -102,9 +102,51 @@ void CascadeGlobal::attach(Simulator& sim) {
   tPump_ = sim.startTimer("cascade-pump", secondsToNs(cfg_.pumpIntervalS));
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>> CascadeGlobal::lengthSample() const {
+  // Issue 25: a sample of *finished* requests is biased to short ones under
+  // overload (long ones have not finished yet), which collapsed the layout.
+  // The sample is the last arrivals instead, each counted once: finished
+  // ones with their output length; those still running with what they have
+  // generated, raised to the mean output of the finished requests that got
+  // at least as far (their expected length given they are this long; the
+  // count itself if none did); those not started with the finished mean.
+  std::vector<std::int64_t> done;  // finished outputs, ascending
+  for (const ArrivalSample& a : arrivals_)
+    if (a.out >= 0) done.push_back(a.out);
+  std::sort(done.begin(), done.end());
+  std::vector<double> suffix(done.size() + 1, 0.0);  // suffix sums of done
+  for (std::size_t i = done.size(); i-- > 0;) suffix[i] = suffix[i + 1] + static_cast<double>(done[i]);
+  const auto expectedGiven = [&](std::int64_t g) -> std::int64_t {
+    const auto it = std::lower_bound(done.begin(), done.end(), std::max<std::int64_t>(g, 1));
+    const auto k = static_cast<std::size_t>(it - done.begin());
+    if (k == done.size()) return std::max<std::int64_t>(g, 1);
+    return std::max<std::int64_t>(g, std::llround(suffix[k] / static_cast<double>(done.size() - k)));
+  };
+  std::vector<std::int64_t> generated(arrivals_.size(), -1);
+  if (!arrivals_.empty()) {
+    const std::int64_t first = arrivals_.front().id;
+    sim_->forEachActive([&](const Request& r) {
+      if (r.synthetic || r.id < first) return;
+      const auto it = std::lower_bound(arrivals_.begin(), arrivals_.end(), r.id,
+                                       [](const ArrivalSample& a, std::int64_t id) { return a.id < id; });
+      if (it != arrivals_.end() && it->id == r.id)
+        generated[static_cast<std::size_t>(it - arrivals_.begin())] = r.generated;
+    });
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  out.reserve(arrivals_.size());
+  for (std::size_t i = 0; i < arrivals_.size(); ++i) {
+    const ArrivalSample& a = arrivals_[i];
+    if (a.out >= 0) out.emplace_back(a.in, a.out);
+    else if (generated[i] >= 0) out.emplace_back(a.in, expectedGiven(generated[i]));
+    else if (!done.empty()) out.emplace_back(a.in, expectedGiven(0));
+  }
+  return out;
+}
+
 void CascadeGlobal::planNow(bool startup) {
   const int E = sim_->numInstances();
-  const auto& samples = startup ? cfg_.prior : std::vector<std::pair<std::int64_t, std::int64_t>>(observed_.begin(), observed_.end());
+  const auto samples = startup ? cfg_.prior : lengthSample();
   double rate = cfg_.priorRate;
   if (!startup) {
     const double span = nsToSeconds(sim_->now() - lastReplan_);
@@ -172,7 +214,21 @@ void CascadeGlobal::planNow(bool startup) {
     ++replans_;
     return;
   }
-  const LengthHistogram h = buildHistogram(samples, edges_, pop);
+  LengthHistogram h = buildHistogram(samples, edges_, pop);
+  // Prefill arrivals (knob prefill_term): each prompt's prefill time (the
+  // cost model's, on top of one decode sequence sharing the iteration) at
+  // the arrival rate. Off by default: see docs/policies/cascade.md.
+  if (cfg_.prefillTerm) {
+    const CostModel& cost = sim_->cost();
+    BatchShape oneDecode;
+    addDecodeSeq(oneDecode, meanLen);
+    const double base = cost.iterationSeconds(oneDecode);
+    addPrefillLoad(h, samples, rate, [&](std::int64_t in) {
+      BatchShape b = oneDecode;
+      addPrefillChunk(b, static_cast<double>(in));
+      return std::max(0.0, cost.iterationSeconds(b) - base);
+    });
+  }
   const PlanCosts pc{qoe_, cutSecondsPerToken_};
   plan_ = cfg_.exactPlanner ? planExact(h, pc, E) : planHeuristic(h, pc, E);
   applyPlan(plan_, h);
@@ -225,6 +281,10 @@ double CascadeGlobal::demand(int i) const {
 
 void CascadeGlobal::onArrival(Request& r) {
   ++arrivalsSinceReplan_;
+  if (!r.synthetic) {
+    arrivals_.push_back({r.id, r.input, -1});
+    if (arrivals_.size() > kLengthSample) arrivals_.pop_front();
+  }
   const int s = stageForLength(r.input);
   sim_->watchLength(r, s + 1 < stages() ? upper(s) : -1);
 }
@@ -388,8 +448,30 @@ void CascadeGlobal::pump(int rcv) {
       ++k;
       continue;
     }
-    if (!movable(*r) || !sim_->migrateLive(*r, rcv)) {
+    if (!movable(*r)) {  // preempted or prefilling on its sender: try again later
+      ++k;
+      continue;
+    }
+    if (!sim_->migrateLive(*r, rcv)) {
+      // No idle KV slots here (or the engine's transfer cap): the paper
+      // skips the migration and the request keeps running on its sender
+      // (§5 "Migration flow control"). Retried at every pump; after more
+      // than starve_limit refusals the receiver hands the request back and
+      // the sender asks again, so a peer with room can win it instead of
+      // the request waiting on a full receiver (issue 25). The new ask waits
+      // for the request's next token on its sender (the length watch):
+      // asking again at once can loop through zero-latency messages and
+      // refusals without simulated time advancing (a livelock the random
+      // invariants found, seeds 339 and 1204 with starve_limit 0).
       ++refused_;
+      if (++m.refusals > cfg_.starveLimit) {
+        const bool inter = m.interStage;
+        asked_.erase(m.id);
+        drop(k);
+        ++reasks_;
+        if (inter) armWatch(*r);  // a new bid-ask for the next stage at its next token
+        continue;
+      }
       ++k;
       continue;
     }
@@ -415,8 +497,10 @@ void CascadeGlobal::onMigrationDone(Request& r, int src, int dst) {
 
 void CascadeGlobal::onFinished(const Request& r) {
   asked_.erase(r.id);
-  observed_.emplace_back(r.input, r.outputLen());
-  if (observed_.size() > 4096) observed_.pop_front();
+  if (r.synthetic || arrivals_.empty()) return;
+  const auto it = std::lower_bound(arrivals_.begin(), arrivals_.end(), r.id,
+                                   [](const ArrivalSample& a, std::int64_t id) { return a.id < id; });
+  if (it != arrivals_.end() && it->id == r.id) it->out = r.outputLen();
 }
 
 void CascadeGlobal::onTimer(int timer) {
@@ -500,9 +584,18 @@ void CascadeGlobal::refineNow() {
       continue;
     }
     double b = cfg_.emaAlpha * target + (1 - cfg_.emaAlpha) * bounds_[static_cast<std::size_t>(s)];
-    const double lo = lower(s) + 1.0;
-    const double hi = s + 2 < S ? upper(s + 1) - 1.0 : std::numeric_limits<double>::infinity();
-    b = std::clamp(b, lo, std::max(lo, hi));
+    // Neither stage s nor s+1 may shrink below the narrowest length range
+    // the planner works with (half its first bucket, the profiled minimum):
+    // clamping to lower(s)+1 once left a stage one token wide ([975, 976)),
+    // whose instances only relayed (issue 25). No room: the boundary stays.
+    const double minWidth = minStageWidth();
+    const double lo = lower(s) + minWidth;
+    const double hi = s + 2 < S ? upper(s + 1) - minWidth : std::numeric_limits<double>::infinity();
+    if (hi < lo) {
+      ++frozen_;
+      continue;
+    }
+    b = std::clamp(b, lo, hi);
     ++refinements_;
     if (std::lround(b) != upper(s)) moved = true;
     bounds_[static_cast<std::size_t>(s)] = b;
@@ -604,6 +697,7 @@ void CascadeGlobal::report(std::vector<PolicyReportEntry>& out) const {
   out.push_back({"receiver_skips", static_cast<double>(skips_)});
   out.push_back({"starvations", static_cast<double>(starvations_)});
   out.push_back({"migrations_refused", static_cast<double>(refused_)});
+  out.push_back({"handed_back", static_cast<double>(reasks_)});
 }
 
 // ---- Llumnix

@@ -29,6 +29,7 @@ struct CascadeConfig {
   CascadeLayout layout = CascadeLayout::Planned;
   RefineMode refine = RefineMode::Qoe;
   bool exactPlanner = false;       // exact DP instead of the two-phase heuristic
+  bool prefillTerm = false;        // stage cost x prefillSlowdown(prefill load) (knob prefill_term)
   bool intraStage = true;          // intra-stage bid-ask rebalancing
   double replanIntervalS = 60;     // 0: plan once
   double refineIntervalS = 5;      // 0: no refinement
@@ -63,6 +64,7 @@ struct PendingMove {
   int sender = -1;
   double senderLoad = 0;  // priority (higher first)
   int skips = 0;
+  int refusals = 0;  // migrations the receiver could not start (no room)
   std::int64_t tokens = 0;  // sequence length when it was queued (receiver's buffered load)
   bool interStage = true;
 };
@@ -100,6 +102,9 @@ public:
   std::int64_t frozenRefinements() const { return frozen_; }
   std::int64_t starvations() const { return starvations_; }
   std::int64_t bidRounds() const { return bidRounds_; }
+  std::int64_t refusedMigrations() const { return refused_; }
+  /// Moves a full receiver handed back to be asked for again.
+  std::int64_t handedBack() const { return reasks_; }
   /// Boundary history: (time, stage, new upper bound).
   struct BoundaryChange { SimTime t; int stage; std::int32_t upper; };
   const std::vector<BoundaryChange>& boundaryLog() const { return boundaryLog_; }
@@ -119,6 +124,12 @@ public:
                                    int minRequests);
   /// Set division (§4.2 footnote): every m-th element of the sorted set, from the m/2-th.
   static std::vector<std::pair<double, double>> divide(std::vector<std::pair<double, double>> set, int m);
+  /// Narrowest length range a stage may have after refinement (tokens):
+  /// half the first bucket edge, the shortest length the model is profiled at.
+  double minStageWidth() const { return std::max(1.0, static_cast<double>(cfg_.bucketBase) / 2.0); }
+  /// The replanner's (input, output) sample: the last arrivals, finished or
+  /// not, outputs of unfinished ones estimated (see the definition).
+  std::vector<std::pair<std::int64_t, std::int64_t>> lengthSample() const;
   /// Runs one refinement pass now (the timer's work).
   void refineNow();
   /// Runs one receiver pump now.
@@ -156,14 +167,18 @@ private:
   std::set<std::int64_t> asked_;              // ids with an ask or a queued move
   std::vector<double> transferBps_;           // measured per receiver
   std::vector<std::int64_t> asks_, bids_, wins_;  // bid-ask rounds per instance: started, bid in, won
-  std::deque<std::pair<std::int64_t, std::int64_t>> observed_;  // finished (input, output)
+  struct ArrivalSample {
+    std::int64_t id = 0, in = 0, out = -1;  // out: -1 until it finishes
+  };
+  static constexpr std::size_t kLengthSample = 4096;
+  std::deque<ArrivalSample> arrivals_;  // the last arrivals, by id (ascending)
   std::int64_t arrivalsSinceReplan_ = 0;
   SimTime lastReplan_ = 0;
   int tReplan_ = -1, tRefine_ = -1, tRebalance_ = -1, tPump_ = -1;
   double cutSecondsPerToken_ = 0;
   std::vector<BoundaryChange> boundaryLog_;
   std::int64_t handovers_ = 0, rebalances_ = 0, refinements_ = 0, frozen_ = 0, starvations_ = 0, bidRounds_ = 0,
-               replans_ = 0, refused_ = 0, skips_ = 0;
+               replans_ = 0, refused_ = 0, skips_ = 0, reasks_ = 0;
   double planSeconds_ = 0;
 };
 

@@ -52,6 +52,27 @@ LengthHistogram buildHistogram(const std::vector<std::pair<std::int64_t, std::in
   return h;
 }
 
+void addPrefillLoad(LengthHistogram& h, const std::vector<std::pair<std::int64_t, std::int64_t>>& requests,
+                    double rate, const std::function<double(std::int64_t)>& prefillSeconds) {
+  const int nb = h.buckets();
+  h.prefillLoad.assign(static_cast<std::size_t>(std::max(0, nb)), 0.0);
+  if (requests.empty() || nb <= 0 || rate <= 0) return;
+  const double perRequest = rate / static_cast<double>(requests.size());
+  for (const auto& [in, out] : requests) {
+    (void)out;
+    // The bucket holding the prompt: the first with edges[b+1] > in.
+    int b = 0;
+    while (b + 1 < nb && h.edges[static_cast<std::size_t>(b) + 1] <= in) ++b;
+    h.prefillLoad[static_cast<std::size_t>(b)] += perRequest * prefillSeconds(in);
+  }
+}
+
+double prefillSlowdown(double u) {
+  if (u <= 0) return 1.0;
+  if (u < 0.9) return 1.0 / (1.0 - u);
+  return 10.0 + 100.0 * (u - 0.9);
+}
+
 std::int64_t& stageCostEvaluations() {
   thread_local std::int64_t n = 0;
   return n;
@@ -68,7 +89,13 @@ double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int
     f.sumL += x.sumL;
   }
   if (f.n <= 0) return 0.0;
-  return static_cast<double>(m) * c.q.batch(f.scaled(1.0 / m));
+  double slow = 1.0;
+  if (!h.prefillLoad.empty()) {
+    double load = 0;
+    for (int k = a; k < b; ++k) load += h.prefillLoad[static_cast<std::size_t>(k)];
+    slow = prefillSlowdown(load / m);
+  }
+  return static_cast<double>(m) * c.q.batch(f.scaled(1.0 / m)) * slow;
 }
 
 double cutCost(const LengthHistogram& h, const PlanCosts& c, int k) {

@@ -7,6 +7,7 @@
 // the two-phase heuristic (one instance per stage, then greedy merges of the
 // adjacent pair with the largest positive gain, from a max-heap).
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "policy/cascade/qoe_model.h"
@@ -18,6 +19,9 @@ struct LengthHistogram {
   std::vector<std::int64_t> edges;   // B+1 increasing edges, edges[0] = 0
   std::vector<QoeFeatures> bucket;   // B buckets: n, ΣI, ΣI², ΣL of the sequences in it
   std::vector<double> straddling;    // B+1: sequences that will cross edge b (0 at both ends)
+  /// B (or empty: no prefill term): instance-seconds of prefill per second
+  /// that the arrivals whose prompt falls in bucket b bring to its stage.
+  std::vector<double> prefillLoad;
   int buckets() const { return static_cast<int>(bucket.size()); }
 };
 
@@ -31,6 +35,18 @@ std::vector<std::int64_t> exponentialEdges(std::int64_t base, std::int64_t maxLe
 /// `population` sequences in all (Little's law: arrival rate × decode time).
 LengthHistogram buildHistogram(const std::vector<std::pair<std::int64_t, std::int64_t>>& requests,
                                const std::vector<std::int64_t>& edges, double population);
+
+/// Fills h.prefillLoad: `rate` arrivals per second drawn like `requests`,
+/// each bringing prefillSeconds(input) of prefill to the stage its prompt is
+/// routed to (issue 25: stage 1 took every arrival's prefill, which the
+/// decode-only stage cost did not see).
+void addPrefillLoad(LengthHistogram& h, const std::vector<std::pair<std::int64_t, std::int64_t>>& requests,
+                    double rate, const std::function<double(std::int64_t)>& prefillSeconds);
+
+/// Slow-down of decoding on instances busy u of the time with prefill:
+/// 1/(1−u) below u = 0.9, continued linearly above (10 + 100·(u − 0.9)) so
+/// that overloaded layouts stay ordered by how overloaded they are.
+double prefillSlowdown(double u);
 
 struct PlanCosts {
   QoeModel q;
@@ -47,7 +63,8 @@ struct Plan {
 /// Number of stageCost calls so far (this thread): the planner-cost table's
 /// deterministic measure of work. Reset by assigning 0.
 std::int64_t& stageCostEvaluations();
-/// Cost of a stage over buckets [a, b) with m instances: m · Q^B(population / m).
+/// Cost of a stage over buckets [a, b) with m instances: m · Q^B(population / m),
+/// times prefillSlowdown(prefill load of its buckets / m) when h has one.
 double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m);
 /// Cost of cutting at edge k (0 < k < B).
 double cutCost(const LengthHistogram& h, const PlanCosts& c, int k);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cost/calibration.h"
 #include "cost/cost_model.h"
 
 namespace sl {
@@ -35,7 +36,11 @@ QoeModel fitQoe(const std::vector<QoeSample>& samples) {
     scale[static_cast<std::size_t>(k)] = s;
     a.col(k) /= s;
   }
-  const Eigen::VectorXd x = a.colPivHouseholderQr().solve(b);
+  // Non-negative least squares (the calibration's Lawson–Hanson solver): the
+  // features are collinear (sumL ≈ sumI + generated), and an unconstrained
+  // fit traded a negative D4 (total current length) against D2, a model in
+  // which longer sequences lower the latency (issue 25).
+  const Eigen::VectorXd x = nnls(a, b);
   QoeModel m;
   for (int k = 0; k < 5; ++k) m.d[static_cast<std::size_t>(k)] = x(k) / scale[static_cast<std::size_t>(k)];
   return m;

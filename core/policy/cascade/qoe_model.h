@@ -41,7 +41,8 @@ struct QoeModel {
   double batch(const QoeFeatures& f) const { return f.n > 0 ? f.n * predict(f) : 0.0; }
 };
 
-/// Least-squares fit of D over the samples (columns scaled for conditioning).
+/// Non-negative least-squares fit of D over the samples (columns scaled for
+/// conditioning; every D_k >= 0: no feature lowers the latency).
 /// Throws std::invalid_argument with fewer than 5 samples.
 QoeModel fitQoe(const std::vector<QoeSample>& samples);
 /// Mean over samples of |predict - q| / q.

@@ -34,6 +34,9 @@ std::vector<KnobSpec> cascadeKnobs() {
       {"planner", "", 0, 1, 0, true, false, "0 = two-phase heuristic (greedy merges), 1 = exact dynamic programme"},
       {"bucket_base", "tokens", 16, 65536, 256, true, false,
        "first exponential length bucket edge; cut points are base, 2 base, 4 base, ..."},
+      {"prefill_term", "", 0, 1, 0, true, false,
+       "1 = the planner's stage cost counts the prefill arrivals its prompts bring (x 1/(1-u)); 0 = decode only, "
+       "as the paper (docs/policies/cascade.md)"},
   };
 }
 
@@ -83,6 +86,7 @@ PolicyFactory cascadeFactory(CascadeLayout layout, RefineMode refine, bool intra
     cc.rebalanceThreshold = c.knobs.get("rebalance_threshold");
     cc.exactPlanner = c.knobs.getInt("planner") == 1;
     cc.bucketBase = c.knobs.getInt("bucket_base");
+    cc.prefillTerm = c.knobs.getInt("prefill_term") == 1;
     fillPrior(c, cc);
     PolicyBundle b;
     b.global = std::make_unique<CascadeGlobal>(std::move(cc));

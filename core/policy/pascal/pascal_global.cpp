@@ -156,6 +156,8 @@ bool PascalGlobal::setKnob(const std::string& name, double value) {
     cfg_.paceLowWatermark = static_cast<std::int64_t>(value);
   } else if (name == "headroom_tokens") {
     cfg_.headroomTokens = static_cast<std::int64_t>(value);
+  } else if (name == "migrant_displaces") {
+    cfg_.displace = value != 0;
   } else {
     return false;
   }
@@ -195,6 +197,10 @@ std::int64_t PascalGlobal::blocksWithHeadroom(const Request& r, int instance) co
   return sim_->instance(instance).blocksFor(tokens);
 }
 
+std::int64_t PascalGlobal::roomFor(int i) const {
+  return sim_->instance(i).freeGpuBlocks() - sim_->promisedBlocks(i);
+}
+
 void PascalGlobal::onReasoningEnd(Request& r) {
   const int n = sim_->numInstances();
   const int cur = r.instance;
@@ -218,10 +224,27 @@ void PascalGlobal::onReasoningEnd(Request& r) {
     return sel == PascalSelection::FallbackRA ? s.reasoning + s.freshAnswering : s.reasoning;
   };
   // Line 10: argmin; ties go to the current instance (no move for nothing),
+  // else to the most GPU room net of what is promised to copies already
+  // bound there (no herding: a burst of boundaries in one instant spreads),
   // else to the lowest index.
   int chosen = -1;
+  std::int64_t chosenRoom = 0;
   for (int c : cands) {
-    if (chosen < 0 || key(c) < key(chosen) || (key(c) == key(chosen) && c == cur)) chosen = c;
+    if (chosen < 0 || key(c) < key(chosen)) {
+      chosen = c;
+      chosenRoom = -1;  // computed on the first tie only
+    } else if (key(c) == key(chosen) && chosen != cur) {
+      if (c == cur) {
+        chosen = c;
+        continue;
+      }
+      if (chosenRoom < 0) chosenRoom = roomFor(chosen);
+      const std::int64_t room = roomFor(c);
+      if (room > chosenRoom) {
+        chosen = c;
+        chosenRoom = room;
+      }
+    }
   }
 
   Decision d;
@@ -239,16 +262,17 @@ void PascalGlobal::onReasoningEnd(Request& r) {
   } else {
     bool stay = false;
     if (cfg_.migration == PascalMigration::Adaptive) {
-      const Instance& here = sim_->instance(cur);
-      const Instance& there = sim_->instance(chosen);
+      // Room net of the blocks promised to copies bound for each side
+      // (queued or deferred; started ones have reserved theirs): decisions
+      // in one instant see each other.
       const std::int64_t need = blocksWithHeadroom(r, cur);
-      const bool hereFits = std::max<std::int64_t>(0, need - r.blocksGpu) <= here.freeGpuBlocks();
-      const bool thereFits = blocksWithHeadroom(r, chosen) <= there.freeGpuBlocks();
+      const bool hereFits = std::max<std::int64_t>(0, need - r.blocksGpu) <= roomFor(cur);
+      const bool thereFits = blocksWithHeadroom(r, chosen) <= roomFor(chosen);
       stay = hereFits && !thereFits;
     }
     if (stay) {
       d.action = PascalAction::StayedAdaptive;
-    } else if (sim_->migrate(r, chosen)) {
+    } else if (sim_->migrate(r, chosen, cfg_.displace)) {
       d.action = PascalAction::Migrate;
       d.instance = chosen;
       auto& in = inbound_[static_cast<std::size_t>(chosen)];

@@ -34,6 +34,7 @@ struct PascalGlobalConfig {
   PascalMigration migration = PascalMigration::Adaptive;
   std::int64_t paceLowWatermark = 0;  // tokens: buffered <= this is "behind pace"
   std::int64_t headroomTokens = 256;  // adaptive migration: room for the next tokens
+  bool displace = true;               // a migrant evicts lower-ranked residents of a full destination
 };
 
 /// One instance as the PASCAL monitor sees it at a decision.
@@ -87,6 +88,9 @@ class PascalGlobal : public GlobalPolicy {
   std::int64_t reasoningCount(int i, const Request* except) const;
   std::int64_t freshAnsweringCount(int i, const Request* except) const;
   std::int64_t blocksWithHeadroom(const Request& r, int instance) const;
+  // Free GPU blocks of instance i less those promised to copies bound for it
+  // that have not reserved yet (Simulator::promisedBlocks).
+  std::int64_t roomFor(int i) const;
 
   PascalGlobalConfig cfg_;
   DecisionLog log_;

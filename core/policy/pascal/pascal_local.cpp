@@ -68,11 +68,14 @@ void PascalLocal::toLow(Request& r) {
     insertFresh(kLow, r);
     return;
   }
+  // Quanta per instance: the quanta it used up here while reasoning carry
+  // over (it joins the low queue at that level); per queue: a fresh start.
+  const std::int64_t level = cfg_.quantaPerInstance ? r.policyKey : 0;
   r.queue = kLow;
   r.quantumUsed = 0;
-  r.policyKey = 0;
+  r.policyKey = level;
   const auto lowBegin = queues_.begin() + static_cast<std::ptrdiff_t>(nHigh_);
-  const auto to = cfg_.byQuanta ? levelEnd(lowBegin, queues_.end(), 0) : queues_.end();
+  const auto to = cfg_.byQuanta ? levelEnd(lowBegin, queues_.end(), level) : queues_.end();
   std::rotate(it, it + 1, to);
   --nHigh_;
   runningBound_ = std::max(runningBound_, static_cast<std::size_t>(to - queues_.begin()));
@@ -173,10 +176,18 @@ bool PascalLocal::setKnob(const std::string& name, double value) {
     rotateLow_ = kRotateAll;
   } else if (name == "demote_tokens") {
     cfg_.demoteTokens = v;
+  } else if (name == "quanta_per_instance") {
+    cfg_.quantaPerInstance = v != 0;  // requests leaving the high queue from now on
   } else {
     return false;
   }
   return true;
+}
+
+void PascalLocal::displaceable(const Request& /*incoming*/, std::vector<Request*>& out) const {
+  if (!cfg_.byQuanta) return;
+  const auto low = lowQueue();
+  for (auto it = low.rbegin(); it != low.rend() && (*it)->policyKey > 0; ++it) out.push_back(*it);
 }
 
 void PascalLocal::describe(std::vector<QueueView>& out) const {

@@ -30,6 +30,10 @@ struct PascalLocalConfig {
   int answeringQuantum = 500;  // tokens per turn in the low queue
   int demoteTokens = 5000;     // a reasoning request with more KV tokens goes to the low queue
   bool byQuanta = true;        // RR order by quanta used (paper) or one circular queue (local_rr.h)
+  // false (paper, "quantum ... for each queue"): every request enters the
+  // low queue fresh. true: quanta used on this instance carry over from the
+  // high queue at </think> or demotion; only a migrant arrives fresh.
+  bool quantaPerInstance = false;
 };
 
 class PascalLocal : public LocalPolicy {
@@ -48,6 +52,10 @@ class PascalLocal : public LocalPolicy {
   }
   std::size_t size() const override { return queues_.size(); }
   void describe(std::vector<QueueView>& out) const override;
+  /// A migrant joins the low queue fresh: with the by-quanta order the
+  /// low-queue requests on a later quantum rank below it (tail first); with
+  /// the circular order it joins the very tail and none does.
+  void displaceable(const Request& incoming, std::vector<Request*>& out) const override;
   /// Live reasoning_quantum, answering_quantum, demote_tokens (next iteration / next token).
   bool setKnob(const std::string& name, double value) override;
 

@@ -22,6 +22,12 @@ std::vector<KnobSpec> pascalKnobs() {
       {"headroom_tokens", "tokens", 0, 1e6, 256, true, true,
        "adaptive migration (pascal only): free GPU room needed for the request's KV plus this many tokens"},
       priorityByQuantaKnob(),
+      {"migrant_displaces", "", 0, 1, 1, true, true,
+       "1 (paper, Fig. 7): a migrant meeting a full destination swaps out the residents that rank below it there "
+       "(answering requests on a later quantum) instead of waiting; 0: it waits for room (FCFS)"},
+      {"quanta_per_instance", "", 0, 1, 0, true, true,
+       "0 (paper: a quantum \"for each queue\"): a request enters the answering queue fresh, stayer or migrant; "
+       "1: quanta used on an instance carry over at </think> and reset only when the request migrates"},
   };
 }
 
@@ -32,10 +38,12 @@ PolicyFactory pascalFactory(PascalMigration migration) {
     lc.answeringQuantum = c.knobs.getInt("answering_quantum");
     lc.demoteTokens = c.knobs.getInt("demote_tokens");
     lc.byQuanta = c.knobs.getInt("priority_by_quanta") != 0;
+    lc.quantaPerInstance = c.knobs.getInt("quanta_per_instance") != 0;
     PascalGlobalConfig gc;
     gc.migration = migration;
     gc.paceLowWatermark = c.knobs.getInt("pace_low_watermark");
     gc.headroomTokens = c.knobs.getInt("headroom_tokens");
+    gc.displace = c.knobs.getInt("migrant_displaces") != 0;
     PolicyBundle b;
     b.global = std::make_unique<PascalGlobal>(gc);
     b.makeLocal = [lc](int) { return std::make_unique<PascalLocal>(lc); };
