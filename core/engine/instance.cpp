@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <unordered_map>
 
 #include "engine/simulator.h"
 
@@ -204,9 +205,27 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   std::size_t runningInOrder = 0;
   for (const Request* r : order)
     if (r->state == ReqState::Running) {
-      heldByOrder += r->blocksGpu - pinnedBlocks(*r);  // shared cache blocks stay held
+      heldByOrder += r->blocksGpu - pinnedBlocks(*r);  // private blocks
       ++runningInOrder;
     }
+  // Prefix caching: a cached block counts once, and is freed by preempting
+  // requests of `order` only if they hold every reference to it.
+  std::unordered_map<std::uint64_t, std::int32_t> orderOnly;  // key -> 1 while not yet in `cum`
+  if (inst_.cache_) {
+    for (const Request* r : order)
+      if (r->state == ReqState::Running)
+        for (const std::uint64_t key : sim_.prefixState(*r).table)
+          if (key != 0) ++orderOnly[key];
+    for (auto it = orderOnly.begin(); it != orderOnly.end();) {
+      if (it->second == inst_.cache_->find(it->first)->refs) {
+        it->second = 1;
+        ++heldByOrder;
+        ++it;
+      } else {
+        it = orderOnly.erase(it);
+      }
+    }
+  }
   const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
   // Admissions (and swap-ins, as vLLM's can_swap_in) happen while every
   // other prefix member holds its blocks, so once the prefix contains one
@@ -232,8 +251,20 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
       if (st == ReqState::Waiting) admitsNow = true;
       else if (st == ReqState::Swapped) admitsNow = !(n == 0 && avail == inst_.cfg_.gpuBlocks);
     }
-    if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
-    cum += need - (st == ReqState::Running ? pinnedBlocks(r) : 0);
+    // A running request's cache blocks count once: those other requests hold
+    // are outside `avail`; those only `order` holds count at their first holder.
+    std::int64_t own = need;
+    if (st == ReqState::Running && inst_.cache_) {
+      own -= pinnedBlocks(r);
+      for (const std::uint64_t key : sim_.prefixState(r).table)
+        if (key != 0)
+          if (const auto it = orderOnly.find(key); it != orderOnly.end() && it->second == 1) {
+            ++own;  // first prefix member holding it: its block counts here
+            it->second = 2;
+          }
+    }
+    if (cum + own + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
+    cum += own;
     admits = admitsNow;
     runningInPrefix += st == ReqState::Running;
     anyNew |= st == ReqState::Waiting;

@@ -309,7 +309,9 @@ bool Simulator::displaceFor(Instance& dst, const Request& incoming, std::int64_t
   std::size_t n = 0;
   while (room < need && n < victims.size()) {
     const Request* v = victims[n++];
-    if (v->state == ReqState::Running) room += v->blocksGpu;
+    // Its cache blocks others share stay held: only private ones count (an
+    // unshared cache block it frees becomes evictable, so room is not overestimated).
+    if (v->state == ReqState::Running) room += v->blocksGpu - (dst.cache_ ? prefixState(*v).shared : 0);
   }
   if (room < need) return false;
   for (std::size_t i = 0; i < n; ++i)
