@@ -132,6 +132,42 @@ TEST(PrefixCache, HitSkipsPrefillButAttentionCounts) {
   EXPECT_GT(h.sim->instance(0).prefixCache()->evictableGpu(), 0);
 }
 
+TEST(PrefixCache, OffloadHitPaysTheHostLinkCopy) {
+  // 10 GPU blocks of 16 tokens, a CPU tier of 16. Request 0 (100 tokens of
+  // document 42) leaves 6 full blocks cached. Request 2 (128 tokens of
+  // another document, 3 output tokens) takes 8 blocks, then 9 to decode:
+  // used + cached <= 10 evicts request 0's blocks tail first (5, 4, 3, 2,
+  // then 1) into the CPU tier; block 0 stays on GPU. Request 1 repeats
+  // request 0's prompt: floor(99/16) = 6 blocks hit, 5 of them loaded back
+  // over the host link, so its iteration = compute of 4 new tokens
+  // attending over 96 + 5 blocks' bytes / host link.
+  SimConfig cfg = cachingConfig(1, 10);
+  cfg.instance.prefixCpuBlocks = 16;
+  Harness h(llama8b(), cfg,
+            {shared(0, 0, 100, 3, 42, 100), shared(2, 200 * kMs, 128, 3, 7, 128), shared(1, 500 * kMs, 100, 3, 42, 100)});
+  h.run();
+  const std::vector<IterRec> it = h.rec.itersOf(0);
+  const IterRec* hit = nullptr;
+  for (const IterRec& x : it)
+    if (!x.entries.empty() && x.entries[0].id == 1 && x.entries[0].prefill) hit = &x;
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->entries[0].newTokens, 4);
+  BatchShape s{};
+  s.prefill_seqs = 1;
+  s.prefill_tokens = 4;
+  s.prefill_attn = 4.0 * (96 + 4 / 2.0);
+  const double copy = 5.0 * static_cast<double>(cfg.instance.kvBytesPerBlock);
+  EXPECT_EQ(hit->end - hit->start, h.iterNs(s, copy));
+  EXPECT_GT(h.iterNs(s, copy), h.iterNs(s));  // the copy really costs time
+  const PrefixCacheStats st = h.sim->prefixCacheStats();
+  EXPECT_EQ(st.offloadHits, 5);
+  // 5 offloaded for request 2; request 1's 7 used blocks then leave room
+  // for 3 of request 2's 8 cached blocks: 5 more go to the tier.
+  EXPECT_EQ(st.offloaded, 10);
+  EXPECT_EQ(st.hits, 1);
+  EXPECT_EQ(st.cachedTokens, 96);
+}
+
 TEST(PrefixCache, SharedBlocksCountOnceWhileBothRun) {
   // Two requests with one 160-token document, the second arriving once the
   // first has prefilled: it shares 9 blocks ((160+10-1)/16 = 10 capped at
