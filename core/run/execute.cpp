@@ -104,7 +104,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   const Scenario& s = run.scenario;
   const bool writing = !opt.outDir.empty();
   const std::string tracePath = opt.tracePath ? *opt.tracePath : writing ? opt.outDir + "/trace.json" : std::string();
-  TimeSeriesRecorder series(s.cluster.instances);
+  TimeSeriesRecorder series(s.cluster.instances, sim.prefixCaching());
   PolicySeriesRecorder policySeries(sim.globalPolicy());
   TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
   if (writing) sim.addObserver(&series);
