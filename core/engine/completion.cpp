@@ -13,9 +13,9 @@ namespace sl {
 
 void Simulator::finish(Instance& in, Request& r) {
   cancelLive(r);
-  in.gpuUsed_ -= r.blocksGpu;
+  releaseGpu(in, r);
   in.cpuUsed_ -= r.blocksCpu;
-  r.blocksGpu = r.blocksCpu = 0;
+  r.blocksCpu = 0;
   --in.assigned_;
   in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
   removeLocal(in, r);
@@ -29,6 +29,7 @@ void Simulator::finish(Instance& in, Request& r) {
   }
   --inFlight_;
   ++probeCompletions_;
+  if (prefixCaching()) cachedDone_.emplace_back(r.id, prefixState(r).cachedTokens);
   RequestRecord rec = makeRecord(r, true, blockingSplitOf(r));
   fingerprint_ = hashCombine(hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id)),
                              static_cast<std::uint64_t>(r.gLast));
@@ -44,9 +45,9 @@ void Simulator::finish(Instance& in, Request& r) {
 }
 
 void Simulator::abortRequest(Instance& in, Request& r) {
-  in.gpuUsed_ -= r.blocksGpu;
+  releaseGpu(in, r);
   in.cpuUsed_ -= r.blocksCpu;
-  r.blocksGpu = r.blocksCpu = 0;
+  r.blocksCpu = 0;
   --in.assigned_;
   in.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
   if (r.state != ReqState::Waiting || r.firstScheduled >= 0 || in.policy_->size() > 0) removeLocal(in, r);

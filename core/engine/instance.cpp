@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <unordered_map>
 
 #include "engine/simulator.h"
 
@@ -22,6 +23,7 @@ Instance::Instance(int id, const InstanceConfig& cfg, std::unique_ptr<LocalPolic
   if (cfg.blockSize > 0 && (cfg.blockSize & (cfg.blockSize - 1)) == 0) blockShift_ = std::countr_zero(
       static_cast<unsigned>(cfg.blockSize));
   batch_.reserve(static_cast<std::size_t>(cfg.maxNumSeqs));
+  if (cfg.prefixCaching) cache_ = std::make_unique<PrefixCache>(cfg.prefixCpuBlocks);
 }
 
 double Instance::recentDecodeIntervalS(SimTime now) const {
@@ -51,7 +53,12 @@ bool IterationBuilder::allocate(Request& r, std::int64_t blocks) {
   if (blocks > inst_.freeGpuBlocks()) return false;
   inst_.gpuUsed_ += blocks;
   r.blocksGpu += static_cast<std::int32_t>(blocks);
+  sim_.prefixReclaim(inst_);
   return true;
+}
+
+std::int64_t IterationBuilder::pinnedBlocks(const Request& r) const {
+  return inst_.cache_ ? sim_.prefixState(r).shared : 0;
 }
 
 void IterationBuilder::addEntry(Request& r, std::int32_t tokens, bool prefill) {
@@ -73,6 +80,7 @@ void IterationBuilder::runLane() {
   const std::int64_t demand = lane.blockDemand();
   assert(demand <= inst_.freeGpuBlocks());
   inst_.gpuUsed_ += demand;
+  sim_.prefixReclaim(inst_);
   const auto n = static_cast<std::int32_t>(lane.size());
   tokenBudget_ -= n;
   inst_.laneSeqs_ = n;
@@ -100,9 +108,15 @@ bool IterationBuilder::admit(Request& r) {
   if (r.state != ReqState::Waiting || r.batchIndex >= 0) return false;
   if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
   const std::int64_t need = inst_.blocksFor(r.prefillTarget);
-  if (inst_.freeGpuBlocks() - need < inst_.cfg_.watermarkBlocks) return false;
-  if (!inst_.cfg_.chunkedPrefill && r.prefillTarget - r.prefilled > tokenBudget_ && !empty())
+  // Prefix caching: the cached leading blocks are taken, not computed; those
+  // other requests hold already take no new memory.
+  PrefixMatch hit{};
+  if (inst_.cache_) hit = matchPrefix(*inst_.cache_, sim_.prefixState(r), r.prefillTarget, inst_.cfg_.blockSize);
+  if (inst_.freeGpuBlocks() - (need - hit.liveShared) < inst_.cfg_.watermarkBlocks) return false;
+  if (!inst_.cfg_.chunkedPrefill &&
+      r.prefillTarget - r.prefilled - hit.blocks * inst_.cfg_.blockSize > tokenBudget_ && !empty())
     return false;
+  if (inst_.cache_) sim_.prefixAdmit(inst_, r, hit);
   allocate(r, need - r.blocksGpu);
   const bool wasPreempted = r.everPreempted;
   sim_.setState(r, ReqState::Running);
@@ -161,8 +175,7 @@ void IterationBuilder::evict(Simulator& sim, Instance& inst, Request& r) {
   assert(r.state == ReqState::Running && r.batchIndex < 0);
   sim.cancelLive(r);
   const std::int64_t blocks = r.blocksGpu;
-  inst.gpuUsed_ -= blocks;
-  r.blocksGpu = 0;
+  sim.releaseGpu(inst, r);
   if (inst.cfg_.swapPreemption && blocks <= inst.freeCpuBlocks()) {
     inst.cpuUsed_ += blocks;
     r.blocksCpu = static_cast<std::int32_t>(blocks);
@@ -189,9 +202,27 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
   std::size_t runningInOrder = 0;
   for (const Request* r : order)
     if (r->state == ReqState::Running) {
-      heldByOrder += r->blocksGpu;
+      heldByOrder += r->blocksGpu - pinnedBlocks(*r);  // private blocks
       ++runningInOrder;
     }
+  // Prefix caching: a cached block counts once, and is freed by preempting
+  // requests of `order` only if they hold every reference to it.
+  std::unordered_map<std::uint64_t, std::int32_t> orderOnly;  // key -> 1 while not yet in `cum`
+  if (inst_.cache_) {
+    for (const Request* r : order)
+      if (r->state == ReqState::Running)
+        for (const std::uint64_t key : sim_.prefixState(*r).table)
+          if (key != 0) ++orderOnly[key];
+    for (auto it = orderOnly.begin(); it != orderOnly.end();) {
+      if (it->second == inst_.cache_->find(it->first)->refs) {
+        it->second = 1;
+        ++heldByOrder;
+        ++it;
+      } else {
+        it = orderOnly.erase(it);
+      }
+    }
+  }
   const std::int64_t avail = inst_.cfg_.gpuBlocks - inst_.gpuReserved_ - (inst_.gpuUsed_ - heldByOrder);
   // Admissions (and swap-ins, as vLLM's can_swap_in) happen while every
   // other prefix member holds its blocks, so once the prefix contains one
@@ -217,8 +248,20 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
       if (st == ReqState::Waiting) admitsNow = true;
       else if (st == ReqState::Swapped) admitsNow = !(n == 0 && avail == inst_.cfg_.gpuBlocks);
     }
-    if (cum + need + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
-    cum += need;
+    // A running request's cache blocks count once: those other requests hold
+    // are outside `avail`; those only `order` holds count at their first holder.
+    std::int64_t own = need;
+    if (st == ReqState::Running && inst_.cache_) {
+      own -= pinnedBlocks(r);
+      for (const std::uint64_t key : sim_.prefixState(r).table)
+        if (key != 0)
+          if (const auto it = orderOnly.find(key); it != orderOnly.end() && it->second == 1) {
+            ++own;  // first prefix member holding it: its block counts here
+            it->second = 2;
+          }
+    }
+    if (cum + own + (admitsNow ? inst_.cfg_.watermarkBlocks : 0) > avail) break;
+    cum += own;
     admits = admitsNow;
     runningInPrefix += st == ReqState::Running;
     anyNew |= st == ReqState::Waiting;

@@ -11,6 +11,7 @@
 #include "cost/cost_model.h"
 #include "engine/decode_lane.h"
 #include "engine/policy_api.h"
+#include "engine/prefix_cache.h"
 #include "engine/request.h"
 
 namespace sl {
@@ -30,6 +31,8 @@ struct InstanceConfig {
   std::int32_t maxBatchedTokens = 8192;
   double kvBytesPerBlock = 0;       // whole-instance bytes of one block (all tp shards)
   double hostLinkBytesPerSec = 64e9;
+  bool prefixCaching = false;       // cluster.prefix_caching (engine/prefix_cache.h)
+  std::int64_t prefixCpuBlocks = 0; // the cache's CPU tier, blocks (cluster.prefix_cache_cpu_gb)
 };
 
 struct BatchEntry {
@@ -97,6 +100,9 @@ public:
   std::int32_t batchSequences() const { return static_cast<std::int32_t>(batch_.size()) + laneSeqs_; }
   std::int64_t iterations() const { return iterations_; }
 
+  /// The prefix cache (nullptr when cluster.prefix_caching is off).
+  const PrefixCache* prefixCache() const { return cache_.get(); }
+
 private:
   friend class Simulator;
   friend class IterationBuilder;
@@ -125,6 +131,7 @@ private:
   BatchShape shape_{};
   double swapBytes_ = 0;
   int preemptionsThisIter_ = 0;
+  std::unique_ptr<PrefixCache> cache_;
 };
 
 /// What a local policy uses to build one iteration's batch. Every method
@@ -199,6 +206,9 @@ private:
   /// run() for anything but a decode.
   bool runOther(Request& r);
   bool allocate(Request& r, std::int64_t blocks);
+  /// Blocks of `r` shared through the prefix cache (0 when it is off):
+  /// preempting `r` need not free them.
+  std::int64_t pinnedBlocks(const Request& r) const;
 
   Simulator& sim_;
   Instance& inst_;

@@ -179,6 +179,7 @@ void Simulator::endIteration(Instance& in) {
       r.prefilled += e.newTokens;
       in.queuedPrefill_ -= e.newTokens;
       r.kvTokens += e.newTokens;
+      if (in.cache_) [[unlikely]] prefixRegister(in, r);  // computed full blocks become cache
       if (r.synthetic) synthetic_.promptTokens += e.newTokens;
       if (!r.prefillDone()) continue;
       if (r.finished()) {  // a synthetic request without output: done at its prefill's end

@@ -35,6 +35,9 @@ struct ProbeInstance {
   std::int32_t running = 0;   // KV on GPU
   std::int32_t batch = 0;     // sequences in the last iteration
   std::int32_t role = 0;
+  // Prefix caching (-1 when off): GPU blocks holding cache entries (in use
+  // or free) and the CPU tier's blocks.
+  std::int64_t cachedGpuBlocks = -1, cachedCpuBlocks = -1;
 };
 struct ProbeSample {
   SimTime time = 0;

@@ -36,6 +36,10 @@ void Simulator::probe() {
     p.gpuCapacity = in.cfg_.gpuBlocks;
     p.batch = in.batchSequences();
     p.role = static_cast<std::int32_t>(in.role_);
+    if (in.cache_) {
+      p.cachedGpuBlocks = in.cache_->gpuBlocks();
+      p.cachedCpuBlocks = in.cache_->cpuBlocks();
+    }
     p.queued = 0;
     p.running = 0;
   }

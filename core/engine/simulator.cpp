@@ -341,6 +341,7 @@ bool Simulator::step() {
     assert(in->gpuUsed_ + in->gpuReserved_ <= in->cfg_.gpuBlocks);
     assert(in->cpuUsed_ <= in->cfg_.cpuBlocks);
     assert(in->queuedPrefill_ >= 0);
+    assert(!in->cache_ || in->gpuUsed_ + in->gpuReserved_ + in->cache_->evictableGpu() <= in->cfg_.gpuBlocks);
   }
 #endif
   return true;
@@ -375,6 +376,7 @@ std::int32_t Simulator::pushArrival(const RequestSpec& spec) {
   r->domain = spec.domain;
   r->prefillTarget = r->input;
   r->stateSince = r->arrival;
+  prefixOnArrival(*r, &spec);
   events_q_.push(r->arrival, EventKind::Arrival, r->slot);
   return r->slot;
 }
@@ -441,6 +443,7 @@ RequestHandle Simulator::injectRequest(int i, std::int32_t input, std::int32_t o
   r->prefillTarget = r->input;
   r->stateSince = now_;
   r->instance = i;
+  prefixOnArrival(*r, nullptr);
   Instance& in = instance(i);
   ++in.assigned_;
   in.assignedTokens_ += r->input;

@@ -228,6 +228,30 @@ public:
         if (chunk[i].slot >= 0 && chunk[i].state != ReqState::Finished) f(chunk[i]);
   }
 
+  // ---- prefix caching (cluster.prefix_caching; engine/prefix_cache.h)
+  bool prefixCaching() const { return cfg_.instance.prefixCaching; }
+  /// Leading blocks of `r`'s prompt (prompt + generated after a recompute
+  /// preemption) cached on `instance` (GPU or CPU tier), as its admission
+  /// there would find them now; 0 when caching is off.
+  std::int32_t cachedPrefixBlocks(const Request& r, int instance) const;
+  /// Tokens served from the cache at `r`'s first admission (-1: not yet
+  /// admitted or caching off).
+  std::int32_t cachedPromptTokens(const Request& r) const;
+  /// A key for session affinity: the request's session (workload.prefix
+  /// turns), else its first named token segment (Mooncake: its first
+  /// block), else its own id.
+  std::uint64_t sessionKey(const Request& r) const;
+  /// (id, cachedPromptTokens) of every user request that finished or is in
+  /// flight, by id (requests.csv's cached_tokens; caching on only).
+  std::vector<std::pair<std::int64_t, std::int32_t>> cachedTokensById() const;
+  /// `r`'s cache bookkeeping (nullptr when caching is off); tests read it.
+  const PrefixState* prefixStateOf(const Request& r) const {
+    return prefixCaching() && r.slot >= 0 && static_cast<std::size_t>(r.slot) < prefix_.size() ? &prefixState(r)
+                                                                                               : nullptr;
+  }
+  /// Cluster totals of the instances' prefix-cache counters.
+  PrefixCacheStats prefixCacheStats() const;
+
 private:
   friend class IterationBuilder;
   static constexpr std::size_t kChunk = 4096;
@@ -313,6 +337,21 @@ private:
   void resourcesFor(int src, int dst, int& a, int& b) const;
   std::int64_t blocksToHold(const Request& r) const;
 
+  // prefix caching (prefix.cpp): per pool slot while caching is on
+  PrefixState& prefixState(const Request& r) const { return prefix_[static_cast<std::size_t>(r.slot)]; }
+  void prefixOnArrival(Request& r, const RequestSpec* spec);
+  /// Admission: take the cached leading blocks `m` (prefilled, KV, table).
+  void prefixAdmit(Instance& in, Request& r, const PrefixMatch& m);
+  /// Register `r`'s computed full blocks not yet in the cache.
+  void prefixRegister(Instance& in, Request& r);
+  /// `r` gives up its GPU blocks (finish, preemption, leaving by copy):
+  /// its computed blocks go to the cache, the private rest is freed.
+  void releaseGpu(Instance& in, Request& r);
+  /// Evict free cache blocks until the instance's memory fits.
+  void prefixReclaim(Instance& in) {
+    if (in.cache_) in.cache_->reclaim(in.gpuUsed_, in.gpuReserved_, in.cfg_.gpuBlocks);
+  }
+
   SimConfig cfg_;
   const CostModel& cost_;
   std::unique_ptr<WorkloadSource> workload_;
@@ -395,6 +434,8 @@ private:
   ProbeSample probeSample_;
 
   std::deque<std::pair<std::string, Rng>> rngs_;  // deque: rng() references stay valid
+  std::vector<std::pair<std::int64_t, std::int32_t>> cachedDone_;  // finished user requests' cached tokens
+  mutable std::vector<PrefixState> prefix_;  // by pool slot, caching on only (chains are computed lazily)
 };
 
 }  // namespace sl

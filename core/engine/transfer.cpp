@@ -162,6 +162,7 @@ void Simulator::beginStopAndCopy(std::int64_t id) {
   if (more > 0) {
     dst.gpuReserved_ += more;
     m.reserved = need;
+    prefixReclaim(dst);
   }
   startFlow(id, r.kvTokens - m.copiedTokens);
 }
@@ -176,6 +177,7 @@ void Simulator::tryStartIncoming(int di) {
     if (need > dst.freeGpuBlocks() && !(m.displace && !dst.busy_ && displaceFor(dst, *m.r, need))) break;
     dst.gpuReserved_ += std::max<std::int64_t>(0, need);
     m.reserved += std::max<std::int64_t>(0, need);
+    prefixReclaim(dst);
     q.erase(q.begin());
     if (m.handoff) {
       setState(*m.r, ReqState::Migrating);
@@ -307,7 +309,9 @@ bool Simulator::displaceFor(Instance& dst, const Request& incoming, std::int64_t
   std::size_t n = 0;
   while (room < need && n < victims.size()) {
     const Request* v = victims[n++];
-    if (v->state == ReqState::Running) room += v->blocksGpu;
+    // Its cache blocks others share stay held: only private ones count (an
+    // unshared cache block it frees becomes evictable, so room is not overestimated).
+    if (v->state == ReqState::Running) room += v->blocksGpu - (dst.cache_ ? prefixState(*v).shared : 0);
   }
   if (room < need) return false;
   for (std::size_t i = 0; i < n; ++i)
@@ -390,7 +394,7 @@ void Simulator::completeMigration(std::int64_t id) {
   Request& r = *m.r;
   Instance& src = instance(m.src);
   Instance& dst = instance(m.dst);
-  src.gpuUsed_ -= r.blocksGpu;
+  releaseGpu(src, r);  // with prefix caching its computed blocks stay cached on the source
   src.cpuUsed_ -= r.blocksCpu;
   --src.assigned_;
   src.assignedTokens_ -= static_cast<std::int64_t>(r.input) + r.generated;
@@ -450,6 +454,7 @@ bool Simulator::migrateLive(Request& r, int dst) {
   Migration& m = migrations_[static_cast<std::size_t>(id)];
   d.gpuReserved_ += need;
   m.reserved = need;
+  prefixReclaim(d);
   ++liveCount_[static_cast<std::size_t>(src)];
   ++liveCount_[static_cast<std::size_t>(dst)];
   startFlow(id, r.kvTokens);

@@ -11,13 +11,14 @@ void appendOpt(double v, int decimals, std::string& out) {
 }
 }  // namespace
 
-TimeSeriesRecorder::TimeSeriesRecorder(int instances) {
+TimeSeriesRecorder::TimeSeriesRecorder(int instances, bool prefixCache) : prefixCache_(prefixCache) {
   csv_ =
       "time_s,arrivals_per_s,completions_per_s,tokens_per_s,in_flight,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
       "tpot_p99_s,slo_attainment,qoe_violation_rate";
   for (int i = 0; i < instances; ++i) {
     const std::string p = ",i" + std::to_string(i) + "_";
     csv_ += p + "gpu_blocks" + p + "cpu_blocks" + p + "queued" + p + "running" + p + "batch" + p + "role";
+    if (prefixCache_) csv_ += p + "cached_gpu_blocks" + p + "cached_cpu_blocks";
   }
   csv_ += '\n';
 }
@@ -44,6 +45,11 @@ void TimeSeriesRecorder::onProbe(const ProbeSample& s) {
       o += ',';
       appendInt(v, o);
     }
+    if (prefixCache_)
+      for (std::int64_t v : {p.cachedGpuBlocks, p.cachedCpuBlocks}) {
+        o += ',';
+        appendInt(v, o);
+      }
   }
   o += '\n';
   ++rows_;

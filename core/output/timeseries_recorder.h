@@ -10,7 +10,9 @@ namespace sl {
 
 class TimeSeriesRecorder : public SimObserver {
 public:
-  explicit TimeSeriesRecorder(int instances);
+  /// `prefixCache`: add each instance's cache occupancy columns (only then,
+  /// so runs without caching keep their exact bytes).
+  explicit TimeSeriesRecorder(int instances, bool prefixCache = false);
   void onProbe(const ProbeSample& s) override;
   const std::string& csv() const { return csv_; }
   std::size_t rows() const { return rows_; }
@@ -18,6 +20,7 @@ public:
 private:
   std::string csv_;
   std::size_t rows_ = 0;
+  bool prefixCache_ = false;
 };
 
 }  // namespace sl

@@ -84,7 +84,7 @@ PolicyBundle buildPolicy(const PolicySpec& spec, const Scenario* scenario) {
   PolicyBundle b;
   // The router first, so a bad policy.router is reported before anything is built.
   std::unique_ptr<GlobalPolicy> router;
-  if (info.usesRouter) router = std::make_unique<RouterPolicy>(parseRouter(spec.router));
+  if (info.usesRouter) router = std::make_unique<RouterPolicy>(parseRouter(spec.router), spec.prefix_weight);
   b = info.make(PolicyContext{spec, knobs, scenario});
   if (info.usesRouter && !b.global) b.global = std::move(router);
   return b;

@@ -1,5 +1,6 @@
 #include "policy/routers.h"
 
+#include <algorithm>
 #include <typeinfo>
 #include <vector>
 
@@ -10,7 +11,8 @@
 namespace sl {
 namespace {
 const std::vector<std::string>& routerIds() {
-  static const std::vector<std::string> ids = {"round-robin", "least-loaded", "least-kv", "random", "power-of-two"};
+  static const std::vector<std::string> ids = {"round-robin", "least-loaded",  "least-kv",        "random",
+                                               "power-of-two", "prefix-aware", "session-affinity"};
   return ids;
 }
 }  // namespace
@@ -25,7 +27,7 @@ RouterKind parseRouter(const std::string& id) {
     if (ids[i] == id) return static_cast<RouterKind>(i);
   std::string msg = "policy.router: unknown router '" + id + "'";
   if (auto s = didYouMean(id, ids)) msg += " (did you mean '" + *s + "'?)";
-  msg += "; known: round-robin, least-loaded, least-kv, random, power-of-two";
+  msg += "; known: round-robin, least-loaded, least-kv, random, power-of-two, prefix-aware, session-affinity";
   throw InputError(msg);
 }
 
@@ -38,7 +40,7 @@ std::int64_t RouterPolicy::load(int i) const {
   return kind_ == RouterKind::LeastKv ? in.kvFootprintBlocks() : in.assignedTokens();
 }
 
-int RouterPolicy::route(const Request&) {
+int RouterPolicy::route(const Request& r) {
   const int n = sim_->numInstances();
   switch (kind_) {
     case RouterKind::RoundRobin: {
@@ -55,18 +57,54 @@ int RouterPolicy::route(const Request&) {
       return load(b) < load(a) || (load(b) == load(a) && b < a) ? b : a;
     }
     case RouterKind::LeastLoaded:
-    case RouterKind::LeastKv: {
-      int best = 0;
-      std::int64_t bestLoad = load(0);
-      for (int i = 1; i < n; ++i)
-        if (const std::int64_t l = load(i); l < bestLoad) {
-          best = i;
-          bestLoad = l;
-        }
-      return best;
-    }
+    case RouterKind::LeastKv: return leastLoaded();
+    case RouterKind::PrefixAware: return prefixAware(r);
+    case RouterKind::SessionAffinity: return sessionAffinity(r);
   }
   return 0;
+}
+
+int RouterPolicy::leastLoaded() const {
+  int best = 0;
+  std::int64_t bestLoad = load(0);
+  for (int i = 1; i < sim_->numInstances(); ++i)
+    if (const std::int64_t l = load(i); l < bestLoad) {
+      best = i;
+      bestLoad = l;
+    }
+  return best;
+}
+
+// score = weight x (cached share of the prompt there) - (assigned tokens
+// there / the most any instance has): the cache pulls a request towards
+// its prefix, the load pushes it away; weight 0 is least-loaded. Without
+// prefix caching every cached share is 0 (least-loaded).
+int RouterPolicy::prefixAware(const Request& r) const {
+  const int n = sim_->numInstances();
+  std::int64_t most = 0;
+  for (int i = 0; i < n; ++i) most = std::max(most, load(i));
+  const double bs = sim_->config().instance.blockSize;
+  int best = 0;
+  double bestScore = 0;
+  for (int i = 0; i < n; ++i) {
+    const double cached = sim_->cachedPrefixBlocks(r, i) * bs / std::max(1, r.prefillTarget);
+    const double busy = most > 0 ? static_cast<double>(load(i)) / static_cast<double>(most) : 0.0;
+    const double score = prefixWeight_ * cached - busy;
+    if (i == 0 || score > bestScore) {
+      best = i;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+int RouterPolicy::sessionAffinity(const Request& r) {
+  const std::uint64_t key = sim_->sessionKey(r);
+  const auto it = sessions_.find(key);
+  if (it != sessions_.end()) return it->second;
+  const int i = leastLoaded();
+  sessions_.emplace(key, i);
+  return i;
 }
 
 }  // namespace sl

@@ -104,7 +104,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   const Scenario& s = run.scenario;
   const bool writing = !opt.outDir.empty();
   const std::string tracePath = opt.tracePath ? *opt.tracePath : writing ? opt.outDir + "/trace.json" : std::string();
-  TimeSeriesRecorder series(s.cluster.instances);
+  TimeSeriesRecorder series(s.cluster.instances, sim.prefixCaching());
   PolicySeriesRecorder policySeries(sim.globalPolicy());
   TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
   if (writing) sim.addObserver(&series);
@@ -200,6 +200,8 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   // Disaggregated hand-offs, counted apart from migrations; only written by
   // runs that had some, so other summaries keep their exact bytes.
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
+  // Prefix caching (docs/metrics.md "Prefix cache"); only written when on.
+  if (sim.prefixCaching()) j["prefix_cache"] = prefixCacheJson(sim.prefixCacheStats());
   // Stop-and-copy migrations abandoned on a wait cycle (the request resumed
   // on its source; engine/transfer.cpp); likewise only written when nonzero.
   if (sim.migrationsAbandoned() > 0) j["migrations_abandoned"] = sim.migrationsAbandoned();
@@ -246,7 +248,27 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
     std::string csv = requestsCsvHeader();
     csv.reserve((finished.size() + open.size()) * 160);
-    forEachById(finished, open, [&](const RequestRecord& r) { appendRequestCsvRow(r, csv, domains); });
+    if (!sim.prefixCaching()) {
+      forEachById(finished, open, [&](const RequestRecord& r) { appendRequestCsvRow(r, csv, domains); });
+    } else {
+      // One more column, cached_tokens (prompt tokens served from the cache
+      // at the request's first admission; -1 if never admitted), only when
+      // caching is on so every other requests.csv keeps its bytes.
+      if (!csv.empty() && csv.back() == '\n') csv.pop_back();
+      csv += ",cached_tokens\n";
+      const std::vector<std::pair<std::int64_t, std::int32_t>> cached = sim.cachedTokensById();
+      std::string row;
+      forEachById(finished, open, [&](const RequestRecord& r) {
+        row.clear();
+        appendRequestCsvRow(r, row, domains);
+        if (!row.empty() && row.back() == '\n') row.pop_back();
+        const auto it = std::lower_bound(cached.begin(), cached.end(), std::pair<std::int64_t, std::int32_t>{r.id, -1});
+        row += ',';
+        row += std::to_string(it != cached.end() && it->first == r.id ? it->second : -1);
+        row += '\n';
+        csv += row;
+      });
+    }
     files.emplace_back(opt.outDir + "/summary.json", j.dump(2) + "\n");
     files.emplace_back(opt.outDir + "/requests.csv", std::move(csv));
     files.emplace_back(opt.outDir + "/timeseries.csv", series.csv());
@@ -280,6 +302,20 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
 }
 
 }  // namespace
+
+nlohmann::ordered_json prefixCacheJson(const PrefixCacheStats& s) {
+  nlohmann::ordered_json j;
+  j["hit_rate"] = s.promptTokens > 0 ? static_cast<double>(s.cachedTokens) / static_cast<double>(s.promptTokens) : 0.0;
+  j["hits"] = s.hits;
+  j["prompt_tokens"] = s.promptTokens;
+  j["cached_tokens"] = s.cachedTokens;
+  j["recompute_cached_tokens"] = s.recomputeCachedTokens;
+  j["evictions"] = s.evictions;
+  j["offloaded"] = s.offloaded;
+  j["offload_hits"] = s.offloadHits;
+  j["offload_evictions"] = s.cpuEvictions;
+  return j;
+}
 
 RunResult executeRun(PreparedRun& run, const RunOptions& opt) {
   Simulator& sim = *run.simulator;

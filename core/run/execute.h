@@ -59,6 +59,9 @@ struct RunResult {
 /// one). Everything is built before the first file is written (atomically).
 RunResult executeRun(PreparedRun& run, const RunOptions& opt);
 
+/// summary.json's "prefix_cache" object (docs/metrics.md "Prefix cache").
+nlohmann::ordered_json prefixCacheJson(const PrefixCacheStats& s);
+
 /// The same for a run with live changes: each change of `log` is applied at
 /// its event boundary (LiveRun::apply), so scenario + seed + log reproduce
 /// the GUI run it was recorded from. summary.json gains a "live_changes"

@@ -78,6 +78,8 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     ic.chunkedPrefill = policy.chunkedPrefill.value_or(s.cluster.chunked_prefill);
     ic.maxNumSeqs = s.cluster.max_num_seqs;
     ic.maxBatchedTokens = s.cluster.max_num_batched_tokens;
+    ic.prefixCaching = s.cluster.prefix_caching;
+    ic.prefixCpuBlocks = static_cast<std::int64_t>(std::floor(s.cluster.prefix_cache_cpu_gb * 1e9 / ic.kvBytesPerBlock));
     // The host link of each of the instance's tp GPUs works in parallel.
     ic.hostLinkBytesPerSec = cost.hostLinkBytesPerSec() * s.cluster.tp;
     c.nvlinkBytesPerSec = cost.peerLinkBytesPerSec() * s.cluster.tp;  // one pair of GPUs

@@ -130,6 +130,9 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   // Written only when set, so scenarios without it (and sweep spec hashes
   // over them) read as they did before the key existed.
   if (c.engine) cl["engine"] = *c.engine;
+  // Written only when on (prefix caching arrived later; same reason).
+  if (c.prefix_caching) cl["prefix_caching"] = true;
+  if (c.prefix_cache_cpu_gb > 0) cl["prefix_cache_cpu_gb"] = c.prefix_cache_cpu_gb;
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   j["cluster"] = std::move(cl);
 
@@ -192,11 +195,19 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
     wl["trace"] = nullptr;
   }
   wl["requests"] = w.requests;
+  if (w.prefix) {  // written only when set (files saved before the key existed keep their bytes)
+    ordered_json px = ordered_json::object();
+    px["system_prompt_tokens"] = w.prefix->system_prompt_tokens;
+    px["system_prompts"] = w.prefix->system_prompts;
+    px["turns"] = w.prefix->turns;
+    wl["prefix"] = std::move(px);
+  }
   j["workload"] = std::move(wl);
 
   ordered_json pol = ordered_json::object();
   pol["id"] = s.policy.id;
   pol["router"] = s.policy.router;
+  if (s.policy.prefix_weight != 1.0) pol["prefix_weight"] = s.policy.prefix_weight;  // only when set: old files keep their bytes
   pol["knobs"] = s.policy.knobs.is_null() ? ordered_json::object() : freeJson(s.policy.knobs);
   j["policy"] = std::move(pol);
 

@@ -34,16 +34,18 @@ const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                            "max_num_batched_tokens",          "fabric",
                            "live_migration", "allreduce",     "profile",
                            "engine",
+                           "prefix_caching", "prefix_cache_cpu_gb",
                            "cost"};
 const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
 const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoning_tokens",
-                            "answer_tokens", "trace",   "requests"};
+                            "answer_tokens", "trace",   "requests",     "prefix"};
+const Keys kPrefixKeys = {"system_prompt_tokens", "system_prompts", "turns"};
 const Keys kArrivalKeys = {"process", "rate", "cv", "schedule", "concurrency", "think_s"};
 const Keys kSegmentKeys = {"duration_s", "rate"};
 const Keys kTraceKeys = {"path", "format", "time_scale", "max_requests", "window", "lenient"};
 const Keys kWindowKeys = {"start_s", "end_s"};
-const Keys kPolicyKeys = {"id", "router", "knobs"};
+const Keys kPolicyKeys = {"id", "router", "knobs", "prefix_weight"};
 const Keys kSloKeys = {"ttft_s", "tpot_s", "ttfat_s", "qoe_tpot_s", "qoe_threshold"};
 const Keys kRunKeys = {"seed", "duration_s", "measure", "probe_interval_s", "rolling_window_s",
                        "trace_request_limit"};
@@ -380,6 +382,12 @@ private:
     }
     if (auto* x = find(v, "profile")) c.profile = optNonEmptyString(*x, child(p, "profile"));
     if (auto* x = find(v, "engine")) c.engine = optNonEmptyString(*x, child(p, "engine"));
+    if (auto* x = find(v, "prefix_caching")) c.prefix_caching = boolean(*x, child(p, "prefix_caching"));
+    if (auto* x = find(v, "prefix_cache_cpu_gb")) {
+      c.prefix_cache_cpu_gb = nonNegative(*x, child(p, "prefix_cache_cpu_gb"));
+      if (c.prefix_cache_cpu_gb > 0 && !c.prefix_caching)
+        fail(child(p, "prefix_cache_cpu_gb"), "needs cluster.prefix_caching: true (it is the prefix cache's CPU tier)");
+    }
     if (auto* x = find(v, "cost")) c.cost = freeObject(*x, child(p, "cost"));
   }
 
@@ -413,6 +421,27 @@ private:
                               "'closed') ignores; remove it or use an open-loop arrival process";
       if (w.trace->time_scale != 1.0) fail(child(q, "time_scale"), why);
       if (w.trace->window_start_s || w.trace->window_end_s) fail(child(q, "window"), why);
+    }
+    if (auto* x = find(v, "prefix")) {
+      const std::string q = child(p, "prefix");
+      if (x->is_null()) {
+        w.prefix.reset();
+      } else {
+        object(*x, q);
+        checkKeys(*x, q, kPrefixKeys);
+        PrefixSpec ps;
+        if (auto* y = find(*x, "system_prompt_tokens"))
+          ps.system_prompt_tokens = intField(*y, child(q, "system_prompt_tokens"), 0);
+        if (auto* y = find(*x, "system_prompts")) ps.system_prompts = intField(*y, child(q, "system_prompts"), 1);
+        if (auto* y = find(*x, "turns")) ps.turns = intField(*y, child(q, "turns"), 1);
+        if (ps.system_prompt_tokens > 0 && w.trace)
+          fail(child(q, "system_prompt_tokens"), "applies to synthetic prompts only (a trace brings its own; "
+                                                 "Mooncake's hash_ids name its prefixes)");
+        if (ps.turns > 1 && w.arrival.process != ArrivalSpec::Process::Closed)
+          fail(child(q, "turns"), "multi-turn sessions need closed-loop clients (workload.arrival.process "
+                                  "\"closed\"): a turn follows its previous turn's answer");
+        w.prefix = ps;
+      }
     }
   }
 
@@ -632,6 +661,7 @@ private:
     checkKeys(v, p, kPolicyKeys);
     if (auto* x = find(v, "id")) pol.id = nonEmptyString(*x, child(p, "id"));
     if (auto* x = find(v, "router")) pol.router = nonEmptyString(*x, child(p, "router"));
+    if (auto* x = find(v, "prefix_weight")) pol.prefix_weight = nonNegative(*x, child(p, "prefix_weight"));
     if (auto* x = find(v, "knobs")) pol.knobs = freeObject(*x, child(p, "knobs"));
   }
 

@@ -56,6 +56,15 @@ struct TraceSpec {
   bool lenient = false;          // malformed rows: skip and count instead of an error
 };
 
+/// Prompts that share prefixes, for prefix caching (docs/workloads.md
+/// "Shared prefixes"): a shared system prompt ahead of each synthetic
+/// prompt, and multi-turn sessions over closed-loop clients.
+struct PrefixSpec {
+  int system_prompt_tokens = 0;  // prepended to every synthetic prompt (a session's first turn)
+  int system_prompts = 1;        // distinct system prompts; request (or session) i uses i mod n
+  int turns = 1;                 // turns per session (closed loop): prompt = history + new input
+};
+
 struct WorkloadSpec {
   std::optional<std::string> preset;  // named length preset (see workload/presets.h)
   ArrivalSpec arrival;
@@ -64,6 +73,7 @@ struct WorkloadSpec {
   LengthDist answer_tokens;
   std::optional<TraceSpec> trace;
   std::int64_t requests = 2000;
+  std::optional<PrefixSpec> prefix;
   WorkloadSpec();
 };
 
@@ -106,12 +116,20 @@ struct ClusterSpec {
   // Engine-generation preset id (resources/engines/, docs/cost-model.md
   // "Engine generations"); unset = the built-in defaults (vllm-v1).
   std::optional<std::string> engine;
+  // Prefix caching (docs/engine.md "Prefix caching"): reuse of cached KV
+  // blocks across requests, and the CPU tier evicted blocks go to (GB,
+  // 1e9 bytes per instance; 0: none).
+  bool prefix_caching = false;
+  double prefix_cache_cpu_gb = 0;
   nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
 };
 
 struct PolicySpec {
   std::string id = "fcfs";
   std::string router = "least-loaded";
+  // prefix-aware router: weight of the cached share of a prompt against
+  // the load (policy/routers.h); 0 routes least-loaded.
+  double prefix_weight = 1.0;
   nlohmann::json knobs = nlohmann::json::object();
 };
 

@@ -39,7 +39,7 @@ std::int64_t ClosedLoopWorkload::expectedCount() const {
   return durationNs_ ? -1 : lengths_->expectedCount();
 }
 
-bool ClosedLoopWorkload::issue(SimTime at, RequestSpec& out) {
+bool ClosedLoopWorkload::issue(SimTime at, RequestSpec& out, std::int64_t prev) {
   if (exhausted_ || (durationNs_ && at > *durationNs_)) return false;
   if (!lengths_->next(out)) {
     exhausted_ = true;
@@ -47,6 +47,7 @@ bool ClosedLoopWorkload::issue(SimTime at, RequestSpec& out) {
   }
   out.id = issued_++;
   out.arrival = at;
+  if (sessions_) sessions_->issue(prev, out);
   return true;
 }
 
@@ -61,14 +62,16 @@ bool ClosedLoopWorkload::next(RequestSpec& out) {
   return true;
 }
 
-bool ClosedLoopWorkload::onRequestDone(std::int64_t, SimTime at, RequestSpec& out) {
+bool ClosedLoopWorkload::onRequestDone(std::int64_t id, SimTime at, RequestSpec& out) {
   if (active_ > target_) {  // lowered live: this client retires
     --active_;
+    if (sessions_) sessions_->forget(id);
     return false;
   }
   const double think = think_ ? think_->sampleReal(rngThink_) : 0.0;
-  if (issue(at + secondsToNs(think), out)) return true;
+  if (issue(at + secondsToNs(think), out, id)) return true;
   --active_;
+  if (sessions_) sessions_->forget(id);
   return false;
 }
 

@@ -24,6 +24,7 @@
 #include "util/rng.h"
 #include "util/time.h"
 #include "workload/length_dist.h"
+#include "workload/shared_prefix.h"
 #include "workload/workload_source.h"
 
 namespace sl {
@@ -54,11 +55,17 @@ public:
   /// Clients with a request issued and not yet left the run.
   int activeClients() const { return active_; }
   std::int64_t issued() const { return issued_; }
+  /// Shared prefixes (workload.prefix): each client's requests form
+  /// sessions of `p.turns` turns, a session's first prompt led by the
+  /// system prompt (workload/shared_prefix.h). Call before the first next().
+  void setSessions(const PrefixSpec& p, int maxContext) { sessions_.emplace(p, maxContext); }
+  const SessionBook* sessions() const { return sessions_ ? &*sessions_ : nullptr; }
   /// The source the lengths come from (trace statistics).
   const WorkloadSource& lengthSource() const { return *lengths_; }
 
 private:
-  bool issue(SimTime at, RequestSpec& out);
+  bool issue(SimTime at, RequestSpec& out, std::int64_t prev = -1);
+  std::optional<SessionBook> sessions_;
 
   std::unique_ptr<WorkloadSource> lengths_;
   std::optional<LengthSampler> think_;

@@ -1,5 +1,6 @@
 #include "workload/mooncake_trace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -110,6 +111,18 @@ bool MooncakeTraceReader::readRow(Row& row) {
   return true;
 }
 
-void MooncakeTraceReader::onEmit(const Row&) { lastIds_.swap(ids_); }
+void MooncakeTraceReader::onEmit(const Row&, RequestSpec& out) {
+  lastIds_.swap(ids_);
+  // Token identity for the prefix cache: the ids as given, one per 512
+  // tokens, clipped at the (possibly context-clipped) prompt's end.
+  constexpr std::int32_t kMooncakeBlock = 512;
+  out.segments.reserve(lastIds_.size());
+  for (std::size_t k = 0; k < lastIds_.size(); ++k) {
+    const std::int64_t start = static_cast<std::int64_t>(k) * kMooncakeBlock;
+    if (start >= out.input) break;
+    const auto len = static_cast<std::int32_t>(std::min<std::int64_t>(kMooncakeBlock, out.input - start));
+    out.segments.push_back(TokenSegment{static_cast<std::uint64_t>(lastIds_[k]), 0, len});
+  }
+}
 
 }  // namespace sl

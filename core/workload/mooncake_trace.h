@@ -6,7 +6,9 @@
 // reasoning = 0, answer = output_length (0 raised to 1 and counted).
 // hash_ids: RequestSpec::prefix_blocks = the list's length and
 // RequestSpec::prefix_hash = hashMooncakeIds(list); the whole list of the
-// request last returned by next() is lastHashIds().
+// request last returned by next() is lastHashIds(). Its token identity for
+// the prefix cache (RequestSpec::segments): block k of 512 tokens is the
+// segment (hash_ids[k], 0, 512), the last one clipped at the prompt's end.
 #include <cstdint>
 #include <istream>
 #include <memory>
@@ -31,7 +33,7 @@ public:
 
 protected:
   bool readRow(Row& row) override;
-  void onEmit(const Row& row) override;
+  void onEmit(const Row& row, RequestSpec& out) override;
 
 private:
   std::unique_ptr<std::istream> in_;

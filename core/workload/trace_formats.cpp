@@ -252,7 +252,9 @@ bool TraceReader::next(RequestSpec& out) {
     out.domain = r.domain;
     out.prefix_blocks = r.prefix_blocks;
     out.prefix_hash = r.prefix_hash;
-    onEmit(r);
+    out.segments.clear();
+    out.session = -1;
+    onEmit(r, out);
     return true;
   }
 }

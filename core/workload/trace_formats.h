@@ -83,8 +83,10 @@ protected:
   /// Next data row into `row`; false at end of file. A malformed row throws
   /// InputError "FILE:LINE: what" after consuming its line.
   virtual bool readRow(Row& row) = 0;
-  /// Called when `row` is emitted (before next() returns it).
-  virtual void onEmit(const Row& /*row*/) {}
+  /// Called when `row` is emitted as `out` (before next() returns it);
+  /// `out.segments` is empty on entry (a reader with prefix identities
+  /// fills it).
+  virtual void onEmit(const Row& /*row*/, RequestSpec& /*out*/) {}
 
   const TraceOptions& options() const { return opts_; }
 

@@ -58,7 +58,7 @@ public:
         rngMixture_(Rng::forStream(seed, "mixture")),
         limit_(spec.requests),
         maxContext_(max_context),
-        domain_(spec.preset ? presetDomain(*spec.preset) : kDomainNone) {
+        domain_(spec.preset ? presetDomain(*spec.preset) : kDomainNone), prefix_(spec.prefix) {
     if (spec.requests < 0)
       throw InputError("workload.requests: must be >= 0 (got " + std::to_string(spec.requests) + ")");
     if (duration_s) {
@@ -114,6 +114,10 @@ public:
     out.arrival = *t;
     clipRequestLengths(in, re, an, maxContext_, out);
     out.domain = domain_;
+    out.segments.clear();
+    out.session = -1;
+    // A closed loop adds the system prompt itself (a session's first turn only).
+    if (prefix_ && arrival_) applySystemPrompt(*prefix_, out.id, maxContext_, out);
     return true;
   }
 
@@ -133,6 +137,7 @@ private:
   bool split_ = false;
   std::int64_t count_ = 0;
   std::int64_t expected_ = -1;
+  std::optional<PrefixSpec> prefix_;
 };
 
 }  // namespace
@@ -149,7 +154,9 @@ std::unique_ptr<WorkloadSource> makeWorkload(const WorkloadSpec& spec, std::uint
     } else {
       lengths = std::make_unique<SyntheticWorkload>(spec, seed, max_context, base_dir, std::nullopt);
     }
-    return std::make_unique<ClosedLoopWorkload>(std::move(lengths), spec.arrival, seed, base_dir, duration_s);
+    auto loop = std::make_unique<ClosedLoopWorkload>(std::move(lengths), spec.arrival, seed, base_dir, duration_s);
+    if (spec.prefix) loop->setSessions(*spec.prefix, max_context);
+    return loop;
   }
   if (spec.trace) return openTraceWorkload(*spec.trace, base_dir, max_context, duration_s);
   return std::make_unique<SyntheticWorkload>(spec, seed, max_context, base_dir, duration_s);

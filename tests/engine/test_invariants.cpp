@@ -319,11 +319,23 @@ void runOne(std::uint64_t seed, Totals& tot) {
     cfg.instance.watermarkBlocks = 0;
   }
   if (pb.chunkedPrefill) cfg.instance.chunkedPrefill = *pb.chunkedPrefill;
+  // Prefix caching in two scenarios of five (its own random stream, so the
+  // scenarios' other draws are as before): prompts share one of three
+  // documents; sometimes a CPU tier. Blocks must be conserved with sharing.
+  std::vector<RequestSpec> reqs = s.reqs;
+  Rng gp = Rng::forStream(seed, "prefix-cache");
+  if (gp.uniform01() < 0.4) {
+    cfg.instance.prefixCaching = true;
+    if (gp.uniform01() < 0.5) cfg.instance.prefixCpuBlocks = static_cast<std::int64_t>(gp.below(16));
+    for (RequestSpec& q : reqs)
+      if (gp.uniform01() < 0.8)
+        q.segments = {{gp.below(3), 0, static_cast<std::int32_t>(1 + gp.below(static_cast<std::uint64_t>(q.input)))}};
+  }
   std::unique_ptr<GlobalPolicy> global = std::move(pb.global);  // PASCAL's own
   if (!global || !(s.policy.id.starts_with("pascal") || s.policy.id.starts_with("selfsched") ||
                    s.policy.id == "oracle-sjf" || s.policy.id.starts_with("cascade") || s.policy.id == "llumnix"))
     global = std::make_unique<RandomMover>(parseRouter(s.policy.router), s.pMigrate, s.pLive, s.tick, s.pTickMove);
-  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(s.reqs), std::move(global), pb.makeLocal);
+  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(reqs), std::move(global), pb.makeLocal);
   Watcher w;
   sim.addObserver(&w);
   if (auto* cg = dynamic_cast<CascadeGlobal*>(&sim.globalPolicy())) {
@@ -355,9 +367,18 @@ void runOne(std::uint64_t seed, Totals& tot) {
     prev = sim.now();
     std::fill(gpu.begin(), gpu.end(), 0);
     std::fill(cpu.begin(), cpu.end(), 0);
+    // With caching: physical blocks = private ones + each referenced cache
+    // entry once, and an entry's refs = the requests referencing it.
+    std::vector<std::map<std::uint64_t, std::int32_t>> refs(static_cast<std::size_t>(n));
     sim.forEachActive([&](const Request& r) {
       if (r.instance < 0) return;
-      gpu[static_cast<std::size_t>(r.instance)] += r.blocksGpu;
+      std::int64_t own = r.blocksGpu;
+      if (const PrefixState* ps = sim.prefixStateOf(r)) {
+        own -= ps->shared;
+        for (const std::uint64_t key : ps->table)
+          if (key != 0) ++refs[static_cast<std::size_t>(r.instance)][key];
+      }
+      gpu[static_cast<std::size_t>(r.instance)] += own;
       cpu[static_cast<std::size_t>(r.instance)] += r.blocksCpu;
       const std::int64_t bs = cfg.instance.blockSize;
       if (r.blocksGpu < 0 || r.blocksCpu < 0 || r.generated > r.reasoning + r.answer) ok = false;
@@ -370,6 +391,21 @@ void runOne(std::uint64_t seed, Totals& tot) {
     for (int i = 0; i < n && ok; ++i) {
       const Instance& in = sim.instance(i);
       const auto k = static_cast<std::size_t>(i);
+      if (const PrefixCache* pc = in.prefixCache()) {
+        gpu[k] += static_cast<std::int64_t>(refs[k].size());
+        for (const auto& [key, count] : refs[k]) {
+          const PrefixCache::Entry* e = pc->find(key);
+          if (!e || e->refs != count || e->tier != PrefixCache::Tier::Gpu) {
+            ADD_FAILURE() << "instance " << i << " at step " << steps << ": cache entry refs "
+                          << (e ? e->refs : -1) << " but " << count << " requests reference it";
+            ok = false;
+          }
+        }
+        if (in.gpuBlocksUsed() + in.gpuBlocksReserved() + pc->evictableGpu() > in.config().gpuBlocks) {
+          ADD_FAILURE() << "instance " << i << " at step " << steps << ": used + reserved + cached free > capacity";
+          ok = false;
+        }
+      }
       if (in.gpuBlocksUsed() < 0 || in.gpuBlocksReserved() < 0 ||
           in.gpuBlocksUsed() + in.gpuBlocksReserved() > in.config().gpuBlocks || in.cpuBlocksUsed() < 0 ||
           in.cpuBlocksUsed() > in.config().cpuBlocks || gpu[k] != in.gpuBlocksUsed() || cpu[k] != in.cpuBlocksUsed()) {
