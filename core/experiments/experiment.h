@@ -30,7 +30,7 @@ struct ExperimentOptions {
 
 /// How `reproduce --out` draws a chart CSV as a PNG (one CSV may give
 /// several PNGs). Without plots the renderer picks x and y itself
-/// (ui/chart_render.h: csvChart), which suits simple two-column shapes.
+/// (ui/charts/chart_render.h: csvChart), which suits simple two-column shapes.
 struct PlotSpec {
   std::string suffix = {};               // the PNG is <csv stem><suffix>.png
   std::string x = {};                    // x column
