@@ -1,0 +1,63 @@
+// core/experiments/prefix and arrow-fig7-mooncake-prefix: --quick runs on the
+// shared Mooncake trace (skipped when ../shared/traces is absent).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "experiment_test_util.h"
+#include "experiments/arrow/arrow_experiments.h"
+#include "experiments/prefix/prefix_experiments.h"
+
+namespace sl::exp {
+namespace {
+
+TEST(PrefixExperiments, Registered) {
+  for (const char* id : {"prefix-mooncake", "arrow-fig7-mooncake-prefix"}) EXPECT_NE(findExperiment(id), nullptr) << id;
+}
+
+TEST(PrefixExperiments, ScenarioTurnsCachingOnAndOff) {
+  if (!arrowTracesDir()) GTEST_SKIP() << "no ../shared/traces";
+  const Scenario on = prefixMooncakeScenario("prefix-aware", true, 0.5, 10);
+  EXPECT_TRUE(on.cluster.prefix_caching);
+  EXPECT_EQ(on.cluster.instances, 8);
+  EXPECT_EQ(on.cluster.tp, 1);
+  EXPECT_EQ(on.policy.router, "prefix-aware");
+  EXPECT_FALSE(prefixMooncakeScenario("round-robin", false, 0.5, 10).cluster.prefix_caching);
+  for (const ArrowTrace& t : arrowTraces()) {
+    const Scenario s = arrowScenario(t, "arrow", 1.0, 8, 10);
+    EXPECT_EQ(s.cluster.prefix_caching, t.key == "mooncake-prefix") << t.key;
+  }
+}
+
+TEST(PrefixExperiments, MooncakeQuick) {
+  if (!arrowTracesDir()) GTEST_SKIP() << "no ../shared/traces";
+  const ExperimentResult r = runQuick("prefix-mooncake");
+  ASSERT_EQ(r.table.rows.size(), 6u);
+  const char* routers[] = {"round-robin", "prefix-aware", "session-affinity"};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(str(r.table, i, "caching"), i < 3 ? "off" : "on") << i;
+    EXPECT_EQ(str(r.table, i, "router"), routers[i % 3]) << i;
+    EXPECT_EQ(cell(r.table, i, "requests"), 300) << i;
+    EXPECT_GT(cell(r.table, i, "ttft_mean_s"), 0) << i;
+    EXPECT_GE(cell(r.table, i, "ttft_p99_s"), cell(r.table, i, "ttft_p50_s")) << i;
+    if (i < 3) {
+      EXPECT_EQ(str(r.table, i, "hit_rate"), "n/a") << i;
+      EXPECT_EQ(str(r.table, i, "hits"), "n/a") << i;
+    } else {
+      EXPECT_GT(cell(r.table, i, "hit_rate"), 0) << i;
+      EXPECT_LT(cell(r.table, i, "hit_rate"), 1) << i;
+      EXPECT_GT(cell(r.table, i, "hits"), 0) << i;
+    }
+  }
+  // Caching skips prefill work: round-robin's mean TTFT drops with it on.
+  EXPECT_LT(cell(r.table, 3, "ttft_mean_s"), cell(r.table, 0, "ttft_mean_s"));
+  // Routing to the cache finds at least as many cached tokens as round-robin.
+  EXPECT_GE(cell(r.table, 4, "hit_rate"), cell(r.table, 3, "hit_rate"));
+  ASSERT_EQ(r.charts.size(), 1u);
+  EXPECT_EQ(r.charts[0].csv.rfind("config,time_scale,rate_rps,caching,router,hit_rate,", 0), 0u);
+  // Deterministic: a second run gives the same table.
+  EXPECT_EQ(runQuick("prefix-mooncake").table.csv(), r.table.csv());
+}
+
+}  // namespace
+}  // namespace sl::exp
