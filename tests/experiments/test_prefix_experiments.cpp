@@ -29,6 +29,31 @@ TEST(PrefixExperiments, ScenarioTurnsCachingOnAndOff) {
   }
 }
 
+// arrow-fig7-mooncake-prefix runs Fig. 7's systems on the mooncake-prefix
+// entry: one short Arrow run of it hits the cache; the plain entry has none.
+TEST(PrefixExperiments, ArrowMooncakePrefixHits) {
+  if (!arrowTracesDir()) GTEST_SKIP() << "no ../shared/traces";
+  const ArrowTrace* on = nullptr;
+  const ArrowTrace* off = nullptr;
+  for (const ArrowTrace& t : arrowTraces()) {
+    if (t.key == "mooncake-prefix") on = &t;
+    if (t.key == "mooncake") off = &t;
+  }
+  ASSERT_NE(on, nullptr);
+  ASSERT_NE(off, nullptr);
+  EXPECT_EQ(on->file, off->file);
+  EXPECT_EQ(on->ttft, off->ttft);
+  EXPECT_EQ(on->tpot, off->tpot);
+  const RunOutcome a = runInMemory(arrowScenario(*on, "arrow", 1.0, 8, 200), "arrow, caching on");
+  ASSERT_TRUE(a.prefixCache.has_value());
+  EXPECT_GT(a.prefixCache->cachedTokens, 0);
+  EXPECT_LT(a.prefixCache->cachedTokens, a.prefixCache->promptTokens);
+  EXPECT_EQ(a.summary.arrived, 200);
+  const RunOutcome b = runInMemory(arrowScenario(*off, "arrow", 1.0, 8, 200), "arrow, caching off");
+  EXPECT_FALSE(b.prefixCache.has_value());
+  EXPECT_LT(a.summary.ttft_s.mean, b.summary.ttft_s.mean);
+}
+
 TEST(PrefixExperiments, MooncakeQuick) {
   if (!arrowTracesDir()) GTEST_SKIP() << "no ../shared/traces";
   const ExperimentResult r = runQuick("prefix-mooncake");
