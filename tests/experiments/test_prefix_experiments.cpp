@@ -12,7 +12,7 @@ namespace sl::exp {
 namespace {
 
 TEST(PrefixExperiments, Registered) {
-  for (const char* id : {"prefix-mooncake", "arrow-fig7-mooncake-prefix"}) EXPECT_NE(findExperiment(id), nullptr) << id;
+  for (const char* id : {"prefix-mooncake", "prefix-sessions", "arrow-fig7-mooncake-prefix"}) EXPECT_NE(findExperiment(id), nullptr) << id;
 }
 
 TEST(PrefixExperiments, ScenarioTurnsCachingOnAndOff) {
@@ -82,6 +82,29 @@ TEST(PrefixExperiments, MooncakeQuick) {
   EXPECT_EQ(r.charts[0].csv.rfind("config,time_scale,rate_rps,caching,router,hit_rate,", 0), 0u);
   // Deterministic: a second run gives the same table.
   EXPECT_EQ(runQuick("prefix-mooncake").table.csv(), r.table.csv());
+}
+
+// Synthetic shared prefixes need no trace: system prompts are hit by any
+// router; a session's history only where its turns meet again.
+TEST(PrefixExperiments, SessionsQuick) {
+  const ExperimentResult r = runQuick("prefix-sessions");
+  ASSERT_EQ(r.table.rows.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(str(r.table, i, "workload"), i < 6 ? "system-prompt" : "sessions") << i;
+    EXPECT_EQ(cell(r.table, i, "requests"), 300) << i;
+    if (i % 6 < 3)
+      EXPECT_EQ(str(r.table, i, "hit_rate"), "n/a") << i;
+    else
+      EXPECT_GT(cell(r.table, i, "hit_rate"), 0) << i;
+  }
+  // 4 system prompts of 2048 tokens ahead of ~256-token inputs: most prompt
+  // tokens are cached, and TTFT falls with caching on.
+  EXPECT_GT(cell(r.table, 3, "hit_rate"), 0.5);
+  EXPECT_LT(cell(r.table, 3, "ttft_mean_s"), cell(r.table, 0, "ttft_mean_s"));
+  // Sessions: round-robin scatters the turns; the cache-aware routers find them.
+  EXPECT_GT(cell(r.table, 10, "hit_rate"), 2 * cell(r.table, 9, "hit_rate"));
+  EXPECT_GT(cell(r.table, 11, "hit_rate"), 2 * cell(r.table, 9, "hit_rate"));
+  EXPECT_EQ(runQuick("prefix-sessions").table.csv(), r.table.csv());
 }
 
 }  // namespace

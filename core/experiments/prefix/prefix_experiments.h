@@ -15,6 +15,11 @@ namespace sl::exp {
 Scenario prefixMooncakeScenario(const std::string& router, bool caching, double timeScale,
                                 std::optional<std::int64_t> maxRequests);
 
+/// prefix-sessions: the same replicas on "system-prompt" or "sessions"
+/// (synthetic shared prefixes, docs/workloads.md "Shared prefixes").
+Scenario prefixSyntheticScenario(const std::string& workload, const std::string& router, bool caching,
+                                 std::int64_t requests);
+
 void addPrefixExperiments(std::vector<Experiment>& out);
 
 }  // namespace sl::exp
