@@ -5,6 +5,7 @@
 #include "experiments/arrow/arrow_experiments.h"
 #include "experiments/cascade/cascade_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
+#include "experiments/prefix/prefix_experiments.h"
 #include "experiments/selfsched/selfsched_experiments.h"
 #include "experiments/validation/hw_validation.h"
 #include "run/execute.h"
@@ -19,6 +20,7 @@ const std::vector<Experiment>& experimentRegistry() {
     addPascalExperiments(v);
     addArrowExperiments(v);
     addCascadeExperiments(v);
+    addPrefixExperiments(v);
     addSelfSchedExperiments(v);
     addValidationExperiments(v);
     return v;
@@ -42,6 +44,7 @@ RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver*
   out.summary = res.summary;
   out.stalled = res.stalled;
   const Simulator& sim = *prepared->simulator;
+  if (sim.prefixCaching()) out.prefixCache = sim.prefixCacheStats();
   out.records = sim.records();
   std::vector<RequestRecord> open = sim.inFlightRecords();
   out.records.insert(out.records.end(), open.begin(), open.end());

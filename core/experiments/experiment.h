@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/observer.h"
+#include "engine/prefix_cache.h"
 #include "experiments/table.h"
 #include "metrics/request_record.h"
 #include "metrics/summary.h"
@@ -80,6 +81,7 @@ struct RunOutcome {
   Summary summary;
   std::vector<RequestRecord> records;  // finished + in flight, by id
   bool stalled = false;
+  std::optional<PrefixCacheStats> prefixCache;  // cluster totals; set only with cluster.prefix_caching
 };
 /// prepareRun + executeRun without output files. `observer`, when given, is
 /// attached to the simulator for the run (e.g. to collect KV transfers);

@@ -37,6 +37,10 @@ const std::vector<ArrowTrace>& arrowTraces() {
        1024.0},
       {"mooncake", "Mooncake (first 10 min)", "mooncake/conversation_trace.jsonl", "mooncake", 30.0, 0.1, 600.0, {},
        1756},
+      // The same clip with prefix caching on (issue 28): Mooncake's hash_ids
+      // give the shared blocks; docs/fidelity.md "Prefix caching".
+      {"mooncake-prefix", "Mooncake (first 10 min, prefix caching)", "mooncake/conversation_trace.jsonl", "mooncake",
+       30.0, 0.1, 600.0, {}, 1756, 1.0, true},
   };
   return all;
 }
@@ -78,6 +82,7 @@ Scenario arrowScenario(const ArrowTrace& t, const std::string& system, double ti
   s.cluster.chunked_prefill = true;
   s.cluster.max_num_batched_tokens = 8192;
   s.cluster.fabric.gpus_per_node = 8;
+  s.cluster.prefix_caching = t.prefixCaching;
   s.model = "llama-3.1-8b";
   TraceSpec tr;
   tr.path = tracePath(t);

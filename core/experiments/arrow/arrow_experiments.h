@@ -24,6 +24,7 @@ struct ArrowTrace {
   std::optional<std::int64_t> maxRequests;   // BurstGPT: the shared slice is what there is
   int paperRequests = 0;                     // Table 1's request count
   double compression = 1;                    // time scales searched: 8/c .. 1/(64 c) (BurstGPT slice: sparse)
+  bool prefixCaching = false;                // cluster.prefix_caching (arrow-fig7-mooncake-prefix)
 };
 
 const std::vector<ArrowTrace>& arrowTraces();
