@@ -82,10 +82,12 @@ xdo mousemove --window "$w0" $((WIDTH - 45)) 10 click 1
 sleep 0.7
 shot 00b-tours-menu
 xdo key Down Return
-wait_window "^ServeLab — pascal-baseline-oracle.json$" 10 >/dev/null || fail "the tour did not load its first step"
+w1=$(wait_window "^ServeLab — pascal-baseline-oracle.json$" 10) || fail "the tour did not load its first step"
 sleep 2
 shot 00c-tour-step1
-xdo key --window "$w0" ctrl+q  # nothing to lose: quits without asking
+xdo windowactivate --sync "$w1"
+sleep 0.3
+xdo key ctrl+q  # nothing to lose: quits without asking
 for _ in $(seq 50); do kill -0 "$first_pid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$first_pid" 2>/dev/null && fail "Ctrl+Q did not quit the first-screen window"
 
