@@ -1,6 +1,8 @@
 // Prefix caching (engine/prefix_cache.h, docs/engine.md "Prefix caching"):
 // hash-chain keys, LRU eviction, reference counts, the cost of a hit and
 // determinism.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "engine/prefix_cache.h"
@@ -211,6 +213,108 @@ TEST(PrefixCache, MigrationLeavesTheSourceCachedCopy) {
   // The source kept its 6 computed prompt blocks as free cache; nothing used.
   EXPECT_EQ(h.sim->instance(0).gpuBlocksUsed(), 0);
   EXPECT_GE(h.sim->instance(0).prefixCache()->evictableGpu(), 6);
+  EXPECT_EQ(h.sim->instance(1).gpuBlocksUsed(), 0);
+}
+
+/// Every cache entry's reference count equals the number of block-table
+/// slots of the instance's requests that point at it, and the instance's
+/// used blocks are the private ones plus each referenced entry once.
+/// Returns the largest count seen (so a test can tell sharing happened).
+int checkRefcounts(const Simulator& sim, int i) {
+  std::map<std::uint64_t, int> refs;
+  std::int64_t privateBlocks = 0;
+  sim.forEachActive([&](const Request& r) {
+    if (r.instance != i || r.blocksGpu == 0) return;
+    const PrefixState* s = sim.prefixStateOf(r);
+    if (!s) return;
+    int shared = 0;
+    for (std::uint64_t key : s->table)
+      if (key != 0) {
+        ++refs[key];
+        ++shared;
+      }
+    EXPECT_EQ(shared, s->shared) << "request " << r.id;
+    privateBlocks += r.blocksGpu - s->shared;
+  });
+  int most = 0;
+  const PrefixCache* c = sim.instance(i).prefixCache();
+  for (const auto& [key, n] : refs) {
+    const PrefixCache::Entry* e = c->find(key);
+    EXPECT_NE(e, nullptr);
+    if (e) {
+      EXPECT_EQ(e->refs, n);
+    }
+    most = std::max(most, n);
+  }
+  EXPECT_EQ(sim.instance(i).gpuBlocksUsed(), privateBlocks + static_cast<std::int64_t>(refs.size()));
+  return most;
+}
+
+void refcountsUnderPreemption(bool swap) {
+  // Four requests share a 160-token document on an instance of 60 blocks;
+  // their decodes outgrow it, so the newest are preempted and come back.
+  SimConfig cfg = cachingConfig(1, 60);
+  cfg.instance.swapPreemption = swap;
+  std::vector<RequestSpec> reqs;
+  for (int k = 0; k < 4; ++k) reqs.push_back(shared(k, k * 20 * kMs, 170, 300, 9, 160));
+  Harness h(llama8b(), cfg, std::move(reqs));
+  int most = 0, sharedAfterPreemption = 0;
+  std::int64_t preemptions = 0, steps = 0;
+  while (h.sim->step()) {
+    ASSERT_LT(++steps, 200'000);
+    const int m = checkRefcounts(*h.sim, 0);
+    if (::testing::Test::HasFailure()) return;
+    most = std::max(most, m);
+    if (h.sim->preemptions() > preemptions) {
+      preemptions = h.sim->preemptions();
+      sharedAfterPreemption = std::max(sharedAfterPreemption, m);
+    }
+  }
+  EXPECT_TRUE(h.sim->done());
+  EXPECT_GE(preemptions, 1);
+  EXPECT_GE(most, 3);                   // the document was shared by three or more at once
+  EXPECT_GE(sharedAfterPreemption, 1);  // survivors still hold it after a preemption
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(h.record(k).generated, 300);
+  EXPECT_EQ(h.sim->instance(0).gpuBlocksUsed(), 0);
+}
+
+TEST(PrefixCache, RefcountsExactUnderRecomputePreemption) { refcountsUnderPreemption(false); }
+TEST(PrefixCache, RefcountsExactUnderSwapPreemption) { refcountsUnderPreemption(true); }
+
+TEST(PrefixCache, MigrationGivesBackOneReference) {
+  // Two requests share a document on instance 0; one migrates: the
+  // source's entries drop to one reference (the stayer's), the copy
+  // arrives private at the destination.
+  Harness h(llama8b(), cachingConfig(2), {shared(0, 0, 170, 200, 9, 160), shared(1, 30 * kMs, 170, 200, 9, 160)});
+  h.global->onRoute = [](const Request&) { return 0; };
+  bool moved = false;
+  int before = 0, after = -1;
+  h.global->onIterationEndFn = [&](Simulator& sim, int) {
+    if (moved) return;
+    const Request* b = nullptr;
+    sim.forEachActive([&](const Request& r) {
+      if (r.id == 1 && r.state == ReqState::Running && r.prefillDone() && r.instance == 0) b = &r;
+    });
+    if (!b) return;
+    before = checkRefcounts(sim, 0);
+    moved = true;
+    sim.migrate(const_cast<Request&>(*b), 1);
+  };
+  std::int64_t steps = 0;
+  while (h.sim->step()) {
+    ASSERT_LT(++steps, 200'000);
+    checkRefcounts(*h.sim, 0);
+    checkRefcounts(*h.sim, 1);
+    if (after < 0 && h.sim->migrations() == 1) after = checkRefcounts(*h.sim, 0);
+    if (::testing::Test::HasFailure()) return;
+  }
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(before, 2);
+  EXPECT_EQ(after, 1);
+  const Request* none = h.active(1);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(h.record(1).generated, 200);
+  EXPECT_EQ(h.sim->instance(0).gpuBlocksUsed(), 0);
   EXPECT_EQ(h.sim->instance(1).gpuBlocksUsed(), 0);
 }
 
