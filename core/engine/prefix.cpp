@@ -20,6 +20,27 @@ void Simulator::prefixOnArrival(Request& r, const RequestSpec* spec) {
   }
   s.id = r.id;
   s.input = r.input;
+  s.affinityKey = affinityKeyOnArrival(s, r.id);
+}
+
+std::uint64_t Simulator::affinityKeyOnArrival(const PrefixState& s, std::int64_t id) {
+  if (s.session >= 0) return hashCombine(1, static_cast<std::uint64_t>(s.session));
+  if (s.segments.empty()) return hashCombine(3, static_cast<std::uint64_t>(id));
+  // Shorten the prefix every session-less request has shared so far to
+  // this one's, then key on it plus this request's next segment.
+  const std::size_t n = s.segments.size();
+  if (!commonLeadSet_) {
+    commonLeadSet_ = true;
+    commonLead_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) commonLead_[k] = s.segments[k].id;
+  } else {
+    std::size_t k = 0;
+    while (k < commonLead_.size() && k < n && commonLead_[k] == s.segments[k].id) ++k;
+    commonLead_.resize(k);
+  }
+  std::uint64_t h = 2;
+  for (std::size_t k = 0; k < std::min(n, commonLead_.size() + 1); ++k) h = hashCombine(h, s.segments[k].id);
+  return h;
 }
 
 std::int32_t Simulator::cachedPrefixBlocks(const Request& r, int i) const {
@@ -34,11 +55,7 @@ std::int32_t Simulator::cachedPromptTokens(const Request& r) const {
 }
 
 std::uint64_t Simulator::sessionKey(const Request& r) const {
-  if (prefixCaching() && r.slot >= 0) {
-    const PrefixState& s = prefixState(r);
-    if (s.session >= 0) return hashCombine(1, static_cast<std::uint64_t>(s.session));
-    if (!s.segments.empty()) return hashCombine(2, s.segments.front().id);
-  }
+  if (prefixCaching() && r.slot >= 0) return prefixState(r).affinityKey;
   return hashCombine(3, static_cast<std::uint64_t>(r.id));
 }
 

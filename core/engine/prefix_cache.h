@@ -88,6 +88,7 @@ struct PrefixState {
   std::vector<TokenSegment> segments;  // the prompt's named identity (RequestSpec::segments)
   std::int64_t id = 0;
   std::int64_t session = -1;           // RequestSpec::session
+  std::uint64_t affinityKey = 0;       // Simulator::sessionKey, set at arrival
   std::int32_t input = 0;
   std::vector<std::uint64_t> chain;    // chain hash of block k, computed as far as needed
   std::vector<std::uint64_t> table;    // key each leading GPU block references, 0: private

@@ -238,8 +238,11 @@ public:
   /// admitted or caching off).
   std::int32_t cachedPromptTokens(const Request& r) const;
   /// A key for session affinity: the request's session (workload.prefix
-  /// turns), else its first named token segment (Mooncake: its first
-  /// block), else its own id.
+  /// turns); else, for a prompt with named token segments (Mooncake
+  /// hash_ids, a system prompt), its leading segments up to the first one
+  /// that not every request before it shared (a prefix all share, such as
+  /// a system prompt every Mooncake request starts with, names no
+  /// conversation); else its own id. Fixed at arrival.
   std::uint64_t sessionKey(const Request& r) const;
   /// (id, cachedPromptTokens) of every user request that finished or is in
   /// flight, by id (requests.csv's cached_tokens; caching on only).
@@ -340,6 +343,7 @@ private:
   // prefix caching (prefix.cpp): per pool slot while caching is on
   PrefixState& prefixState(const Request& r) const { return prefix_[static_cast<std::size_t>(r.slot)]; }
   void prefixOnArrival(Request& r, const RequestSpec* spec);
+  std::uint64_t affinityKeyOnArrival(const PrefixState& s, std::int64_t id);
   /// Admission: take the cached leading blocks `m` (prefilled, KV, table).
   void prefixAdmit(Instance& in, Request& r, const PrefixMatch& m);
   /// Register `r`'s computed full blocks not yet in the cache.
@@ -436,6 +440,8 @@ private:
   std::deque<std::pair<std::string, Rng>> rngs_;  // deque: rng() references stay valid
   std::vector<std::pair<std::int64_t, std::int32_t>> cachedDone_;  // finished user requests' cached tokens
   mutable std::vector<PrefixState> prefix_;  // by pool slot, caching on only (chains are computed lazily)
+  std::vector<std::uint64_t> commonLead_;  // segment ids every session-less request so far began with
+  bool commonLeadSet_ = false;
 };
 
 }  // namespace sl

@@ -318,6 +318,29 @@ TEST(PrefixCache, MigrationGivesBackOneReference) {
   EXPECT_EQ(h.sim->instance(1).gpuBlocksUsed(), 0);
 }
 
+TEST(PrefixCache, SessionKeySkipsThePrefixEveryRequestShares) {
+  // Mooncake-like: every prompt starts with block 0. Keying on it alone
+  // would put every request in one session; the key is the shared lead
+  // plus the conversation's first block.
+  auto blocks = [](std::int64_t id, SimTime at, std::vector<std::uint64_t> ids) {
+    RequestSpec s = spec(id, at, static_cast<std::int32_t>(ids.size()) * 32, 0, 4);
+    for (std::uint64_t b : ids) s.segments.push_back({b, 0, 32});
+    return s;
+  };
+  Harness h(llama8b(), cachingConfig(),
+            {blocks(0, 0, {0, 7}), blocks(1, kMs, {0, 9, 10}), blocks(2, 2 * kMs, {0, 7, 8}),
+             blocks(3, 3 * kMs, {0, 9, 11, 12}), blocks(4, 4 * kMs, {0, 5})});
+  std::map<std::int64_t, std::uint64_t> key;
+  h.global->onArrivalFn = [&](Simulator& sim, Request& r) { key[r.id] = sim.sessionKey(r); };
+  h.run();
+  ASSERT_EQ(key.size(), 5u);
+  EXPECT_EQ(key[0], key[2]);  // conversation 7
+  EXPECT_EQ(key[1], key[3]);  // conversation 9
+  EXPECT_NE(key[0], key[1]);
+  EXPECT_NE(key[4], key[0]);
+  EXPECT_NE(key[4], key[1]);
+}
+
 TEST(PrefixCache, OffIsUnchangedAndOnIsDeterministic) {
   auto reqs = [] {
     std::vector<RequestSpec> v;

@@ -78,6 +78,10 @@ TEST(PrefixExperiments, MooncakeQuick) {
   EXPECT_LT(cell(r.table, 3, "ttft_mean_s"), cell(r.table, 0, "ttft_mean_s"));
   // Routing to the cache finds at least as many cached tokens as round-robin.
   EXPECT_GE(cell(r.table, 4, "hit_rate"), cell(r.table, 3, "hit_rate"));
+  // Session affinity keeps a conversation together without piling every
+  // request on one instance (all Mooncake prompts share block 0).
+  EXPECT_GT(cell(r.table, 5, "hit_rate"), cell(r.table, 3, "hit_rate"));
+  EXPECT_LT(cell(r.table, 5, "ttft_mean_s"), cell(r.table, 3, "ttft_mean_s"));
   ASSERT_EQ(r.charts.size(), 1u);
   EXPECT_EQ(r.charts[0].csv.rfind("config,time_scale,rate_rps,caching,router,hit_rate,", 0), 0u);
   // Deterministic: a second run gives the same table.
