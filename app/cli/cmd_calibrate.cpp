@@ -128,7 +128,7 @@ int runCalibrate(const CalibrateArgs& a) {
   CalibrationReport rep;
   CalibrationOptions opt;
   opt.allreduce = parseAllReduceMode(a.allreduce, "--allreduce");
-  if (!a.hetero.empty()) opt.base = CostCoefficients::fromJson({{"hetero", a.hetero}}, "--hetero", opt.base);
+  if (!a.hetero.empty()) opt.base.hetero = parseHeteroMode(a.hetero, "--hetero");
   const CostProfile profile = calibrateCostModel(gpu, model, rows, opt, &rep);
 
   // The profile file: what writeCostProfile writes, plus the fit statistics

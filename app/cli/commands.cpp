@@ -368,7 +368,7 @@ int cmdCost(const CostArgs& a) {
   const PresetRegistry& reg = PresetRegistry::builtin();
   CostCoefficients c;
   if (a.profile) c = loadCostProfile(*a.profile);
-  if (a.hetero) c = CostCoefficients::fromJson({{"hetero", *a.hetero}}, "--hetero", c);
+  if (a.hetero) c.hetero = parseHeteroMode(*a.hetero, "--hetero");
   const Precision precision{parseDType(a.modelDtype, "--model-dtype"), parseDType(a.kvDtype, "--kv-dtype")};
   checkPrecision(reg.gpu(a.gpu), precision, "--model-dtype", "--kv-dtype");
   const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,

@@ -60,6 +60,12 @@ const std::vector<std::string>& CostCoefficients::keys() {
   return k;
 }
 
+HeteroMode parseHeteroMode(const nlohmann::json& v, const std::string& where) {
+  if (v.is_string() && v.get<std::string>() == "kernel") return HeteroMode::Kernel;
+  if (v.is_string() && v.get<std::string>() == "cv") return HeteroMode::Cv;
+  throw InputError(where + ": must be \"kernel\" or \"cv\" (got " + v.dump() + ")");
+}
+
 CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string_view where,
                                             const CostCoefficients& base) {
   CostCoefficients c = base;
@@ -69,12 +75,7 @@ CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string place = w + "." + it.key();
     if (it.key() == kHeteroKey) {
-      if (it->is_string() && it->get<std::string>() == "kernel")
-        c.hetero = HeteroMode::Kernel;
-      else if (it->is_string() && it->get<std::string>() == "cv")
-        c.hetero = HeteroMode::Cv;
-      else
-        throw InputError(place + ": must be \"kernel\" or \"cv\" (got " + it->dump() + ")");
+      c.hetero = parseHeteroMode(*it, place);
       continue;
     }
     const CoefField* field = nullptr;

@@ -26,6 +26,8 @@ enum class HeteroMode {
   Cv,      ///< "cv": the spec's h = min(h_max, 1 + kappa·CV)
 };
 const char* heteroModeName(HeteroMode m);  ///< "kernel", "cv"
+/// "kernel" or "cv"; anything else: InputError "<where>: must be \"kernel\" or \"cv\" (got ...)".
+HeteroMode parseHeteroMode(const nlohmann::json& v, const std::string& where);
 
 struct CostCoefficients {
   double eta_c = 0.70;     ///< compute efficiency of linear layers

@@ -218,7 +218,7 @@ PY
   grep -q "Heterogeneity factor h: 2.101 (kernel: 4096 CTAs (8 a sequence) over 264 slots (132 SMs x 2), 15.52 waves" \
     "$tmp/out" || fail "cost text lacks the kernel line: $(cat "$tmp/out")"
   expect_code 2 "$cli" cost --hetero fast
-  grep -q 'must be "kernel" or "cv"' "$tmp/err" || fail "cost --hetero fast: $(cat "$tmp/err")"
+  grep -q 'error: --hetero: must be "kernel" or "cv" (got "fast")' "$tmp/err" || fail "cost --hetero fast: $(cat "$tmp/err")"
   ;;
 cost)
   expect_code 0 "$cli" cost --model r1-distill-qwen-32b --decode 1@1024
