@@ -80,6 +80,26 @@ inline RequestSpec rq(double arrivalMs, int input, int reasoning, int answer) {
   return test::req(arrivalMs, input, answer, reasoning);
 }
 
+/// The Displacement cluster: two instances of 4 blocks (512 tokens each);
+/// request 0 (600-token prompt, 3 reasoning tokens) and 1 on instance 0,
+/// three 100-token residents on instance 1, every migration allowed,
+/// answering quantum 2. Request 0 migrates at its boundary to a full
+/// instance 1; `displace` says whether it may swap residents out.
+inline std::unique_ptr<PascalRig> fullDestinationRig(bool displace) {
+  PascalGlobalConfig gc;
+  gc.migration = PascalMigration::Always;
+  gc.displace = displace;
+  PascalLocalConfig lc;
+  lc.answeringQuantum = 2;
+  auto rig = std::make_unique<PascalRig>(
+      test::tinyInstance(4, 512),
+      std::vector<RequestSpec>{rq(100, 600, 3, 5), rq(100, 16, 300, 1), rq(0, 100, 0, 300), rq(0, 100, 0, 300),
+                               rq(0, 100, 0, 300)},
+      2, gc, lc);
+  rig->global->placeFn = [](const Request& r) { return r.id < 2 ? 0 : 1; };
+  return rig;
+}
+
 /// Answering streams fall behind pace at once: TTFAT* and TPOT* of 0.1 ms,
 /// far below the tiny model's 1.1 ms per decode.
 inline void strictPace(SimConfig& c) {

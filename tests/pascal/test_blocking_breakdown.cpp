@@ -131,16 +131,8 @@ TEST(BlockingBreakdown, TransferPartIsTheCopyTime) {
 // Displacing residents (between the destination's iterations) cuts the wait
 // to the end of the iteration running there.
 SimTime destWaitAtAFullDestination(bool displace) {
-  PascalGlobalConfig gc;
-  gc.migration = PascalMigration::Always;
-  gc.displace = displace;
-  PascalLocalConfig lc;
-  lc.answeringQuantum = 2;
-  const std::vector<int> where = {0, 0, 1, 1, 1};
-  PascalRig rig(test::tinyInstance(4, 512),
-                {rq(100, 600, 3, 5), rq(100, 16, 300, 1), rq(0, 100, 0, 300), rq(0, 100, 0, 300), rq(0, 100, 0, 300)},
-                2, gc, lc);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  auto rigPtr = fullDestinationRig(displace);
+  PascalRig& rig = *rigPtr;
   Timeline tl;
   rig.sim->addObserver(&tl);
   rig.run();

@@ -240,16 +240,8 @@ class Displacement : public ::testing::TestWithParam<bool> {};
 
 TEST_P(Displacement, MigrantSwapsOutTheTailOfTheLowQueue) {
   const bool displace = GetParam();
-  PascalGlobalConfig gc;
-  gc.migration = PascalMigration::Always;
-  gc.displace = displace;
-  PascalLocalConfig lc;
-  lc.answeringQuantum = 2;
-  const std::vector<int> where = {0, 0, 1, 1, 1};
-  PascalRig rig(test::tinyInstance(4, 512),
-                {rq(100, 600, 3, 5), rq(100, 16, 300, 1), rq(0, 100, 0, 300), rq(0, 100, 0, 300), rq(0, 100, 0, 300)},
-                2, gc, lc);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  auto rigPtr = fullDestinationRig(displace);
+  PascalRig& rig = *rigPtr;
   std::vector<std::int64_t> lowAtBoundary;
   std::int64_t free1 = -1;
   struct Obs : SimObserver {
