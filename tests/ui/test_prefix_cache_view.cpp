@@ -269,6 +269,14 @@ private slots:
     view.grab();
     QCOMPARE(view.calloutRects().size(), std::size_t{1});  // drawn in the lane
 
+    // A jump of the simulated clock (Run to t) longer than a callout's
+    // sim-age limit: those hits are not called out; the next ones are.
+    view.setFrame(withHits(20 * kNsPerSecond, 40, 90000));
+    QCOMPARE(view.callouts().items().size(), std::size_t{1});
+    QCOMPARE(view.callouts().items()[0].count, 3);
+    view.setFrame(withHits(21 * kNsPerSecond, 41, 92048));
+    QCOMPARE(view.callouts().items()[0].caption(), QString("4 cache hits: 7.1k prompt tokens skipped"));
+
     ClusterView quiet;  // not in lecture mode: none
     quiet.resize(900, 600);
     quiet.setFrame(withHits(kNsPerSecond, 2, 1000));
@@ -317,9 +325,11 @@ private slots:
     ins.showInstance(0);
     const QString html = ins.cacheText();
     QVERIFY2(html.contains(cacheview::hitRateText(cache)), qPrintable(html));
-    QVERIFY2(html.contains(QString("%1 of %2").arg(cache.cachedTokens).arg(cache.promptTokens)), qPrintable(html));
-    QVERIFY2(html.contains(QString("<b>%1</b>").arg(cache.gpuBlocks)), qPrintable(html));
-    QVERIFY2(html.contains(QString("%1 of %2").arg(cache.cpuBlocks).arg(cache.cpuCapacity)), qPrintable(html));
+    QVERIFY2(html.contains(QString("%1 / %2").arg(cacheview::tokenCount(cache.cachedTokens), cacheview::tokenCount(cache.promptTokens))),
+             qPrintable(html));
+    QVERIFY2(html.contains(QString("<b>%1 blocks</b>").arg(cache.gpuBlocks)), qPrintable(html));
+    QVERIFY2(html.contains(QString("<b>%1</b>").arg(cache.gpuFreeBlocks)), qPrintable(html));
+    QVERIFY2(html.contains(QString("%1 / %2").arg(cache.cpuBlocks).arg(cache.cpuCapacity)), qPrintable(html));
 
     int checked = 0, hit = 0;
     for (const auto& [id, n] : engine) {

@@ -129,7 +129,11 @@ void ClusterView::noteCacheHits(const Snapshot& s) {
     cacheHits_.clear();
     return;
   }
-  const bool baseline = cacheHits_.size() != s.instances.size();
+  // After an unanimated jump of the simulated clock (Run to t, Fast) the
+  // hits counted since the last frame are old news: the baseline moves on,
+  // nothing is called out (as for engine events, kCalloutMaxSimAge).
+  const bool baseline = cacheHits_.size() != s.instances.size() || s.now - cacheSeenAt_ > kCalloutMaxSimAge;
+  cacheSeenAt_ = s.now;
   cacheHits_.resize(s.instances.size());
   for (std::size_t i = 0; i < s.instances.size(); ++i) {
     const PrefixCacheSnapshot& c = s.instances[i].cache;

@@ -164,6 +164,7 @@ private:
   void noteCacheHits(const Snapshot& s);
   static QString cacheLegendLabel();
   std::vector<std::pair<std::int64_t, std::int64_t>> cacheHits_;
+  SimTime cacheSeenAt_ = 0;  // the simulated time of that frame
   bool hasCache_ = false;
 
   bool lecture_ = false;

@@ -135,8 +135,10 @@ void ClusterView::paintCallouts(QPainter& p, const QRect& lane) {
     p.setFont(calloutFont());
     p.setPen(theme::kMuted);
     p.drawText(lane.adjusted(10, 0, -10, 0), Qt::AlignLeft | Qt::AlignVCenter,
-               hasCache_ ? tr("Callouts appear here: preemptions, migrations, role changes, cache hits")
-                         : tr("Callouts appear here: preemptions, migrations, role changes"));
+               firstThatFits(hasCache_ ? QStringList{tr("Callouts appear here: preemptions, migrations, role changes, cache hits"),
+                                                     tr("Callouts appear here: preemptions, migrations, cache hits")}
+                                         : QStringList{tr("Callouts appear here: preemptions, migrations, role changes")},
+                             QFontMetrics(calloutFont()), lane.width() - 20));
     return;
   }
   const QFont f = calloutFont();

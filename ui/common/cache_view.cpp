@@ -45,16 +45,18 @@ QString inspectorHtml(const PrefixCacheSnapshot& c) {
     return QString("<td style='color:#6B7280; padding-right:6px'>%1</td><td style='padding-right:14px'><b>%2</b></td>")
         .arg(k, v);
   };
+  // Short labels, four columns: as narrow as the counters above (a wider
+  // table would widen the dock and, at 1024 px, the window).
   QString rows;
   rows += "<tr>" + cell(QObject::tr("cache hit rate"), hitRateText(c)) +
-          cell(QObject::tr("cache hits"), QString::number(c.hits)) + "</tr>";
-  rows += "<tr>" + cell(QObject::tr("cached GPU blocks"), QString::number(c.gpuBlocks)) +
-          cell(QObject::tr("of them free"), QString::number(c.gpuFreeBlocks)) + "</tr>";
+          cell(QObject::tr("hits"), QString::number(c.hits)) + "</tr>";
+  rows += "<tr>" + cell(QObject::tr("GPU cached"), QObject::tr("%1 blocks").arg(c.gpuBlocks)) +
+          cell(QObject::tr("free"), QString::number(c.gpuFreeBlocks)) + "</tr>";
   if (c.cpuCapacity > 0)
-    rows += "<tr>" + cell(QObject::tr("cached CPU blocks"), QObject::tr("%1 of %2").arg(c.cpuBlocks).arg(c.cpuCapacity)) +
-            cell(QObject::tr("loaded from CPU"), QString::number(c.offloadHits)) + "</tr>";
-  rows += "<tr>" + cell(QObject::tr("prompt tokens skipped"), QObject::tr("%1 of %2").arg(c.cachedTokens).arg(c.promptTokens)) +
-          cell(QObject::tr("blocks evicted"), QString::number(c.evictions)) + "</tr>";
+    rows += "<tr>" + cell(QObject::tr("CPU tier"), QObject::tr("%1 / %2").arg(c.cpuBlocks).arg(c.cpuCapacity)) +
+            cell(QObject::tr("loaded"), QString::number(c.offloadHits)) + "</tr>";
+  rows += "<tr>" + cell(QObject::tr("tokens skipped"), QObject::tr("%1 / %2").arg(tokenCount(c.cachedTokens), tokenCount(c.promptTokens))) +
+          cell(QObject::tr("evicted"), QString::number(c.evictions)) + "</tr>";
   return "<table>" + rows + "</table>";
 }
 

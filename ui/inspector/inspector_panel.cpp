@@ -551,7 +551,10 @@ void InspectorPanel::fillCache(const Snapshot& s) {
   cache_->setVisible(!html.isEmpty());
   cache_->setToolTip(html.isEmpty() ? QString()
                                     : tr("Prefix cache: hit rate = prompt tokens served from the cache / prompt tokens "
-                                         "of first admissions here; free cached blocks are the KV bar's teal band"));
+                                         "of first admissions here; GPU cached: blocks cached on the GPU, the free ones "
+                                         "(no request uses them) are the KV bar's teal band; CPU tier: blocks held / "
+                                         "capacity, loaded: blocks loaded back on a hit; tokens skipped: prompt tokens "
+                                         "not prefilled / prompt tokens; evicted: GPU blocks evicted"));
 }
 
 QString InspectorPanel::cacheText() const { return cache_->text(); }
