@@ -239,6 +239,21 @@ private slots:
     }
     QVERIFY2(tip.contains("CPU swap space 20 of 100 blocks used") && tip.contains("CPU tier (teal band) 50 of 100"),
              qPrintable(tip));
+    // A compact card's tooltip: swap as a share of swap space, and the tier.
+    auto many = frame(48, true, 0);
+    for (InstanceSnapshot& in : many->snapshot.instances) {
+      in.cache.cpuCapacity = 100;
+      in.cache.cpuBlocks = 50;
+      in.cpuBlocksUsed = 20;
+    }
+    ClusterView compact;
+    compact.resize(900, 600);
+    compact.setFrame(many);
+    compact.grab();
+    QVERIFY(compact.compact());
+    const QString ctip = compact.toolTipAt(compact.cardRect(3).center());
+    QVERIFY2(ctip.contains("CPU swap 20 of 100 blocks (20%)") && ctip.contains("CPU tier (teal band) 50 of 100"),
+             qPrintable(ctip));
   }
 
   // Lecture mode: a card's hit count growing between two frames becomes

@@ -98,13 +98,13 @@ void drawBar(QPainter& p, const QRect& r, double used, double reserved, const QC
     p.drawRoundedRect(QRect(r.left(), r.top(), wu, r.height()), 2, 2);
   }
 }
-MemoryShares memoryShares(const InstanceSnapshot& in) {
+MemoryShares memoryShares(const InstanceSnapshot& in, bool withCache) {
   auto share = [](auto part, auto whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
   };
   MemoryShares m{share(in.gpuBlocksUsed, in.gpuBlocks), share(in.gpuBlocksReserved, in.gpuBlocks),
                  share(in.cpuBlocksUsed, in.cpuBlocks)};
-  if (in.cache.on) {
+  if (withCache && in.cache.on) {
     m.gpuCached = share(in.cache.gpuFreeBlocks, in.gpuBlocks);
     if (in.cache.cpuCapacity > 0) {  // host memory: swap space, then the cache's tier
       const std::int64_t host = in.cpuBlocks + in.cache.cpuCapacity;
@@ -143,6 +143,11 @@ QString kvBarToolTip(const InstanceSnapshot& in, const MemoryShares& m) {
   return QObject::tr("GPU KV cache: %1 of %2 blocks used (%3), %4 reserved for incoming copies")
              .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(m.gpuUsed)).arg(in.gpuBlocksReserved) +
          cacheview::kvBarTip(in.cache, in.gpuBlocks);
+}
+
+QString cpuTierLine(const InstanceSnapshot& in) {
+  const QString tier = cacheview::cpuTierTip(in.cache, in.cpuBlocksUsed, in.cpuBlocks);
+  return tier.isEmpty() ? tier : "\n" + tier;
 }
 
 QString cpuBarToolTip(const InstanceSnapshot& in, const MemoryShares& m) {
@@ -464,9 +469,9 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
                           .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
                           .arg(in.batchSize).arg(queued).arg(phases[0]).arg(phases[1]).arg(phases[2])
                           .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(mem.gpuUsed))
-                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(mem.cpuUsed))
+                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(memoryShares(in, false).cpuUsed))
                           .arg(published.isEmpty() ? QString() : "\n" + published) +
-                          cacheview::kvBarTip(in.cache, in.gpuBlocks)});
+                          cacheview::kvBarTip(in.cache, in.gpuBlocks) + cpuTierLine(in)});
 }
 
 QString ClusterView::chipToolTip(const RequestChip& c) {
