@@ -10,10 +10,13 @@ namespace {
 
 using namespace sl;
 
+// state.range(0): prefix caching on (1) or off (0): the snapshot's cache
+// fields must stay O(1) per instance.
 void BM_FillSnapshot32x100(benchmark::State& state) {
   const CostModel& cost = bench::llama8b();
   SimConfig cfg = bench::benchConfig(cost, 32);
   cfg.instance.maxNumSeqs = 64;  // 64 running + ~36 waiting per instance
+  cfg.instance.prefixCaching = state.range(0) != 0;
   auto sim = bench::makeSim(cost, cfg, bench::longRequests(32 * 100, 256), "round-robin");
   while (sim->arrived() < 3200 && sim->step()) {
   }
@@ -31,6 +34,6 @@ void BM_FillSnapshot32x100(benchmark::State& state) {
   state.counters["requests"] = static_cast<double>(chips);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_FillSnapshot32x100)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FillSnapshot32x100)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

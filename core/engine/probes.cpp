@@ -54,6 +54,26 @@ void Simulator::probe() {
 
 // ---------------------------------------------------------------- snapshot
 
+namespace {
+// The prefix cache of one instance as the GUI sees it (counters only: no
+// allocation, O(1)).
+void copyCacheSnapshot(const PrefixCache* c, std::int64_t cpuCapacity, PrefixCacheSnapshot& out) {
+  out = PrefixCacheSnapshot{};
+  if (!c) return;
+  const PrefixCacheStats& st = c->stats();
+  out.on = true;
+  out.gpuFreeBlocks = c->evictableGpu();
+  out.gpuBlocks = c->gpuBlocks();
+  out.cpuBlocks = c->cpuBlocks();
+  out.cpuCapacity = cpuCapacity;
+  out.promptTokens = st.promptTokens;
+  out.cachedTokens = st.cachedTokens;
+  out.hits = st.hits;
+  out.evictions = st.evictions;
+  out.offloadHits = st.offloadHits;
+}
+}  // namespace
+
 void Simulator::fillSnapshot(Snapshot& s) const {
   syncLanes();
   s.now = now_;
@@ -76,6 +96,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.batchSize = in.batchSequences();
     is.busy = in.busy_;
     is.tokensProduced = in.tokensProduced_;
+    copyCacheSnapshot(in.cache_.get(), in.cfg_.prefixCpuBlocks, is.cache);
     views.clear();
     in.policy_->describe(views);
     is.poolLabel = poolLabels_[i];

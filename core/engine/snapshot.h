@@ -48,6 +48,21 @@ struct DecisionSnapshot {
   std::string reason;  // "SLO-filtered; migrate" (DecisionLog::reason)
 };
 
+/// An instance's prefix cache (cluster.prefix_caching; docs/engine.md
+/// "Prefix caching"). All zero, `on` false, when caching is off.
+struct PrefixCacheSnapshot {
+  bool on = false;
+  std::int64_t gpuFreeBlocks = 0;  // cached GPU blocks no request references: free memory kept as cache
+  std::int64_t gpuBlocks = 0;      // every cached GPU block, referenced or free
+  std::int64_t cpuBlocks = 0;      // blocks in the CPU tier
+  std::int64_t cpuCapacity = 0;    // the CPU tier's size in blocks (0: no tier)
+  std::int64_t promptTokens = 0;   // prompt tokens of first admissions here
+  std::int64_t cachedTokens = 0;   // of those, served from the cache (hit rate = cached / prompt)
+  std::int64_t hits = 0;           // first admissions with at least one cached block
+  std::int64_t evictions = 0;      // GPU blocks evicted
+  std::int64_t offloadHits = 0;    // blocks loaded back from the CPU tier on a hit
+};
+
 struct InstanceSnapshot {
   int id = 0;
   std::uint8_t role = 0;  // InstanceRole
@@ -59,6 +74,7 @@ struct InstanceSnapshot {
   std::vector<QueueSnapshot> queues;
   std::string poolLabel;              // the policy's pool for this instance ("" = none)
   std::vector<PolicyField> policyFields;  // what the policy publishes for this instance
+  PrefixCacheSnapshot cache;              // the prefix cache (off: all zero)
 };
 
 struct TransferSnapshot {

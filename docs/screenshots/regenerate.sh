@@ -35,6 +35,11 @@ for size in 1024x768 1280x800 1920x1080; do
   shot "teaching-selfsched-$size" --tour selfsched:3 --lecture --run-for 60 --size "$size"
   shot "teaching-cascade-$size" --tour cascade:4 --lecture --run-for 40 --size "$size"
 done
+# Prefix caching: the KV bar's teal cache band, the CPU tier, the
+# inspector's cache block (a tenth of the KV memory so the cache fills it).
+for size in 1024x768 1280x800 1920x1080; do
+  shot "prefix-cache-$size" --scenario docs/screenshots/prefix-run.json --lecture --run-for 40 --inspect gpu0 --size "$size"
+done
 # A measurement window (run.measure, solid lines at 20 s and 120 s) and two
 # labelled live changes (a saved run replays them) on the live charts.
 shot live-chart-markers-1280x800 --scenario docs/screenshots/markers-run.json --run-for 115 --size 1280x800

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/common/cache_view.h"
 #include "ui/cluster/policy_view.h"
 #include "ui/controller/sim_controller.h"
 #include "ui/common/theme.h"
@@ -97,19 +98,63 @@ void drawBar(QPainter& p, const QRect& r, double used, double reserved, const QC
     p.drawRoundedRect(QRect(r.left(), r.top(), wu, r.height()), 2, 2);
   }
 }
-MemoryShares memoryShares(const InstanceSnapshot& in) {
+MemoryShares memoryShares(const InstanceSnapshot& in, bool withCache) {
   auto share = [](auto part, auto whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
   };
-  return {share(in.gpuBlocksUsed, in.gpuBlocks), share(in.gpuBlocksReserved, in.gpuBlocks),
-          share(in.cpuBlocksUsed, in.cpuBlocks)};
+  MemoryShares m{share(in.gpuBlocksUsed, in.gpuBlocks), share(in.gpuBlocksReserved, in.gpuBlocks),
+                 share(in.cpuBlocksUsed, in.cpuBlocks)};
+  if (withCache && in.cache.on) {
+    m.gpuCached = share(in.cache.gpuFreeBlocks, in.gpuBlocks);
+    if (in.cache.cpuCapacity > 0) {  // host memory: swap space, then the cache's tier
+      const std::int64_t host = in.cpuBlocks + in.cache.cpuCapacity;
+      m.cpuUsed = share(in.cpuBlocksUsed, host);
+      m.cpuCached = share(in.cache.cpuBlocks, host);
+    }
+  }
+  return m;
+}
+
+// The prefix cache's band: `share` of the bar after the first `from`, in
+// teal (nothing drawn when caching is off or the cache holds nothing free).
+void drawCacheBand(QPainter& p, const QRect& r, double from, double share) {
+  if (share <= 0) return;
+  const double a = std::clamp(from, 0.0, 1.0);
+  const int x0 = static_cast<int>(std::round(r.width() * a));
+  const int x1 = static_cast<int>(std::round(r.width() * std::clamp(a + share, 0.0, 1.0)));
+  const int w = std::max(x1 - x0, x0 < r.width() ? 1 : 0);  // a cache of a few blocks still shows
+  if (w <= 0) return;
+  p.setPen(Qt::NoPen);
+  p.setBrush(theme::kCachedBar);
+  p.drawRect(QRect(r.left() + x0, r.top(), w, r.height()));
 }
 
 void paintKvBar(QPainter& p, const QRect& r, const MemoryShares& m) {
   drawBar(p, r, m.gpuUsed, m.gpuReserved, theme::kGpuBar);
+  drawCacheBand(p, r, m.gpuUsed + m.gpuReserved, m.gpuCached);
 }
 
-void paintCpuBar(QPainter& p, const QRect& r, const MemoryShares& m) { drawBar(p, r, m.cpuUsed, 0, theme::kCpuBar); }
+void paintCpuBar(QPainter& p, const QRect& r, const MemoryShares& m) {
+  drawBar(p, r, m.cpuUsed, 0, theme::kCpuBar);
+  drawCacheBand(p, r, m.cpuUsed, m.cpuCached);
+}
+
+QString kvBarToolTip(const InstanceSnapshot& in, const MemoryShares& m) {
+  return QObject::tr("GPU KV cache: %1 of %2 blocks used (%3), %4 reserved for incoming copies")
+             .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(m.gpuUsed)).arg(in.gpuBlocksReserved) +
+         cacheview::kvBarTip(in.cache, in.gpuBlocks);
+}
+
+QString cpuTierLine(const InstanceSnapshot& in) {
+  const QString tier = cacheview::cpuTierTip(in.cache, in.cpuBlocksUsed, in.cpuBlocks);
+  return tier.isEmpty() ? tier : "\n" + tier;
+}
+
+QString cpuBarToolTip(const InstanceSnapshot& in, const MemoryShares& m) {
+  const QString tier = cacheview::cpuTierTip(in.cache, in.cpuBlocksUsed, in.cpuBlocks);
+  if (!tier.isEmpty()) return tier;
+  return QObject::tr("CPU swap space: %1 of %2 blocks used (%3)").arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(m.cpuUsed));
+}
 
 }  // namespace clusterpaint
 
@@ -189,11 +234,8 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     y += sh + 2;
   };
   const MemoryShares mem = memoryShares(in);
-  bar(tr("KV"), mem.gpuUsed + mem.gpuReserved, [&](const QRect& b) { paintKvBar(p, b, mem); },
-      tr("GPU KV cache: %1 of %2 blocks used (%3), %4 reserved for incoming copies")
-          .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(mem.gpuUsed)).arg(in.gpuBlocksReserved));
-  bar(tr("CPU"), mem.cpuUsed, [&](const QRect& b) { paintCpuBar(p, b, mem); },
-      tr("CPU swap space: %1 of %2 blocks used (%3)").arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(mem.cpuUsed)));
+  bar(tr("KV"), mem.gpuUsed + mem.gpuReserved, [&](const QRect& b) { paintKvBar(p, b, mem); }, kvBarToolTip(in, mem));
+  bar(tr("CPU"), mem.cpuUsed + mem.cpuCached, [&](const QRect& b) { paintCpuBar(p, b, mem); }, cpuBarToolTip(in, mem));
 
   // What the running policy publishes for this instance (its named fields):
   // flags as dots with their label, values as "label value" on one line.
@@ -427,8 +469,9 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
                           .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
                           .arg(in.batchSize).arg(queued).arg(phases[0]).arg(phases[1]).arg(phases[2])
                           .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(mem.gpuUsed))
-                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(mem.cpuUsed))
-                          .arg(published.isEmpty() ? QString() : "\n" + published)});
+                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(memoryShares(in, false).cpuUsed))
+                          .arg(published.isEmpty() ? QString() : "\n" + published) +
+                          cacheview::kvBarTip(in.cache, in.gpuBlocks) + cpuTierLine(in)});
 }
 
 QString ClusterView::chipToolTip(const RequestChip& c) {

@@ -39,6 +39,7 @@ void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
     roles_.clear();
     counters_.clear();
     hasSynthetic_ = false;
+    cacheHits_.clear();
     selectedRequest_ = -1;
     selectedInstance_ = -1;
   }
@@ -64,6 +65,7 @@ void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
     prev.resize(fields.size());
     for (std::size_t f = 0; f < fields.size(); ++f) prev[f] = fields[f].value;
   }
+  noteCacheHits(s);
   // Rank prompts (or any work a policy injects) get a legend entry while they exist.
   if (!hasSynthetic_)
     hasSynthetic_ = std::any_of(s.instances.begin(), s.instances.end(), [](const InstanceSnapshot& in) {
@@ -117,6 +119,30 @@ void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
   }
   updateTimer();
   update();
+}
+
+void ClusterView::noteCacheHits(const Snapshot& s) {
+  // An instance's prefix-cache hits between two snapshots become one
+  // callout on its card: "cache hit: 3.1k prompt tokens skipped".
+  hasCache_ = !s.instances.empty() && s.instances.front().cache.on;
+  if (!hasCache_) {
+    cacheHits_.clear();
+    return;
+  }
+  // After an unanimated jump of the simulated clock (Run to t, Fast) the
+  // hits counted since the last frame are old news: the baseline moves on,
+  // nothing is called out (as for engine events, kCalloutMaxSimAge).
+  const bool baseline = cacheHits_.size() != s.instances.size() || s.now - cacheSeenAt_ > kCalloutMaxSimAge;
+  cacheSeenAt_ = s.now;
+  cacheHits_.resize(s.instances.size());
+  for (std::size_t i = 0; i < s.instances.size(); ++i) {
+    const PrefixCacheSnapshot& c = s.instances[i].cache;
+    auto& [hits, tokens] = cacheHits_[i];
+    if (lecture_ && !baseline && c.hits > hits)
+      callouts_.addCacheHit(static_cast<int>(i), static_cast<int>(c.hits - hits), c.cachedTokens - tokens, animT_, s.now);
+    hits = c.hits;
+    tokens = c.cachedTokens;
+  }
 }
 
 bool ClusterView::animating() const {

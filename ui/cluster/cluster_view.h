@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ui/teaching/teaching_callouts.h"
@@ -158,6 +159,13 @@ private:
   std::vector<int> roles_;  // per instance, from the previous frame
   std::vector<std::vector<double>> counters_;  // per instance: its policy fields' values in the previous frame
   bool hasSynthetic_ = false;  // this run has shown work a policy injected (legend entry)
+  // Prefix caching (cluster_view.cpp noteCacheHits): per instance, hits and
+  // cached tokens in the previous frame; whether this run caches (legend).
+  void noteCacheHits(const Snapshot& s);
+  static QString cacheLegendLabel();
+  std::vector<std::pair<std::int64_t, std::int64_t>> cacheHits_;
+  SimTime cacheSeenAt_ = 0;  // the simulated time of that frame
+  bool hasCache_ = false;
 
   bool lecture_ = false;
   bool animationsEnabled_ = true;

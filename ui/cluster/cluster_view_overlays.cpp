@@ -135,7 +135,10 @@ void ClusterView::paintCallouts(QPainter& p, const QRect& lane) {
     p.setFont(calloutFont());
     p.setPen(theme::kMuted);
     p.drawText(lane.adjusted(10, 0, -10, 0), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("Callouts appear here: preemptions, migrations, role changes"));
+               firstThatFits(hasCache_ ? QStringList{tr("Callouts appear here: preemptions, migrations, role changes, cache hits"),
+                                                     tr("Callouts appear here: preemptions, migrations, cache hits")}
+                                         : QStringList{tr("Callouts appear here: preemptions, migrations, role changes")},
+                             QFontMetrics(calloutFont()), lane.width() - 20));
     return;
   }
   const QFont f = calloutFont();
@@ -183,6 +186,7 @@ int ClusterView::legendWidth(const QFont& f) const {
   for (const QString& l : {tr("waiting"), tr("swapped"), tr("migrating"), tr("GPU KV"), tr("CPU swap")})
     w += kChip + 4 + fm.horizontalAdvance(l) + 14;
   if (hasSynthetic_) w += kChip + 4 + fm.horizontalAdvance(tr("rank prompt")) + 14;
+  if (hasCache_) w += kChip + 4 + fm.horizontalAdvance(cacheLegendLabel()) + 14;
   return w;
 }
 
@@ -227,6 +231,10 @@ void ClusterView::paintLegend(QPainter& p, const QRect& r) {
     });
   item(tr("GPU KV"), [&](const QRectF& s) { drawBar(p, s.toAlignedRect(), 1, 0, theme::kGpuBar); });
   item(tr("CPU swap"), [&](const QRectF& s) { drawBar(p, s.toAlignedRect(), 1, 0, theme::kCpuBar); });
+  if (hasCache_)  // the KV bar's teal band (prefix caching on)
+    item(cacheLegendLabel(), [&](const QRectF& s) { drawCacheBand(p, s.toAlignedRect(), 0, 1); });
 }
+
+QString ClusterView::cacheLegendLabel() { return tr("cached, free-able"); }
 
 }  // namespace sl::ui

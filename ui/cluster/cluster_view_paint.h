@@ -32,12 +32,24 @@ struct MemoryShares {
   double gpuUsed = 0;      // GPU KV blocks in use
   double gpuReserved = 0;  // GPU KV blocks reserved for incoming copies
   double cpuUsed = 0;      // CPU swap blocks in use
+  // Prefix caching on only (else 0): blocks held only as cache, free-able.
+  double gpuCached = 0;    // GPU blocks cached with no reference (free memory kept as cache)
+  double cpuCached = 0;    // the cache's CPU tier; with a tier the CPU bar spans swap + tier
 };
-MemoryShares memoryShares(const InstanceSnapshot& in);
+/// `withCache` false: the shares of the bars as without prefix caching
+/// (swap as a share of swap space, for tooltips' numbers).
+MemoryShares memoryShares(const InstanceSnapshot& in, bool withCache = true);
 /// The GPU KV bar, full and compact cards alike: the one place it is
 /// painted (a new band, e.g. cached prefixes, goes here).
 void paintKvBar(QPainter& p, const QRect& r, const MemoryShares& m);
-/// The CPU swap bar.
+/// The CPU swap bar (with the prefix cache's CPU tier after it, if any).
 void paintCpuBar(QPainter& p, const QRect& r, const MemoryShares& m);
+/// The prefix cache's teal band: `share` of bar `r` after its first `from`.
+void drawCacheBand(QPainter& p, const QRect& r, double from, double share);
+/// The bars' tooltips (the cache band and CPU tier explained when caching is on).
+QString kvBarToolTip(const InstanceSnapshot& in, const MemoryShares& m);
+QString cpuBarToolTip(const InstanceSnapshot& in, const MemoryShares& m);
+/// "\n" + the CPU tier's tooltip line ("" without a tier).
+QString cpuTierLine(const InstanceSnapshot& in);
 
 }  // namespace sl::ui::clusterpaint

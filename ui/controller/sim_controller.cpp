@@ -61,9 +61,10 @@ template <class T> void keepNewest(std::vector<T>& v, std::size_t cap) {
 // engine runs (worker thread only).
 class Collector final : public SimObserver {
 public:
-  Collector(TimelineStore& store, const GlobalPolicy* policy) : store_(store), policy_(policy) {}
+  Collector(TimelineStore& store, Simulator& sim)
+      : store_(store), policy_(&sim.globalPolicy()), sim_(sim) {}
   void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
-    store_.onEvent(e, r, instance, t);
+    store_.onEvent(e, r, instance, t, sim_.cachedPromptTokens(r));
     AnimationNote n;
     n.time = t;
     n.requestId = r.id;
@@ -134,6 +135,7 @@ public:
 private:
   TimelineStore& store_;
   const GlobalPolicy* policy_;
+  const Simulator& sim_;  // cached prompt tokens (prefix caching) for the timelines
   std::map<std::int64_t, int> migrationSource_;  // requests with a copy in flight
   std::set<std::int64_t> handingOff_;             // requests between HandoffStart and their KV's arrival
 };
@@ -178,7 +180,7 @@ public:
     run_.reset();  // the simulator holds a pointer to the collector: drop it first
     store_->clear();
     decisionsSeen_ = 0;
-    collector_ = std::make_unique<Collector>(*store_, &run->sim().globalPolicy());
+    collector_ = std::make_unique<Collector>(*store_, run->sim());
     run_ = std::move(run);
     run_->sim().addObserver(collector_.get());
     generation_ = generation;

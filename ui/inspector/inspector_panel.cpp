@@ -15,6 +15,7 @@
 #include "engine/request.h"
 #include "ui/cluster/policy_view.h"
 #include "ui/controller/sim_controller.h"
+#include "ui/common/cache_view.h"
 #include "ui/common/theme.h"
 
 namespace sl::ui {
@@ -306,6 +307,10 @@ InspectorPanel::InspectorPanel(SimController* ctl, QWidget* parent) : QWidget(pa
   il->addWidget(instTitle_);
   il->addWidget(counters_);
   il->addWidget(policy_);
+  cache_ = new QLabel;  // the prefix cache (hidden when caching is off)
+  cache_->setTextFormat(Qt::RichText);
+  cache_->setVisible(false);
+  il->addWidget(cache_);
   il->addWidget(plot_, 1);
   pages_->addWidget(inst);
   QEvent fontChange(QEvent::FontChange);
@@ -383,6 +388,7 @@ void InspectorPanel::refresh() {
     if (auto got = ctl_->timelines().instance(instance_)) h = *got;
     fillInstance(h);
     fillPolicy(ctl_->latest()->snapshot);
+    fillCache(ctl_->latest()->snapshot);
   }
 }
 
@@ -436,6 +442,8 @@ void InspectorPanel::fillRequest(const RequestTimeline& t, SimTime now) {
   if (t.rank >= 0 || t.predicted >= 0)  // set by a ranking policy (self-scheduling, oracle-sjf)
     table += "<tr>" + cell(tr("rank"), t.rank >= 0 ? tr("%1 in its batch").arg(t.rank) : na) +
              cell(tr("predicted"), t.predicted >= 0 ? tr("%1 tokens").arg(t.predicted) : na) + "</tr>";
+  if (t.cachedTokens >= 0)  // prefix caching on, admitted: the prompt tokens its first prefill skipped
+    table += "<tr>" + cell(tr("cached prompt"), tr("%1 of %2 tokens").arg(t.cachedTokens).arg(t.input)) + "</tr>";
   metrics_->setText("<table style='white-space:nowrap'>" + table + "</table>");
 
   // Events plus the token milestones that are not engine events.
@@ -534,6 +542,22 @@ void InspectorPanel::fillPolicy(const Snapshot& s) {
   policy_->setText(html);
   policy_->setToolTip(pv::fieldsTooltip(in.policyFields));
 }
+
+void InspectorPanel::fillCache(const Snapshot& s) {
+  // The instance's prefix cache: occupancy (GPU, CPU tier) and hit rate so far.
+  const bool known = instance_ >= 0 && static_cast<std::size_t>(instance_) < s.instances.size();
+  const QString html = known ? cacheview::inspectorHtml(s.instances[static_cast<std::size_t>(instance_)].cache) : QString();
+  cache_->setText(html);
+  cache_->setVisible(!html.isEmpty());
+  cache_->setToolTip(html.isEmpty() ? QString()
+                                    : tr("Prefix cache: hit rate = prompt tokens served from the cache / prompt tokens "
+                                         "of first admissions here; GPU cached: blocks cached on the GPU, the free ones "
+                                         "(no request uses them) are the KV bar's teal band; CPU tier: blocks held / "
+                                         "capacity, loaded: blocks loaded back on a hit; tokens skipped: prompt tokens "
+                                         "not prefilled / prompt tokens; evicted: GPU blocks evicted"));
+}
+
+QString InspectorPanel::cacheText() const { return cache_->text(); }
 
 QString InspectorPanel::statusText() const { return reqStatus_->text(); }
 

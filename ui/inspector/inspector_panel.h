@@ -93,6 +93,8 @@ public:
   /// decisions there) and its tooltip (each field's meaning).
   QString policyText() const;
   QString policyToolTip() const;
+  /// The instance page's prefix-cache block (HTML; "" when caching is off).
+  QString cacheText() const;
 
 protected:
   void changeEvent(QEvent* e) override;  // titles follow the window font (lecture mode)
@@ -101,6 +103,7 @@ private:
   void fillRequest(const RequestTimeline& t, SimTime now);
   void fillInstance(const InstanceHistory& h);
   void fillPolicy(const Snapshot& s);
+  void fillCache(const Snapshot& s);
 
   SimController* ctl_;
   Mode mode_ = Mode::Empty;
@@ -116,6 +119,7 @@ private:
   HistoryPlot* plot_ = nullptr;
   QLabel* counters_ = nullptr;
   QLabel* policy_ = nullptr;
+  QLabel* cache_ = nullptr;
 };
 
 }  // namespace sl::ui

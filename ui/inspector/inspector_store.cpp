@@ -56,7 +56,7 @@ InstanceHistory& TimelineStore::hist(int id) {
   return inst_[static_cast<std::size_t>(std::max(0, id))];
 }
 
-void TimelineStore::onEvent(RequestEvent e, const Request& r, int instance, SimTime t) {
+void TimelineStore::onEvent(RequestEvent e, const Request& r, int instance, SimTime t, std::int32_t cachedTokens) {
   std::lock_guard<std::mutex> lock(m_);
   auto it = live_.find(r.id);
   if (it == live_.end()) {
@@ -70,6 +70,7 @@ void TimelineStore::onEvent(RequestEvent e, const Request& r, int instance, SimT
   }
   RequestTimeline& tl = it->second;
   copyTimes(tl, r);
+  if (cachedTokens >= 0) tl.cachedTokens = cachedTokens;
   const bool terminal = e == RequestEvent::Finished || e == RequestEvent::Aborted;
   // The terminal event is always kept, so a truncated timeline still ends.
   if (tl.events.size() < kMaxEvents || terminal)

@@ -50,6 +50,7 @@ struct RequestTimeline {
   std::int32_t input = 0, reasoning = 0, answer = 0;
   std::int32_t generated = 0;  // at the latest event
   std::int32_t rank = -1, predicted = -1;  // the policy's rank / predicted output length (-1: none)
+  std::int32_t cachedTokens = -1;  // prompt tokens served from the prefix cache at its first admission (-1: not yet, or caching off)
   std::uint8_t state = 0;      // ReqState at the latest event
   // Token times as the engine knew them at the latest event (-1 = not yet).
   SimTime firstScheduled = -1, firstToken = -1, reasoningEnd = -1, firstVisible = -1, lastToken = -1;
@@ -92,7 +93,8 @@ public:
 
   // ---- producer side (the worker thread)
   void clear();
-  void onEvent(RequestEvent e, const Request& r, int instance, SimTime t);
+  /// `cachedTokens`: Simulator::cachedPromptTokens(r) (-1: unknown or caching off).
+  void onEvent(RequestEvent e, const Request& r, int instance, SimTime t, std::int32_t cachedTokens = -1);
   void onFinished(const RequestRecord& rec);
   void onProbe(const ProbeSample& s);
   /// New entries of the policy's decision log: each is added to its request's

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ui/common/cache_view.h"
 #include "ui/common/theme.h"
 
 namespace sl::ui {
@@ -19,6 +20,7 @@ QString roleLetter(int role) {
 }  // namespace
 
 QString Callout::caption() const {
+  if (kind == Kind::CacheHit) return cacheview::hitCallout(count, tokens);
   if (kind == Kind::RoleFlip || kind == Kind::PolicyEvent)
     return count > 1 ? QObject::tr("%1 (%2 times)").arg(text).arg(count) : text;
   if (count > 1) return QObject::tr("%1 requests: %2").arg(count).arg(text);
@@ -78,15 +80,29 @@ void CalloutBoard::addRoleFlip(int instance, int fromRole, int toRole, double an
   push(std::move(c));
 }
 
-void CalloutBoard::addPolicyEvent(int instance, const QString& text, int count, double animNow, SimTime simNow) {
+namespace {
+// A callout that counts events seen between two snapshots (policy
+// counters, cache hits): merged by adding the counts.
+Callout counted(Callout::Kind kind, int instance, int count, double animNow, SimTime simNow, QString text, QColor color) {
   Callout c;
-  c.kind = Callout::Kind::PolicyEvent;
+  c.kind = kind;
   c.instance = instance;
   c.born = animNow;
   c.simTime = simNow;
   c.count = std::max(1, count);
-  c.text = text;
-  c.color = theme::kSynthetic;
+  c.text = std::move(text);
+  c.color = color;
+  return c;
+}
+}  // namespace
+
+void CalloutBoard::addPolicyEvent(int instance, const QString& text, int count, double animNow, SimTime simNow) {
+  push(counted(Callout::Kind::PolicyEvent, instance, count, animNow, simNow, text, theme::kSynthetic));
+}
+
+void CalloutBoard::addCacheHit(int instance, int hits, std::int64_t tokens, double animNow, SimTime simNow) {
+  Callout c = counted(Callout::Kind::CacheHit, instance, hits, animNow, simNow, QObject::tr("cache hit"), theme::kCachedBar);
+  c.tokens = tokens;
   push(std::move(c));
 }
 
@@ -95,7 +111,8 @@ void CalloutBoard::push(Callout c) {
   // events: of the same text too).
   for (Callout& o : items_)
     if (o.instance == c.instance && o.kind == c.kind && (o.kind != Callout::Kind::PolicyEvent || o.text == c.text)) {
-      o.count += c.kind == Callout::Kind::PolicyEvent ? c.count : 1;
+      o.count += c.kind == Callout::Kind::PolicyEvent || c.kind == Callout::Kind::CacheHit ? c.count : 1;
+      o.tokens += c.tokens;
       o.requestId = c.requestId;
       o.simTime = c.simTime;
       if (o.text != c.text && o.kind == Callout::Kind::MigrateIn)

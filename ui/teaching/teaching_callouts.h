@@ -16,13 +16,14 @@
 namespace sl::ui {
 
 struct Callout {
-  enum class Kind : std::uint8_t { Swap, Recompute, MigrateThink, MigrateOut, MigrateIn, Aborted, RoleFlip, PolicyEvent };
+  enum class Kind : std::uint8_t { Swap, Recompute, MigrateThink, MigrateOut, MigrateIn, Aborted, RoleFlip, PolicyEvent, CacheHit };
   Kind kind = Kind::Swap;
   int instance = -1;
   std::int64_t requestId = -1;  // the latest request it speaks of
   int count = 1;
   double born = 0;  // animation time (s)
   SimTime simTime = 0;  // simulated time of the latest event merged into it
+  std::int64_t tokens = 0;  // CacheHit: prompt tokens the merged hits skipped
   QString text;
   QColor color;
   /// What the card shows: one subject, then what happened to it —
@@ -45,6 +46,10 @@ public:
   /// A policy counter grew by `count` between two snapshots (PolicyField::callout):
   /// "3 requests: promoted: waited too long". Merged per card and text.
   void addPolicyEvent(int instance, const QString& text, int count, double animNow, SimTime simNow);
+  /// An instance's prefix cache served `hits` more admissions, skipping
+  /// `tokens` prompt tokens, between two snapshots: "cache hit: 3.1k prompt
+  /// tokens skipped" (merged per card, the counts and tokens summed).
+  void addCacheHit(int instance, int hits, std::int64_t tokens, double animNow, SimTime simNow);
   /// Drop callouts whose time is up.
   void advance(double animNow);
   /// Drop callouts about events simulated before `t` (after an unanimated
