@@ -232,6 +232,8 @@ private slots:
     p.refresh();
     for (LiveChart* c : p.timeCharts())
       if (c != p.policyChart()) QVERIFY2(c->xRange().second >= 300, qPrintable(c->id()));
+    // Both edges are labelled, on the charts wide enough for the labels.
+    QCOMPARE(p.chart("ttft")->shownMarkerLabels(), (QStringList{"warm-up ends", "window ends"}));
     p.grab().save(SERVELAB_TEST_OUT "/charts_window.png");
     // Kept across clear() (a new run of the same scenario), removed by nullopt.
     p.clear(2);

@@ -438,10 +438,14 @@ void ChartPanel::applyMarkers() const {
     labels << changeMarkerLabel(c);
   }
   std::vector<double> edges;
-  if (window_) edges = {window_->first, window_->second};
+  QStringList edgeLabels;
+  if (window_) {
+    edges = {window_->first, window_->second};
+    edgeLabels = {QObject::tr("warm-up ends"), QObject::tr("window ends")};
+  }
   for (LiveChart* c : timeCharts()) {
     c->setMarkers(xs, labels);
-    c->setWindowMarkers(edges);
+    c->setWindowMarkers(edges, edgeLabels);
   }
 }
 
@@ -473,6 +477,10 @@ const std::vector<ChartExportPreset>& chartExportPresets() {
   return presets;
 }
 
+double ChartExportOptions::lineScale() const {
+  return textFraction > 0 ? std::max(1.0, textFraction * size.height() / 10.0) : 1.0;
+}
+
 const ChartExportPreset* chartExportPreset(const QString& id) {
   for (const ChartExportPreset& p : chartExportPresets())
     if (p.id == id) return &p;
@@ -502,6 +510,7 @@ int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const
     }
   if (!o.markers)
     for (LiveChart* c : timeCharts()) c->setMarkers({});
+  for (LiveChart* c : all) c->setLineScale(o.lineScale());
   int n = 0;
   for (LiveChart* c : all) {
     const QString base = dir + "/" + c->id();
@@ -510,6 +519,7 @@ int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const
     n += c->exportCsv(base + ".csv");
   }
   if (!o.markers) applyMarkers();
+  for (LiveChart* c : all) c->setLineScale(1.0);
   for (auto& [c, f] : fonts) {
     c->setFont(f);
     // The export's large font grew the chart's minimum size, and QChartView

@@ -59,6 +59,10 @@ struct ChartExportOptions {
   /// of the canvas height; the title is 1.19× that. 0: the charts' own font
   /// (as on screen, larger in lecture mode).
   double textFraction = 0;
+  /// Line widths (series, axes, grid, markers) scale with the text: label
+  /// pixels / 10 (the screen's and the paper presets' label size), at least
+  /// 1: ×3 on a slide preset (series 4.8 px on a 900 px high canvas).
+  double lineScale() const;
   /// Live-change markers: dashed lines labelled with the change ("rate 12/s").
   bool markers = true;
 };

@@ -31,6 +31,8 @@ bool gUseOpenGL = false;
 // Points drawn above which a rescale empties the series before setting the
 // axes (see refresh()).
 constexpr int kClearBeforeRescale = 2000;
+// Line series pen on screen (× lineScale in slide exports).
+constexpr double kSeriesPen = 1.6;
 }  // namespace
 
 void setChartsUseOpenGL(bool on) { gUseOpenGL = on; }
@@ -94,6 +96,35 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   applyFonts();
   setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
 }
+
+void LiveChart::setLineScale(double scale) {
+  scale = std::max(0.1, scale);
+  if (scale == d->lineScale) return;
+  if (!d->screenAxisPens) d->screenAxisPens = std::make_pair(d->ax->linePen(), d->ax->gridLinePen());
+  d->lineScale = scale;
+  for (auto& s : d->series) {
+    if (auto* sc = qobject_cast<QScatterSeries*>(s.series)) {
+      sc->setMarkerSize((d->xCategories > 0 ? 13.0 : 4.5) * scale);
+    } else {
+      QPen pen = s.series->pen();
+      pen.setWidthF(kSeriesPen * scale);
+      s.series->setPen(pen);
+    }
+  }
+  // Back to the exact screen pens at 1 (screenshots stay identical).
+  QPen line = d->screenAxisPens->first, grid = d->screenAxisPens->second;
+  if (scale != 1.0) {
+    line.setWidthF(std::max(1.0, line.widthF()) * scale);
+    grid.setWidthF(std::max(1.0, grid.widthF()) * (1.0 + (scale - 1.0) / 2));
+  }
+  for (QAbstractAxis* a : {static_cast<QAbstractAxis*>(d->ax), static_cast<QAbstractAxis*>(d->ay)}) {
+    a->setLinePen(line);
+    a->setGridLinePen(grid);
+  }
+  refresh();
+}
+
+double LiveChart::lineScale() const { return d->lineScale; }
 
 void LiveChart::setXCategories(const QStringList& labels) {
   auto* cat = new QCategoryAxis;
@@ -301,7 +332,7 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
     auto* sc = new QScatterSeries;
     // Categories hold a few values each: large, solid dots; a scatter of
     // many points: small, translucent ones.
-    sc->setMarkerSize(d->xCategories > 0 ? 13.0 : 4.5);
+    sc->setMarkerSize((d->xCategories > 0 ? 13.0 : 4.5) * d->lineScale);
     QColor fill = color;
     fill.setAlpha(d->xCategories > 0 ? 230 : 150);
     sc->setColor(fill);
@@ -310,7 +341,7 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   } else {
     auto* ln = new QLineSeries;
     QPen pen(color);
-    pen.setWidthF(1.6);
+    pen.setWidthF(kSeriesPen * d->lineScale);
     ln->setPen(pen);
     s = ln;
   }
@@ -462,7 +493,7 @@ void LiveChart::refresh() {
     const bool window = i >= d->markerXs.size();
     QPen pen(theme::kMarker);
     pen.setStyle(window ? Qt::SolidLine : Qt::DashLine);
-    pen.setWidthF(window ? 2.0 : 1.2);
+    pen.setWidthF((window ? 2.0 : 1.2) * d->lineScale);
     if (d->markers[i]->pen() != pen) d->markers[i]->setPen(pen);
     d->markers[i]->replace(QList<QPointF>{{xs[i], yLo}, {xs[i], yHi}});
   }

@@ -39,6 +39,9 @@ struct LiveChart::Impl {
   std::vector<QLineSeries*> markers;
   std::vector<double> markerXs;
   std::vector<double> windowXs;  // measurement window edges (solid lines), after markerXs
+  QStringList windowTexts;       // their labels
+  double lineScale = 1.0;        // setLineScale
+  std::optional<std::pair<QPen, QPen>> screenAxisPens;  // (line, grid) before a scaling
   QStringList markerTexts;
   std::vector<QGraphicsSimpleTextItem*> markerLabels;
   std::optional<std::pair<double, double>> fixedY;
