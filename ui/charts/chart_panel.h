@@ -138,6 +138,14 @@ public:
   /// The charts whose x axis is simulated time.
   std::vector<LiveChart*> timeCharts() const { return {ttft_, tpot_, qoe_, thru_, kv_, policy_}; }
 
+  /// Figures of the finished requests so far (tour texts quote them):
+  /// TTFT quantile q in [0, 1], means of TTFT and TPOT; NaN when none.
+  double ttftQuantile(double q);
+  double meanTtft();
+  double meanTpot();
+  /// The latest rolling SLO attainment (fraction), NaN before the first probe.
+  double latestSloAttainment() const;
+
 private:
   void rebuildKvSeries(int instances);
   void applyMarkers() const;

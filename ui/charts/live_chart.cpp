@@ -92,7 +92,10 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->relayout->setSingleShot(true);
   d->relayout->setInterval(40);
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
-  connect(d->chart, &QChart::plotAreaChanged, this, [this] { placeMarkerLabels(); });
+  connect(d->chart, &QChart::plotAreaChanged, this, [this] {
+    placeMarkerLabels();
+    placeEmptyText();
+  });
   applyFonts();
   setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
 }
@@ -125,6 +128,38 @@ void LiveChart::setLineScale(double scale) {
 }
 
 double LiveChart::lineScale() const { return d->lineScale; }
+
+void LiveChart::setEmptyText(const QString& text) {
+  if (text == emptyText().simplified()) return;
+  if (!d->emptyLabel) {
+    d->emptyLabel = new QGraphicsSimpleTextItem(d->chart);
+    d->emptyLabel->setBrush(theme::kMuted);
+    d->emptyLabel->setZValue(10);
+  }
+  d->emptyLabel->setText(text);
+  d->emptyLabel->setVisible(!text.isEmpty());
+  for (auto& s : d->series) s.series->setVisible(text.isEmpty());
+  placeEmptyText();
+}
+
+QString LiveChart::emptyText() const { return d->emptyLabel ? d->emptyLabel->text() : QString(); }
+
+void LiveChart::placeEmptyText() {
+  if (!d->emptyLabel || d->emptyLabel->text().isEmpty()) return;
+  d->emptyLabel->setFont(labelFont());
+  const QRectF area = d->chart->plotArea();
+  // On two lines where one is wider than the plot.
+  QString text = d->emptyLabel->text().simplified();
+  if (QFontMetricsF(labelFont()).horizontalAdvance(text) > area.width() - 8) {
+    const qsizetype mid = text.size() / 2;
+    qsizetype cut = text.lastIndexOf(' ', mid);
+    if (const qsizetype after = text.indexOf(' ', mid); cut < 0 || (after >= 0 && after - mid < mid - cut)) cut = after;
+    if (cut > 0) text[cut] = '\n';
+  }
+  d->emptyLabel->setText(text);
+  const QRectF box = d->emptyLabel->boundingRect();
+  d->emptyLabel->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
+}
 
 void LiveChart::setXCategories(const QStringList& labels) {
   auto* cat = new QCategoryAxis;
@@ -414,7 +449,7 @@ void LiveChart::refresh() {
   // is done once (B4).
   if (d->drawn > kClearBeforeRescale) {
     const auto xr = zoomed ? std::make_pair(vLo, vHi) : [&] {
-      const chartaxes::NiceRange r = chartaxes::niceRange(xLo, x1, d->maxXIntervals);
+      const chartaxes::NiceRange r = chartaxes::dataRange(xLo, x1, d->maxXIntervals);
       return std::make_pair(r.lo, r.top);
     }();
     const auto yr = d->fixedY ? *d->fixedY : std::make_pair(0.0, chartaxes::niceRange(0, y1 > 0 ? y1 * 1.02 : 1.0,
@@ -431,7 +466,7 @@ void LiveChart::refresh() {
     roundTicks(d->ax, niceStep(vHi - vLo, d->maxXIntervals));
     d->ax->setRange(vLo, vHi);
   } else {
-    niceAxis(d->ax, xLo, x1, d->maxXIntervals);
+    dataAxis(d->ax, xLo, x1, d->maxXIntervals);
   }
   if (d->fixedY) {
     fixedTicks(d->ay, d->maxYIntervals >= 4 ? 5 : 3);

@@ -40,6 +40,7 @@ struct LiveChart::Impl {
   std::vector<double> markerXs;
   std::vector<double> windowXs;  // measurement window edges (solid lines), after markerXs
   QStringList windowTexts;       // their labels
+  QGraphicsSimpleTextItem* emptyLabel = nullptr;  // setEmptyText
   double lineScale = 1.0;        // setLineScale
   std::optional<std::pair<QPen, QPen>> screenAxisPens;  // (line, grid) before a scaling
   QStringList markerTexts;
