@@ -133,7 +133,7 @@ Tour arrowTour() {
            "<p><b>Watch:</b> the badges change during the burst (turn on <i>View ▸ Lecture mode</i> for "
            "\"instance flipped\" callouts); the <b>Policy</b> chart tab draws the pool sizes; click a "
            "card: the inspector lists its flips with their reasons (<i>to D→P; prefill-slo</i>). "
-           "SLO attainment in this run now: {slo} (the fixed splits' was lower in the previous steps).</p>")},
+           "SLO attainment in this run now: {slo}; compare it with the fixed splits of the previous steps.</p>")},
       {QObject::tr("Hand-offs and the monitor"), "arrow-burst-8gpu.json", 1,
        QObject::tr(
            "<p>After its prefill, a request's KV is copied to a decode instance (an arrow between "
