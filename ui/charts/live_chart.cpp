@@ -31,8 +31,6 @@ bool gUseOpenGL = false;
 // Points drawn above which a rescale empties the series before setting the
 // axes (see refresh()).
 constexpr int kClearBeforeRescale = 2000;
-// Line series pen on screen (× lineScale in slide exports).
-constexpr double kSeriesPen = 1.6;
 }  // namespace
 
 void setChartsUseOpenGL(bool on) { gUseOpenGL = on; }
@@ -98,67 +96,6 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   });
   applyFonts();
   setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
-}
-
-void LiveChart::setLineScale(double scale) {
-  scale = std::max(0.1, scale);
-  if (scale == d->lineScale) return;
-  if (!d->screenAxisPens) d->screenAxisPens = std::make_pair(d->ax->linePen(), d->ax->gridLinePen());
-  d->lineScale = scale;
-  for (auto& s : d->series) {
-    if (auto* sc = qobject_cast<QScatterSeries*>(s.series)) {
-      sc->setMarkerSize((d->xCategories > 0 ? 13.0 : 4.5) * scale);
-    } else {
-      QPen pen = s.series->pen();
-      pen.setWidthF(kSeriesPen * scale);
-      s.series->setPen(pen);
-    }
-  }
-  // Back to the exact screen pens at 1 (screenshots stay identical).
-  QPen line = d->screenAxisPens->first, grid = d->screenAxisPens->second;
-  if (scale != 1.0) {
-    line.setWidthF(std::max(1.0, line.widthF()) * scale);
-    grid.setWidthF(std::max(1.0, grid.widthF()) * (1.0 + (scale - 1.0) / 2));
-  }
-  for (QAbstractAxis* a : {static_cast<QAbstractAxis*>(d->ax), static_cast<QAbstractAxis*>(d->ay)}) {
-    a->setLinePen(line);
-    a->setGridLinePen(grid);
-  }
-  refresh();
-}
-
-double LiveChart::lineScale() const { return d->lineScale; }
-
-void LiveChart::setEmptyText(const QString& text) {
-  if (text == emptyText().simplified()) return;
-  if (!d->emptyLabel) {
-    d->emptyLabel = new QGraphicsSimpleTextItem(d->chart);
-    d->emptyLabel->setBrush(theme::kMuted);
-    d->emptyLabel->setZValue(10);
-  }
-  d->emptyLabel->setText(text);
-  d->emptyLabel->setVisible(!text.isEmpty());
-  for (auto& s : d->series) s.series->setVisible(text.isEmpty());
-  placeEmptyText();
-}
-
-QString LiveChart::emptyText() const { return d->emptyLabel ? d->emptyLabel->text() : QString(); }
-
-void LiveChart::placeEmptyText() {
-  if (!d->emptyLabel || d->emptyLabel->text().isEmpty()) return;
-  d->emptyLabel->setFont(labelFont());
-  const QRectF area = d->chart->plotArea();
-  // On two lines where one is wider than the plot.
-  QString text = d->emptyLabel->text().simplified();
-  if (QFontMetricsF(labelFont()).horizontalAdvance(text) > area.width() - 8) {
-    const qsizetype mid = text.size() / 2;
-    qsizetype cut = text.lastIndexOf(' ', mid);
-    if (const qsizetype after = text.indexOf(' ', mid); cut < 0 || (after >= 0 && after - mid < mid - cut)) cut = after;
-    if (cut > 0) text[cut] = '\n';
-  }
-  d->emptyLabel->setText(text);
-  const QRectF box = d->emptyLabel->boundingRect();
-  d->emptyLabel->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
 }
 
 void LiveChart::setXCategories(const QStringList& labels) {

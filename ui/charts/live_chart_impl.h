@@ -20,6 +20,9 @@
 
 namespace sl::ui {
 
+/// Line series pen on screen (× lineScale in slide exports).
+constexpr double kSeriesPen = 1.6;
+
 /// Whether new scatter series draw through OpenGL (setChartsUseOpenGL).
 bool chartsUseOpenGL();
 

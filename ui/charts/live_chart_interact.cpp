@@ -111,6 +111,38 @@ void LiveChart::placeMarkerLabels() {
   }
 }
 
+void LiveChart::setEmptyText(const QString& text) {
+  if (text == emptyText().simplified()) return;
+  if (!d->emptyLabel) {
+    d->emptyLabel = new QGraphicsSimpleTextItem(d->chart);
+    d->emptyLabel->setBrush(theme::kMuted);
+    d->emptyLabel->setZValue(10);
+  }
+  d->emptyLabel->setText(text);
+  d->emptyLabel->setVisible(!text.isEmpty());
+  for (auto& s : d->series) s.series->setVisible(text.isEmpty());
+  placeEmptyText();
+}
+
+QString LiveChart::emptyText() const { return d->emptyLabel ? d->emptyLabel->text() : QString(); }
+
+void LiveChart::placeEmptyText() {
+  if (!d->emptyLabel || d->emptyLabel->text().isEmpty()) return;
+  d->emptyLabel->setFont(labelFont());
+  const QRectF area = d->chart->plotArea();
+  // On two lines where one is wider than the plot.
+  QString text = d->emptyLabel->text().simplified();
+  if (QFontMetricsF(labelFont()).horizontalAdvance(text) > area.width() - 8) {
+    const qsizetype mid = text.size() / 2;
+    qsizetype cut = text.lastIndexOf(' ', mid);
+    if (const qsizetype after = text.indexOf(' ', mid); cut < 0 || (after >= 0 && after - mid < mid - cut)) cut = after;
+    if (cut > 0) text[cut] = '\n';
+  }
+  d->emptyLabel->setText(text);
+  const QRectF box = d->emptyLabel->boundingRect();
+  d->emptyLabel->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
+}
+
 void LiveChart::setViewX(double lo, double hi) {
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || d->xCategories > 0) return;
   d->viewX = std::make_pair(lo, hi);
