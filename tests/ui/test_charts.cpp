@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ui/charts/chart_axes.h"
 #include "ui/charts/chart_panel.h"
 #include "ui_test_util.h"
 #include "ui/charts/chart_render.h"
@@ -232,6 +233,8 @@ private slots:
     p.refresh();
     for (LiveChart* c : p.timeCharts())
       if (c != p.policyChart()) QVERIFY2(c->xRange().second >= 300, qPrintable(c->id()));
+    // Both edges are labelled, on the charts wide enough for the labels.
+    QCOMPARE(p.chart("ttft")->shownMarkerLabels(), (QStringList{"warm-up ends", "window ends"}));
     p.grab().save(SERVELAB_TEST_OUT "/charts_window.png");
     // Kept across clear() (a new run of the same scenario), removed by nullopt.
     p.clear(2);
@@ -506,6 +509,31 @@ private slots:
 
   // End-of-run views: CDFs of TTFT, TPOT and E2E on their own tab, and the
   // scatter says when a workload has no reasoning tokens.
+  // A narrow chart (2 intervals) ends its x axis at the data, not at the
+  // next round number (0..60 drawn as 0..100: issue 29, the self-scheduling
+  // tour's Throughput chart at 1280 px).
+  void xAxisEndsAtTheData() {
+    using chartaxes::dataRange;
+    const auto narrow = dataRange(0, 60, 2);
+    QVERIFY(narrow.atData);
+    QCOMPARE(narrow.top, 60.0);
+    QCOMPARE(narrow.step, 50.0);
+    const auto wide = dataRange(0, 60, 6);  // 0..60 in steps of 10: already at the data
+    QVERIFY(!wide.atData);
+    QCOMPARE(wide.top, 60.0);
+    QCOMPARE(dataRange(0, 401, 6).top, 500.0);  // a small overshoot keeps the round top
+    LiveChart c("t", "Throughput", "time (s)", "k tok/s");
+    c.addSeries("output tokens", Qt::blue);
+    std::vector<QPointF> pts;
+    for (int t = 0; t <= 41; ++t) pts.emplace_back(t, 1 + (t % 7));  // 0..60 on a round top
+    c.setSeriesData(0, pts);
+    c.resize(170, 140);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.refresh();
+    QVERIFY2(c.xRange().second <= 41 * 1.25, qPrintable(QString::number(c.xRange().second)));
+  }
+
   void distributionsTabAndNoReasoningNote() {
     ChartPanel p;
     p.clear(2);
@@ -529,14 +557,17 @@ private slots:
       QCOMPARE(d.front().y(), 0.01);
     }
     QCOMPARE(p.chart("e2e_cdf")->seriesData(0).front().x(), 10.0);
-    QVERIFY2(p.chart("ttft_vs_reasoning")->subtitle().contains("no reasoning"),
-             qPrintable(p.chart("ttft_vs_reasoning")->subtitle()));
+    // No reasoning: a clear message in the plot instead of a column of dots
+    // at 0 (drawn whole: not elided, inside the plot).
+    LiveChart* sc = p.chart("ttft_vs_reasoning");
+    QCOMPARE(sc->emptyText().simplified(), QString("no reasoning requests in this workload"));
+    QVERIFY(sc->paintedTexts().join(" ").simplified().contains("no reasoning requests in this workload"));
     FinishedPoint r;
     r.reasoning = 500;
     r.ttftS = 1.0;
     p.addFinished({r});
     p.refresh();
-    QVERIFY(p.chart("ttft_vs_reasoning")->subtitle().isEmpty());
+    QVERIFY(sc->emptyText().isEmpty());
   }
 
   // The CDFs' values are kept sorted batch by batch (a merge, not a

@@ -225,6 +225,23 @@ private slots:
     const double screenTitle = svgFontPx(tmp.filePath("screen/ttft.svg"));
     QVERIFY2(std::fabs(slideTitle - 900.0 / 30 * 0.95 / 0.8) < 0.5, qPrintable(QString::number(slideTitle)));
     QVERIFY2(screenTitle < slideTitle / 2, qPrintable(QString::number(screenTitle)));
+    // Lines scale with the text (label px / 10: ×3 on a slide, ×1 on paper):
+    // the widest stroke is a series' 1.6 px × 3 on the slide, at most the
+    // screen's 2 px window line in the screen export.
+    QCOMPARE(slide->options.lineScale(), 3.0);
+    QCOMPARE(chartExportPreset("paper")->options.lineScale(), 1.0);
+    auto svgMaxStroke = [](const QString& path) {
+      const QString svg = QString::fromStdString(slurp(path));
+      double best = 0;
+      static const QRegularExpression re(R"re(stroke-width="([0-9.]+)")re");
+      for (auto it = re.globalMatch(svg); it.hasNext();) best = std::max(best, it.next().captured(1).toDouble());
+      return best;
+    };
+    const double slideStroke = svgMaxStroke(tmp.filePath("slide/ttft.svg"));
+    const double screenStroke = svgMaxStroke(tmp.filePath("screen/ttft.svg"));
+    QVERIFY2(slideStroke >= 4.8 - 1e-6, qPrintable(QString::number(slideStroke)));
+    QVERIFY2(screenStroke > 0 && screenStroke <= 2.0, qPrintable(QString::number(screenStroke)));
+    QCOMPARE(ttft->lineScale(), 1.0);  // back to the screen's widths
     // The change is a labelled marker in the export; or left out on request.
     QVERIFY(slurp(tmp.filePath("slide/ttft.svg")).find("rate 14/s") != std::string::npos);
     ChartExportOptions bare = slide->options;

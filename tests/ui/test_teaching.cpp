@@ -4,10 +4,12 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSlider>
 #include <QTest>
 #include <QToolBar>
 
+#include "ui/charts/chart_panel.h"
 #include "ui/cluster/cluster_view.h"
 #include "ui/inspector/inspector_panel.h"
 #include "ui/shell/main_window.h"
@@ -374,6 +376,52 @@ private slots:
         QVERIFY(tp->watchText().contains("Watch"));
       }
     }
+  }
+
+  // Issue 29: the figures in a step's text come from the run it shows
+  // (run figures so far, the policy's knobs as loaded), none left unfilled
+  // once requests have finished.
+  void tourTextsQuoteTheRun() {
+    static const QRegularExpression placeholder(R"(\{[a-z0-9_:]+\})");
+    for (const Tour& t : availableTours(MainWindow::samplesDir())) {
+      MainWindow w;
+      w.resize(1280, 800);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QString err;
+      QVERIFY2(w.startTour(t.id, 0, false, &err), qPrintable(err));
+      TourPanel* tp = w.tourPanel();
+      for (int i = 0; i < tp->stepCount(); ++i) {
+        QVERIFY2(w.showTourStep(i, false, &err), qPrintable(err));
+        const QString where = QString("%1 step %2").arg(t.id).arg(i + 1);
+        w.controller()->runTo(30);
+        QVERIFY(w.controller()->waitIdle(120000));
+        w.pullNow();
+        const QString text = tp->watchText();
+        QVERIFY2(!placeholder.match(text).hasMatch(), qPrintable(where + ": " + text));
+        QVERIFY2(!text.contains("(none yet)"), qPrintable(where + ": " + text));
+        // A run figure, as the charts have it.
+        if (t.steps[static_cast<std::size_t>(i)].watch.contains("{p95_ttft}")) {
+          const double p95 = w.chartPanel()->ttftQuantile(0.95);
+          const QString shown = p95 < 1 ? QString("%1 ms").arg(std::lround(p95 * 1000)) : QString("%1 s").arg(p95, 0, 'g', 3);
+          QVERIFY2(text.contains("P95 TTFT so far: " + shown) || text.contains("P95 TTFT " + shown),
+                   qPrintable(where + ": expected " + shown + " in: " + text));
+        }
+      }
+    }
+    // A knob as loaded: PASCAL step 4 quotes the sample's demote_tokens.
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QString err;
+    QVERIFY2(w.startTour("pascal", 3, false, &err), qPrintable(err));
+    w.controller()->runTo(1);
+    QVERIFY(w.controller()->waitIdle(60000));
+    w.pullNow();
+    const int demote = w.controller()->scenario().policy.knobs.value("demote_tokens", -1);
+    QVERIFY(demote > 0);
+    QVERIFY2(w.tourPanel()->watchText().contains(QString("exceeds %1 tokens").arg(demote)),
+             qPrintable(w.tourPanel()->watchText()));
   }
 
   void tourStepsLoadTheirScenarios() {

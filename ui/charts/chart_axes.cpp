@@ -55,6 +55,23 @@ NiceRange niceRange(double lo, double hi, int maxIntervals) {
   return r;
 }
 
+NiceRange dataRange(double lo, double hi, int maxIntervals) {
+  NiceRange r = niceRange(lo, hi, maxIntervals);
+  if (r.ticks > 1 && r.top - hi > 0.25 * (hi - lo)) {
+    r.step = (r.top - r.lo) / (r.ticks - 1);
+    r.top = hi;
+    r.atData = true;
+  }
+  return r;
+}
+
+void dataAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
+  const NiceRange r = dataRange(lo, hi, maxIntervals);
+  if (!r.atData) return niceAxis(a, lo, hi, maxIntervals);
+  roundTicks(a, r.step);
+  a->setRange(r.lo, r.top);
+}
+
 void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
   const NiceRange r = niceRange(lo, hi, maxIntervals);
   // Ticks first: Qt lays the axis out when the range changes.

@@ -28,8 +28,16 @@ void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
 struct NiceRange {
   double lo = 0, top = 1;
   int ticks = 2;
+  double step = 0;     // dataRange: the round tick step when the axis ends at the data
+  bool atData = false;  // dataRange: [lo, hi] itself, ticks at multiples of step
 };
 NiceRange niceRange(double lo, double hi, int maxIntervals = 6);
+/// An x axis: niceRange, unless its round top would overshoot the data by
+/// more than a quarter of the span (a narrow chart allowed 2 intervals:
+/// 0..60 became 0..100); then the axis ends at the data, with round ticks
+/// inside it (0, 50).
+NiceRange dataRange(double lo, double hi, int maxIntervals = 6);
+void dataAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
 /// Min/max per pixel column, in x order: the drawn line looks the same as
 /// the full one at this width.
 void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out);

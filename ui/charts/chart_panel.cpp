@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <limits>
 #include <cstring>
 #include <chrono>
 #include <cmath>
@@ -220,7 +221,7 @@ void ChartPanel::clear(int instances) {
   e2es_.clear();
   anyReasoning_ = false;
   cdfDirty_ = false;
-  scatter_->setSubtitle({});
+  scatter_->setEmptyText({});
   changes_.clear();
   pending_.clear();
   kvStale_ = false;
@@ -390,10 +391,10 @@ void ChartPanel::prepare() {
         return tailOverlay(*state);
       });
     }
-    // A workload without reasoning puts every dot at 0: say so.
-    scatter_->setSubtitle(!scatterPts_.empty() && !anyReasoning_
-                              ? tr("no reasoning tokens in this workload: every request is at 0")
-                              : QString());
+    // A workload without reasoning would put every dot at 0: the chart
+    // says so instead of drawing a column of dots.
+    scatter_->setEmptyText(!scatterPts_.empty() && !anyReasoning_ ? tr("no reasoning requests in this workload")
+                                                                  : QString());
     markPending(scatter_);
   }
   // No run going on (paused, finished): the overlay is exact for every
@@ -438,10 +439,14 @@ void ChartPanel::applyMarkers() const {
     labels << changeMarkerLabel(c);
   }
   std::vector<double> edges;
-  if (window_) edges = {window_->first, window_->second};
+  QStringList edgeLabels;
+  if (window_) {
+    edges = {window_->first, window_->second};
+    edgeLabels = {QObject::tr("warm-up ends"), QObject::tr("window ends")};
+  }
   for (LiveChart* c : timeCharts()) {
     c->setMarkers(xs, labels);
-    c->setWindowMarkers(edges);
+    c->setWindowMarkers(edges, edgeLabels);
   }
 }
 
@@ -473,6 +478,32 @@ const std::vector<ChartExportPreset>& chartExportPresets() {
   return presets;
 }
 
+namespace {
+double meanOf(const std::vector<double>& v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+}  // namespace
+
+double ChartPanel::ttftQuantile(double q) {
+  const std::vector<double>& v = ttfts_.sorted();
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto i = static_cast<std::size_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size())));
+  return v[std::clamp<std::size_t>(i, 1, v.size()) - 1];  // nearest rank
+}
+double ChartPanel::meanTtft() { return meanOf(ttfts_.sorted()); }
+double ChartPanel::meanTpot() { return meanOf(tpots_.sorted()); }
+double ChartPanel::latestSloAttainment() const {
+  const auto& d = qoe_->seriesData(1);
+  return d.empty() ? std::numeric_limits<double>::quiet_NaN() : d.back().y();
+}
+
+double ChartExportOptions::lineScale() const {
+  return textFraction > 0 ? std::max(1.0, textFraction * size.height() / 10.0) : 1.0;
+}
+
 const ChartExportPreset* chartExportPreset(const QString& id) {
   for (const ChartExportPreset& p : chartExportPresets())
     if (p.id == id) return &p;
@@ -502,6 +533,7 @@ int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const
     }
   if (!o.markers)
     for (LiveChart* c : timeCharts()) c->setMarkers({});
+  for (LiveChart* c : all) c->setLineScale(o.lineScale());
   int n = 0;
   for (LiveChart* c : all) {
     const QString base = dir + "/" + c->id();
@@ -510,6 +542,7 @@ int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const
     n += c->exportCsv(base + ".csv");
   }
   if (!o.markers) applyMarkers();
+  for (LiveChart* c : all) c->setLineScale(1.0);
   for (auto& [c, f] : fonts) {
     c->setFont(f);
     // The export's large font grew the chart's minimum size, and QChartView

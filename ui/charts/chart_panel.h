@@ -59,6 +59,10 @@ struct ChartExportOptions {
   /// of the canvas height; the title is 1.19× that. 0: the charts' own font
   /// (as on screen, larger in lecture mode).
   double textFraction = 0;
+  /// Line widths (series, axes, grid, markers) scale with the text: label
+  /// pixels / 10 (the screen's and the paper presets' label size), at least
+  /// 1: ×3 on a slide preset (series 4.8 px on a 900 px high canvas).
+  double lineScale() const;
   /// Live-change markers: dashed lines labelled with the change ("rate 12/s").
   bool markers = true;
 };
@@ -133,6 +137,14 @@ public:
   bool linkedTimeAxes() const { return linked_; }
   /// The charts whose x axis is simulated time.
   std::vector<LiveChart*> timeCharts() const { return {ttft_, tpot_, qoe_, thru_, kv_, policy_}; }
+
+  /// Figures of the finished requests so far (tour texts quote them):
+  /// TTFT quantile q in [0, 1], means of TTFT and TPOT; NaN when none.
+  double ttftQuantile(double q);
+  double meanTtft();
+  double meanTpot();
+  /// The latest rolling SLO attainment (fraction), NaN before the first probe.
+  double latestSloAttainment() const;
 
 private:
   void rebuildKvSeries(int instances);

@@ -90,7 +90,10 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   d->relayout->setSingleShot(true);
   d->relayout->setInterval(40);
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
-  connect(d->chart, &QChart::plotAreaChanged, this, [this] { placeMarkerLabels(); });
+  connect(d->chart, &QChart::plotAreaChanged, this, [this] {
+    placeMarkerLabels();
+    placeEmptyText();
+  });
   applyFonts();
   setMinimumSize(150, 100);  // three across under a 1024 px window with both side docks
 }
@@ -301,7 +304,7 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
     auto* sc = new QScatterSeries;
     // Categories hold a few values each: large, solid dots; a scatter of
     // many points: small, translucent ones.
-    sc->setMarkerSize(d->xCategories > 0 ? 13.0 : 4.5);
+    sc->setMarkerSize((d->xCategories > 0 ? 13.0 : 4.5) * d->lineScale);
     QColor fill = color;
     fill.setAlpha(d->xCategories > 0 ? 230 : 150);
     sc->setColor(fill);
@@ -310,7 +313,7 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   } else {
     auto* ln = new QLineSeries;
     QPen pen(color);
-    pen.setWidthF(1.6);
+    pen.setWidthF(kSeriesPen * d->lineScale);
     ln->setPen(pen);
     s = ln;
   }
@@ -383,7 +386,7 @@ void LiveChart::refresh() {
   // is done once (B4).
   if (d->drawn > kClearBeforeRescale) {
     const auto xr = zoomed ? std::make_pair(vLo, vHi) : [&] {
-      const chartaxes::NiceRange r = chartaxes::niceRange(xLo, x1, d->maxXIntervals);
+      const chartaxes::NiceRange r = chartaxes::dataRange(xLo, x1, d->maxXIntervals);
       return std::make_pair(r.lo, r.top);
     }();
     const auto yr = d->fixedY ? *d->fixedY : std::make_pair(0.0, chartaxes::niceRange(0, y1 > 0 ? y1 * 1.02 : 1.0,
@@ -400,7 +403,7 @@ void LiveChart::refresh() {
     roundTicks(d->ax, niceStep(vHi - vLo, d->maxXIntervals));
     d->ax->setRange(vLo, vHi);
   } else {
-    niceAxis(d->ax, xLo, x1, d->maxXIntervals);
+    dataAxis(d->ax, xLo, x1, d->maxXIntervals);
   }
   if (d->fixedY) {
     fixedTicks(d->ay, d->maxYIntervals >= 4 ? 5 : 3);
@@ -462,7 +465,7 @@ void LiveChart::refresh() {
     const bool window = i >= d->markerXs.size();
     QPen pen(theme::kMarker);
     pen.setStyle(window ? Qt::SolidLine : Qt::DashLine);
-    pen.setWidthF(window ? 2.0 : 1.2);
+    pen.setWidthF((window ? 2.0 : 1.2) * d->lineScale);
     if (d->markers[i]->pen() != pen) d->markers[i]->setPen(pen);
     d->markers[i]->replace(QList<QPointF>{{xs[i], yLo}, {xs[i], yHi}});
   }

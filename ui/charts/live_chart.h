@@ -79,8 +79,18 @@ public:
   /// The marker labels drawn now (for tests).
   QStringList shownMarkerLabels() const;
   /// Solid vertical lines at the measurement window's edges (run.measure:
-  /// warm-up end, window end); empty = none.
-  void setWindowMarkers(const std::vector<double>& xs);
+  /// warm-up end, window end); empty = none. Labelled like the markers
+  /// ("warm-up ends", "window ends") when labels are given.
+  void setWindowMarkers(const std::vector<double>& xs, const QStringList& labels = {});
+  /// Line widths × `scale`: series pens and scatter dots, axis lines, grid
+  /// (half as much), markers. 1 on screen; a slide export scales lines with
+  /// its text (ChartExportOptions::lineScale).
+  void setLineScale(double scale);
+  /// A message in the middle of the plot instead of the series (e.g. "no
+  /// reasoning requests in this workload"); empty: the series again.
+  void setEmptyText(const QString& text);
+  QString emptyText() const;
+  double lineScale() const;
   /// Categorical x: category i (labelled labels[i]) sits at x = i; the axis
   /// shows the labels instead of numbers and no longer rescales or zooms.
   void setXCategories(const QStringList& labels);
@@ -149,6 +159,7 @@ private:
   void fitToSize();
   void keepTextsWhole();
   void placeMarkerLabels();
+  void placeEmptyText();
   template <class Draw> void renderAt(QSize size, Draw&& draw);
   struct Impl;
   std::unique_ptr<Impl> d;

@@ -12,6 +12,10 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextStream>
+#include <QValueAxis>
+#include <QScatterSeries>
+
+#include <algorithm>
 
 #include "ui/charts/chart_export_dialog.h"
 #include "ui/charts/live_chart.h"
@@ -41,6 +45,36 @@ private:
   std::vector<QXYSeries*> gl_;
 };
 }  // namespace
+
+// Slide exports scale lines with the text (ChartExportOptions::lineScale).
+void LiveChart::setLineScale(double scale) {
+  scale = std::max(0.1, scale);
+  if (scale == d->lineScale) return;
+  if (!d->screenAxisPens) d->screenAxisPens = std::make_pair(d->ax->linePen(), d->ax->gridLinePen());
+  d->lineScale = scale;
+  for (auto& s : d->series) {
+    if (auto* sc = qobject_cast<QScatterSeries*>(s.series)) {
+      sc->setMarkerSize((d->xCategories > 0 ? 13.0 : 4.5) * scale);
+    } else {
+      QPen pen = s.series->pen();
+      pen.setWidthF(kSeriesPen * scale);
+      s.series->setPen(pen);
+    }
+  }
+  // Back to the exact screen pens at 1 (screenshots stay identical).
+  QPen line = d->screenAxisPens->first, grid = d->screenAxisPens->second;
+  if (scale != 1.0) {
+    line.setWidthF(std::max(1.0, line.widthF()) * scale);
+    grid.setWidthF(std::max(1.0, grid.widthF()) * (1.0 + (scale - 1.0) / 2));
+  }
+  for (QAbstractAxis* a : {static_cast<QAbstractAxis*>(d->ax), static_cast<QAbstractAxis*>(d->ay)}) {
+    a->setLinePen(line);
+    a->setGridLinePen(grid);
+  }
+  refresh();
+}
+
+double LiveChart::lineScale() const { return d->lineScale; }
 
 template <class Draw> void LiveChart::renderAt(QSize size, Draw&& draw) {
   // Lay the chart out at `size` on its own (whatever the view's size), with

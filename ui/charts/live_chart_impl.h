@@ -20,6 +20,9 @@
 
 namespace sl::ui {
 
+/// Line series pen on screen (× lineScale in slide exports).
+constexpr double kSeriesPen = 1.6;
+
 /// Whether new scatter series draw through OpenGL (setChartsUseOpenGL).
 bool chartsUseOpenGL();
 
@@ -39,6 +42,10 @@ struct LiveChart::Impl {
   std::vector<QLineSeries*> markers;
   std::vector<double> markerXs;
   std::vector<double> windowXs;  // measurement window edges (solid lines), after markerXs
+  QStringList windowTexts;       // their labels
+  QGraphicsSimpleTextItem* emptyLabel = nullptr;  // setEmptyText
+  double lineScale = 1.0;        // setLineScale
+  std::optional<std::pair<QPen, QPen>> screenAxisPens;  // (line, grid) before a scaling
   QStringList markerTexts;
   std::vector<QGraphicsSimpleTextItem*> markerLabels;
   std::optional<std::pair<double, double>> fixedY;

@@ -36,7 +36,10 @@ void LiveChart::setMarkers(const std::vector<double>& xs, const QStringList& lab
   d->markerTexts = labels;
 }
 
-void LiveChart::setWindowMarkers(const std::vector<double>& xs) { d->windowXs = xs; }
+void LiveChart::setWindowMarkers(const std::vector<double>& xs, const QStringList& labels) {
+  d->windowXs = xs;
+  d->windowTexts = labels;
+}
 
 QStringList LiveChart::shownMarkerLabels() const {
   QStringList out;
@@ -46,7 +49,21 @@ QStringList LiveChart::shownMarkerLabels() const {
 }
 
 void LiveChart::placeMarkerLabels() {
-  const std::size_t n = std::min(d->markers.size(), static_cast<std::size_t>(d->markerTexts.size()));
+  // Change markers first, then the window's edges (as in d->markers); a
+  // marker without a text gets no label.
+  std::vector<double> xs = d->markerXs;
+  QStringList texts = d->markerTexts.mid(0, static_cast<int>(xs.size()));
+  while (texts.size() < static_cast<int>(xs.size())) texts << QString();
+  if (!d->windowTexts.isEmpty()) {
+    xs.insert(xs.end(), d->windowXs.begin(), d->windowXs.end());
+    for (std::size_t k = 0; k < d->windowXs.size(); ++k)
+      texts << (k < static_cast<std::size_t>(d->windowTexts.size()) ? d->windowTexts[static_cast<int>(k)] : QString());
+  }
+  while (!texts.isEmpty() && texts.back().isEmpty()) {
+    texts.pop_back();
+    xs.pop_back();
+  }
+  const std::size_t n = std::min(d->markers.size(), static_cast<std::size_t>(texts.size()));
   while (d->markerLabels.size() > n) {
     delete d->markerLabels.back()->parentItem();  // its backdrop, and with it the label
     d->markerLabels.pop_back();
@@ -70,8 +87,12 @@ void LiveChart::placeMarkerLabels() {
     QGraphicsSimpleTextItem* t = d->markerLabels[i];
     QGraphicsItem* backdrop = t->parentItem();
     t->setFont(labelFont());
-    t->setText(d->markerTexts[static_cast<int>(i)]);
-    const double x = d->chart->mapToPosition(QPointF(d->markerXs[i], d->ay->max()), d->markers[i]).x();
+    t->setText(texts[static_cast<int>(i)]);
+    if (t->text().isEmpty()) {
+      backdrop->setVisible(false);
+      continue;
+    }
+    const double x = d->chart->mapToPosition(QPointF(xs[i], d->ay->max()), d->markers[i]).x();
     const QRectF box = t->boundingRect();
     double left = x + 3;
     if (left + box.width() > area.right()) left = x - 3 - box.width();
@@ -88,6 +109,38 @@ void LiveChart::placeMarkerLabels() {
     backdrop->setPos(left, area.top() + 1 + row * box.height());
     lastRight[row] = left + box.width();
   }
+}
+
+void LiveChart::setEmptyText(const QString& text) {
+  if (text == emptyText().simplified()) return;
+  if (!d->emptyLabel) {
+    d->emptyLabel = new QGraphicsSimpleTextItem(d->chart);
+    d->emptyLabel->setBrush(theme::kMuted);
+    d->emptyLabel->setZValue(10);
+  }
+  d->emptyLabel->setText(text);
+  d->emptyLabel->setVisible(!text.isEmpty());
+  for (auto& s : d->series) s.series->setVisible(text.isEmpty());
+  placeEmptyText();
+}
+
+QString LiveChart::emptyText() const { return d->emptyLabel ? d->emptyLabel->text() : QString(); }
+
+void LiveChart::placeEmptyText() {
+  if (!d->emptyLabel || d->emptyLabel->text().isEmpty()) return;
+  d->emptyLabel->setFont(labelFont());
+  const QRectF area = d->chart->plotArea();
+  // On two lines where one is wider than the plot.
+  QString text = d->emptyLabel->text().simplified();
+  if (QFontMetricsF(labelFont()).horizontalAdvance(text) > area.width() - 8) {
+    const qsizetype mid = text.size() / 2;
+    qsizetype cut = text.lastIndexOf(' ', mid);
+    if (const qsizetype after = text.indexOf(' ', mid); cut < 0 || (after >= 0 && after - mid < mid - cut)) cut = after;
+    if (cut > 0) text[cut] = '\n';
+  }
+  d->emptyLabel->setText(text);
+  const QRectF box = d->emptyLabel->boundingRect();
+  d->emptyLabel->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
 }
 
 void LiveChart::setViewX(double lo, double hi) {

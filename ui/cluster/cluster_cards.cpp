@@ -240,6 +240,10 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   // What the running policy publishes for this instance (its named fields):
   // flags as dots with their label, values as "label value" on one line.
   // Nothing here knows the policy; hover shows each field's own tooltip.
+  // The lowest a line of text may reach: into the card's bottom padding,
+  // inside its border.
+  const int textBottom = r.bottom() - 2;
+  QRect lastFieldLine;  // the last line of fields drawn, as wide as its text
   if (!in.policyFields.empty()) {
     p.setFont(small);
     QRect row(c.left(), y + 1, c.width(), sh);
@@ -273,15 +277,23 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
         const QString values = firstThatFits(forms, sfm, valuesRect.width());
         p.drawText(valuesRect, (x > row.left() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, values);
         policyTexts_[static_cast<std::size_t>(index)] << values;
+        if (x == row.left()) lastFieldLine = QRect(row.left(), row.top(), sfm.horizontalAdvance(values), sh);
       } else {
         // Too many fields for one line: they wrap, whole (a tour names
         // them), on the rows under the flags.
         const QStringList lines = wrapItems(forms.front().split(QStringLiteral(" · ")), sfm, row.width());
         int ly = x > row.left() ? row.top() + sh + 2 : row.top();
         for (const QString& line : lines) {
+          // A line past the card's edge is not drawn half-cut; it counts as
+          // cut ("…") for the layout test.
+          if (ly + sh > textBottom) {
+            policyTexts_[static_cast<std::size_t>(index)] << line + QChar(0x2026);
+            continue;
+          }
           const QString shown = sfm.elidedText(line, Qt::ElideRight, row.width());
           p.drawText(QRect(row.left(), ly, row.width(), sh), Qt::AlignLeft | Qt::AlignVCenter, shown);
           policyTexts_[static_cast<std::size_t>(index)] << shown;
+          lastFieldLine = QRect(row.left(), ly, sfm.horizontalAdvance(shown), sh);
           ly += sh + 2;
         }
         fieldRows = (ly - row.top()) / (sh + 2);
@@ -299,7 +311,7 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   if (nq == 0) return;
   const int avail = c.bottom() - y;
   const int perQueue = avail / nq;
-  if (nq > 1 && perQueue < std::max(sh, kChip) + 1) {
+  if (perQueue < std::max(sh, kChip) + 1) {
     // Too short for a row per queue (a card with many fields in lecture
     // mode): the queues share one row of counts, "running · 1  waiting · 9",
     // rather than overlap; hover and the inspector give the chips.
@@ -312,12 +324,21 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
       tight << QString("%1 %2").arg(name).arg(q.requests.size());
       shortNames << QString("%1 %2").arg(name.size() > 5 ? name.left(4) + '.' : name).arg(q.requests.size());
     }
-    const QRect qr(c.left(), y, c.width(), std::min(sh, std::max(0, c.bottom() - y)));
+    const QStringList forms = {counts.join(QStringLiteral("  ")), tight.join(' '), shortNames.join(' ')};
+    QRect qr(c.left(), y, c.width(), sh);
+    if (qr.bottom() + 1 > textBottom) {
+      // No row left under the fields: beside their last line where the
+      // counts fit whole, else left out (hover and the inspector have
+      // them), never drawn half-cut at the card's edge.
+      if (lastFieldLine.isNull()) return;
+      qr = QRect(lastFieldLine.right() + 1 + sfm.horizontalAdvance(QStringLiteral("  ")), lastFieldLine.top(), 0, sh);
+      qr.setRight(c.right());
+      if (sfm.horizontalAdvance(forms.back()) > qr.width()) return;
+    }
     queueRects_.push_back(qr);
     p.setFont(small);
     p.setPen(theme::kMuted);
-    p.drawText(qr, Qt::AlignLeft | Qt::AlignVCenter, sfm.elidedText(firstThatFits({counts.join(QStringLiteral("  ")), tight.join(' '), shortNames.join(' ')}, sfm, qr.width()),
-                                Qt::ElideRight, qr.width()));
+    p.drawText(qr, Qt::AlignLeft | Qt::AlignVCenter, sfm.elidedText(firstThatFits(forms, sfm, qr.width()), Qt::ElideRight, qr.width()));
     return;
   }
   // Too short for a label row above a chip row: the label goes left of one

@@ -334,12 +334,20 @@ void ClusterView::paintEvent(QPaintEvent*) {
   // mode, none while Express runs.
   const bool running = frame_->running;
   const RunMode mode = frame_->mode;
+  // Arrows pass under every card's header, badge, bars and fields (their
+  // ends sit in the queue area): a curve crossing a card never covers a
+  // value the tour names ("interval", a KV %).
+  QRegion arrowClip(rect());
+  for (const QRect& info : infoRects_) arrowClip -= info;
+  p.save();
+  p.setClipRegion(arrowClip);
   if (running && mode == RunMode::Run) {
     for (const auto& [id, a] : anims_) paintTransfer(p, id, a.src, a.dst, a.live, a.shown, true);
   } else if (!(running && mode == RunMode::Express)) {
     for (const TransferSnapshot& t : frame_->snapshot.transfers)
       paintTransfer(p, t.requestId, t.src, t.dst, t.live, t.progress, false);
   }
+  p.restore();
   if (lecture_) paintCallouts(p, QRect(0, height() - kLegendH - lane, width(), lane));
   paintLegend(p, QRect(0, height() - kLegendH, width(), kLegendH));
 }

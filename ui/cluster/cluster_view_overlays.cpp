@@ -49,10 +49,16 @@ void ClusterView::paintTransfer(QPainter& p, std::int64_t id, int src, int dst, 
   // that neighbours (8 px apart) still get a visible arrow.
   // Both ends sit in the card's queue area, under its header, bars and
   // fields line, so that an arrow never covers a badge, a KV % or a value.
-  auto inQueues = [this](QPointF pt, int card) {
+  // Below the first queue label row too ("running · 66  waiting · 0" or
+  // "running queue · 7 requests"), on the chips, where the card has room.
+  QFont small = font();
+  small.setPointSizeF(font().pointSizeF() * 0.85);
+  const int labelH = QFontMetrics(small).height();
+  auto inQueues = [this, labelH](QPointF pt, int card) {
     const QRect info = infoRect(card);
     const QRect r = cards_[static_cast<std::size_t>(card)];
-    if (!info.isEmpty() && pt.y() < info.bottom() + 8) pt.setY(std::min(info.bottom() + 8, r.bottom() - 6));
+    const int top = info.bottom() + 8 + labelH;
+    if (!info.isEmpty() && pt.y() < top) pt.setY(std::min(top, r.bottom() - 6));
     return pt;
   };
   const QPointF a = inQueues(a0 + (edgePoint(ra, ctrl) - a0) * 0.45, src),

@@ -27,6 +27,8 @@
 #include "ui/shell/main_window.h"
 #include "ui/controller/sim_controller.h"
 #include "ui/teaching/tour_guide.h"
+#include "ui/charts/chart_panel.h"
+#include "policy/registry.h"
 
 namespace sl::ui {
 
@@ -36,6 +38,36 @@ constexpr double kLectureSpeed = 0.5;  // simulated seconds per wall second
 constexpr const char* kFirstScreen = "pascal-baseline-fcfs.json";
 constexpr int kTourWideWindow = 1500;  // narrower: the scenario dock steps aside during a tour
 // Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
+
+QString seconds(double s) {
+  if (!std::isfinite(s)) return {};
+  return s < 1 ? QObject::tr("%1 ms").arg(std::lround(s * 1000)) : QObject::tr("%1 s").arg(s, 0, 'g', 3);
+}
+
+// What a tour step's text quotes ("{NAME}", TourPanel::setLiveValues):
+// figures of this run so far, and the running policy's knobs as loaded
+// (the sample's value, else the knob's default), so the text says what the
+// app shows whatever the sample or the engine gives.
+QMap<QString, QString> tourValues(const LiveFrame& f, ChartPanel& charts, const Scenario& s) {
+  QMap<QString, QString> v;
+  v["preemptions"] = QString::number(f.preemptions);
+  v["migrations"] = QString::number(f.migrations);
+  v["p95_ttft"] = seconds(charts.ttftQuantile(0.95));
+  v["p50_ttft"] = seconds(charts.ttftQuantile(0.5));
+  v["mean_ttft"] = seconds(charts.meanTtft());
+  v["mean_tpot"] = seconds(charts.meanTpot());
+  if (const double slo = charts.latestSloAttainment(); std::isfinite(slo))
+    v["slo"] = QString("%1 %").arg(slo * 100, 0, 'f', slo < 0.1 ? 1 : 0);
+  for (const PolicyInfo& p : policyCatalog()) {
+    if (p.id != s.policy.id) continue;
+    for (const KnobSpec& k : p.knobs) {
+      double x = k.def;
+      if (auto it = s.policy.knobs.find(k.name); it != s.policy.knobs.end() && it->is_number()) x = it->get<double>();
+      v["knob:" + QString::fromStdString(k.name)] = QString::number(x, 'g', 4);
+    }
+  }
+  return v;
+}
 }  // namespace
 
 void MainWindow::buildTeaching() {
@@ -349,6 +381,7 @@ void MainWindow::pullTeaching(const LiveFrame& f) {
       if (!b.isEmpty() && !badges.contains(b)) badges << b;
     }
     tour_->setLiveBadges(badges);
+    tour_->setLiveValues(tourValues(f, *charts_, ctl_->scenario()));
   }
   // The inspector re-reads the store a few times a second while shown.
   if (inspectorDock_->isVisible() && inspector_->mode() != InspectorPanel::Mode::Empty &&

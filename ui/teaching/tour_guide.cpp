@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QTextBrowser>
 #include <QTextDocument>
@@ -48,7 +49,7 @@ Tour pascalTour() {
            "tokens).</p>")},
       {QObject::tr("Round-robin: no blocking, but preemptions"), "pascal-baseline-rr.json", 4,
        QObject::tr(
-           "<p>Round-robin gives each request a 500-token quantum, then sends it to the back of the "
+           "<p>Round-robin gives each request a {knob:quantum}-token quantum, then sends it to the back of the "
            "queue; when memory is short the tail is <b>preempted</b> and its KV swapped to CPU.</p>"
            "<p><b>Watch:</b> orange outlines (swapped) and the orange CPU bars. Preemption hurts the "
            "<i>reasoning</i> phase (every pause adds to TTFT: up to 1.75× for long reasoning) but the "
@@ -60,8 +61,9 @@ Tour pascalTour() {
            "answering</i> that fits, so under memory pressure an answering request is always the "
            "victim before a reasoning one.</p>"
            "<p><b>Watch:</b> each card now shows the two queues. Preempted (orange) chips are mostly "
-           "answering ones; reasoning chips keep running. A reasoning request whose KV exceeds 5000 "
-           "tokens is demoted to the answering queue.</p>")},
+           "answering ones; reasoning chips keep running. A reasoning request whose KV exceeds "
+           "{knob:demote_tokens} tokens is demoted to the answering queue. So far in this run: {preemptions} "
+           "preemptions.</p>")},
       {QObject::tr("Migration at </think>"), "pascal-phase-aware.json", 1,
        QObject::tr(
            "<p>When a request crosses <code>&lt;/think&gt;</code>, the instance-level scheduler "
@@ -75,9 +77,10 @@ Tour pascalTour() {
        QObject::tr(
            "<p>PASCAL(NonAdaptive) always migrates when Algorithm 2 picks another instance, even "
            "into a full one.</p>"
-           "<p><b>Watch:</b> more arrows and more orange preemptions than in the previous step. In "
-           "ServeLab's 1000-request run it makes 2360 preemptions (PASCAL: 1682) and its QoE "
-           "violation rate is the worst of the variants, the same direction as the paper's Fig. 15. "
+           "<p><b>Watch:</b> more arrows and more orange preemptions than in the previous step (so far in "
+           "this run: {migrations} migrations, {preemptions} preemptions; compare with step 4's count). Over "
+           "a full run its QoE violation rate is the worst of the variants, the same direction as the "
+           "paper's Fig. 15. "
            "ServeLab's own comparison (docs/policies/pascal.md) finds a smaller tail-TTFT gain than the "
            "paper; the tour shows the mechanisms, not the paper's numbers.</p>")},
   };
@@ -103,22 +106,22 @@ Tour arrowTour() {
            "chips: this workload's prompts are code, 1 500 tokens on median) and the short "
            "<b>decodes</b> of the answers share every iteration.</p>"
            "<p><b>Watch:</b> during a burst, prompts queue up and every decoding answer waits for the "
-           "prefill chunks batched with it: TTFT and TPOT both miss their SLOs (3 s / 0.1 s). Only "
-           "1.4 % of the requests meet both in this run.</p>")},
+           "prefill chunks batched with it: TTFT and TPOT both miss their SLOs (3 s / 0.1 s). SLO "
+           "attainment (both met, rolling) in this run now: {slo}; P95 TTFT so far: {p95_ttft}.</p>")},
       {QObject::tr("Disaggregated, fixed: 1 prefill + 1 decode instance"), "arrow-vllm-disaggregated-tp4.json", 2,
        QObject::tr(
            "<p>Splitting the phases (vLLM-disaggregated: one TP 4 prefill instance hands each request "
            "to one TP 4 decode instance) removes the interference, but the split is <i>fixed</i>.</p>"
            "<p><b>Watch:</b> the badges ({badges}) mark the prefill and the decode instance. In a burst the prefill "
-           "card's queue grows while the decode card has room to spare: the TTFT tail reaches 37 s and "
-           "6.1 % of the requests meet both SLOs.</p>")},
+           "card's queue grows while the decode card has room to spare. In this run now: P95 TTFT "
+           "{p95_ttft}, SLO attainment {slo}.</p>")},
       {QObject::tr("Eight instances, still a fixed split"), "arrow-static-pd-8gpu.json", 2,
        QObject::tr(
            "<p><code>static-pd</code>: 4 prefill and 4 decode instances (TP 1), requests sent to the "
            "least-loaded one of each pool. More instances, the same rigidity: a prompt burst can only "
            "use half the GPUs.</p>"
            "<p><b>Watch:</b> the <b>P</b> cards' queues during a burst while the <b>D</b> cards idle. "
-           "59 % of the requests meet both SLOs.</p>")},
+           "SLO attainment in this run now: {slo}.</p>")},
       {QObject::tr("Arrow: instances change pools"), "arrow-burst-8gpu.json", 2,
        QObject::tr(
            "<p>Arrow's instances are stateless: any can prefill or decode. A new prompt goes to the "
@@ -130,7 +133,7 @@ Tour arrowTour() {
            "<p><b>Watch:</b> the badges change during the burst (turn on <i>View ▸ Lecture mode</i> for "
            "\"instance flipped\" callouts); the <b>Policy</b> chart tab draws the pool sizes; click a "
            "card: the inspector lists its flips with their reasons (<i>to D→P; prefill-slo</i>). "
-           "90.5 % of the requests meet both SLOs in this run.</p>")},
+           "SLO attainment in this run now: {slo}; compare it with the fixed splits of the previous steps.</p>")},
       {QObject::tr("Hand-offs and the monitor"), "arrow-burst-8gpu.json", 1,
        QObject::tr(
            "<p>After its prefill, a request's KV is copied to a decode instance (an arrow between "
@@ -138,7 +141,7 @@ Tour arrowTour() {
            "decode instance with the fewest running tokens under <code>max_running_tokens</code>. A "
            "decode instance takes its KV copies one at a time, first come first served.</p>"
            "<p><b>Watch:</b> the <b>KV queue</b> value on the decode cards (copies waiting for it) and "
-           "the <b>interval</b> (mean decode iteration) the monitor compares with the TPOT SLO every 100 ms: above it, "
+           "the <b>interval</b> (mean decode iteration) the monitor compares with the TPOT SLO every {knob:monitor_tick_s} s: above it, "
            "a prefill instance is flipped to decode (<i>monitor-tpot</i>).</p>")},
   };
   return t;
@@ -163,45 +166,44 @@ Tour selfSchedTour() {
            "tokens, a few take thousands. FCFS admits requests in arrival order, so a request with a short "
            "answer waits behind every long one that arrived before it.</p>"
            "<p><b>Watch:</b> the pale (waiting) chips pile up while the batch is busy with long answers "
-           "(hover a chip: its KV grows for minutes). P95 TTFT in this run: 237 s, while half the requests "
-           "get their first token within 0.07 s.</p>")},
+           "(hover a chip: its KV grows for minutes). In this run so far: P95 TTFT {p95_ttft}, while half the "
+           "requests get their first token within {p50_ttft}.</p>")},
       {QObject::tr("If the lengths were known: shortest first"), "selfsched-math-oracle-sjf.json", 8,
        QObject::tr(
            "<p><code>oracle-sjf</code> cheats: it knows every answer's true length at arrival and admits the "
            "shortest first. It is the bound no real scheduler reaches.</p>"
            "<p><b>Watch:</b> the queue drains from the short end; hover a chip for its <i>predicted "
-           "output</i> (here the true length). P95 TTFT: 0.7 s.</p>")},
+           "output</i> (here the true length). P95 TTFT so far: {p95_ttft}.</p>")},
       {QObject::tr("The model ranks its own queue"), "selfsched-math-length-only.json", 4,
        QObject::tr(
            "<p>Self-scheduling asks the served LLM itself: arriving prompts collect into a <b>ranking "
-           "batch</b> (10 requests, or 50 ms), and a <b>rank prompt</b> (the batch's prompts plus a 150-token "
-           "template) runs on the same GPU. <i>Length-only</i> makes the model answer each request's "
+           "batch</b> ({knob:batch_size} requests, or {knob:batch_timeout_s} s), and a <b>rank prompt</b> (the "
+           "batch's prompts plus a {knob:template_tokens}-token template) runs on the same GPU. <i>Length-only</i> makes the model answer each request's "
            "expected length in 40 tokens. When the prompt finishes, the batch is ranked and the queue is "
            "served shortest-predicted first.</p>"
            "<p><b>Watch:</b> the dark <b>diamonds</b>: rank prompts doing real prefill and decode work (turn "
            "on <i>View ▸ Lecture mode</i> for \"rank prompt\" callouts). Hover a chip: its rank in its "
            "batch and its predicted length. The prediction is noisy (ServeLab models the model's ranking "
-           "quality as noise tuned to the paper's Kendall tau of 0.55).</p>"
+           "quality as noise tuned to the paper's Kendall tau of {knob:target_tau}).</p>"
            "<p>This step runs at 2.5 req/s (the sample: 1 req/s) so that a waiting queue forms within "
-           "about 15 s of wall time and the reordering shows. At the sample's 1 req/s, P95 TTFT is 5.4 s "
-           "against FCFS's 237 s; the median rises to 1.3 s, since every request first waits for its batch "
-           "to be ranked.</p>"),
+           "about 15 s of wall time and the reordering shows. In this run so far: P95 TTFT {p95_ttft}, median "
+           "{p50_ttft} (every request first waits for its batch to be ranked).</p>"),
        {"workload.rate=2.5"}},
       {QObject::tr("A weaker ranking: rank-only"), "selfsched-math-rank-only.json", 4,
        QObject::tr(
            "<p><i>Rank-only</i> asks only for the order within the batch (20 output tokens) and ranks less "
-           "well (tau 0.40): a rank says nothing about other batches, so a long request ranked first in a "
+           "well (tau {knob:target_tau}): a rank says nothing about other batches, so a long request ranked first in a "
            "batch of long ones still jumps ahead.</p>"
            "<p><b>Watch:</b> hover chips: a rank 0 … 9 within the batch (the noisy length behind it is shown "
            "too, but the scheduler sees only the rank). At 2.5 req/s, as in the previous step, the waiting "
-           "queue forms within about 15 s; at the sample's 1 req/s, P95 TTFT is 76 s, between FCFS and "
-           "length-only.</p>"),
+           "queue forms within about 15 s. In this run so far: P95 TTFT {p95_ttft}, median {p50_ttft}.</p>"),
        {"workload.rate=2.5"}},
       {QObject::tr("Anti-starvation"), "selfsched-math-length-only.json", 4,
        QObject::tr(
-           "<p>Serving the shortest first can starve the long ones. A request left out of the batch for 4 "
-           "iterations in a row is <b>promoted</b> ahead of every ranked request for 32 iterations (at "
-           "most 16 promotions an iteration).</p>"
+           "<p>Serving the shortest first can starve the long ones. A request left out of the batch for "
+           "{knob:starvation_threshold_steps} iterations in a row is <b>promoted</b> ahead of every ranked "
+           "request for {knob:priority_quantum_steps} iterations (at most {knob:max_promotions_per_round} "
+           "promotions an iteration).</p>"
            "<p><b>Watch:</b> with <i>View ▸ Lecture mode</i> on, \"promoted: waited too long\" callouts; "
            "the card's <b>promoted</b> count; the <b>Policy</b> chart tab draws rank prompts, requests "
            "waiting for a rank and promotions over time. The knobs (batch size, timeout, the starvation "
@@ -231,7 +233,7 @@ Tour cascadeTour() {
            "and lengths that differ widely waste work (the paper's Fig. 2; ServeLab models it as a "
            "length-heterogeneity factor on decode attention).</p>"
            "<p><b>Watch:</b> the KV bars fill unevenly as long conversations land where they land. Mean "
-           "TPOT in this run: 78 ms.</p>")},
+           "TPOT in this run so far: {mean_tpot}, mean TTFT {mean_ttft}.</p>")},
       {QObject::tr("Stages: instances own length ranges"), "cascade-sharegpt-h20.json", 4,
        QObject::tr(
            "<p>CascadeInfer splits the instances into <b>stages</b> by sequence length (prompt + generated "
@@ -239,14 +241,14 @@ Tour cascadeTour() {
            "with a latency model fitted at start-up. A new request goes to the first stage that covers its "
            "prompt.</p>"
            "<p><b>Watch:</b> each card's badge: its stage's length range in tokens (in this run: {badges}); "
-           "the field <b>demand</b> under the bars (KV tokens held or on their way). Mean TPOT: "
-           "53 ms, against round-robin's 78 ms; mean TTFT rises from 1.1 to 1.6 s because the first stage "
-           "takes every short prompt.</p>")},
+           "the field <b>demand</b> under the bars (KV tokens held or on their way). So far: mean TPOT "
+           "{mean_tpot}, mean TTFT {mean_ttft}; against the previous step's round-robin, TPOT falls and TTFT "
+           "rises, because the first stage takes every short prompt.</p>")},
       {QObject::tr("Hand-over: a sequence outgrows its stage"), "cascade-sharegpt-h20.json", 1,
        QObject::tr(
            "<p>When a sequence reaches its stage's upper bound it is <b>handed over</b> to the next stage by "
            "live migration: its KV is copied in rounds while it keeps decoding, then a short final copy "
-           "(at most 3 such moves per instance at a time).</p>"
+           "(at most {knob:migration_cap} such moves per instance at a time).</p>"
            "<p><b>Watch:</b> magenta arrows from a stage to the next; click a moving chip: its timeline "
            "shows the copy. The <b>Policy</b> chart tab draws the hand-overs over time.</p>")},
       {QObject::tr("Bid-ask: who takes the request"), "cascade-sharegpt-h20.json", 1,
@@ -254,7 +256,7 @@ Tour cascadeTour() {
            "<p>The sender does not pick the receiver itself: it <b>asks</b> every instance of the next "
            "stage; each <b>bids</b> its load and its earliest start; the sender drops the more loaded half, "
            "keeps the 3 earliest and takes the first reply. The winner queues the request by the sender's "
-           "load (the most loaded sender first; a request skipped 3 times goes next).</p>"
+           "load (the most loaded sender first; a request skipped {knob:starve_limit} times goes next).</p>"
            "<p><b>Watch:</b> with <i>View ▸ Lecture mode</i> on, the lane under the cards says who "
            "\"asked for a receiver\", who sent a \"bid\" and who \"won a bid\"; the cards count "
            "<b>asked</b>, <b>bids</b>, <b>won</b> and <b>inq</b> (won, waiting to receive).</p>")},
@@ -265,7 +267,8 @@ Tour cascadeTour() {
            "the previous steps draws the boundaries <b>b1</b>, <b>b2</b> … over time.</p>"
            "<p>This step runs the paper's baseline <b>Llumnix</b>: requests go to the instance with the most "
            "free KV, and a live migration moves one from the most to the least loaded when their gap "
-           "exceeds 10 %. <b>Watch:</b> fewer, load-driven arrows. Mean TPOT 68 ms, mean TTFT 2.8 s.</p>")},
+           "exceeds {knob:gap_threshold} of the capacity. <b>Watch:</b> fewer, load-driven arrows. So far: mean "
+           "TPOT {mean_tpot}, mean TTFT {mean_ttft}.</p>")},
   };
   return t;
 }
@@ -380,6 +383,7 @@ void TourPanel::showStep(int i) {
   title_->setText(s.title);
   scenario_->setText(tr("scenario %1 · speed %2×").arg(s.scenario).arg(s.speed, 0, 'g', 3));
   badges_.clear();
+  values_.clear();
   fillText();
   back_->setEnabled(step_ > 0);
   next_->setEnabled(step_ + 1 < stepCount());
@@ -393,6 +397,18 @@ void TourPanel::fillText() {
     for (const QString& b : badges_) quoted << "<i>" + b.toHtmlEscaped() + "</i>";
     html.replace("{badges}", quoted.isEmpty() ? tr("shown once the run starts") : quoted.join(", "));
   }
+  // Figures from the run: "{p95_ttft}", "{knob:batch_size}" …
+  static const QRegularExpression placeholder(R"(\{([a-z0-9_]+(?::[a-z0-9_]+)?)\})");
+  QString out;
+  qsizetype last = 0;
+  for (auto it = placeholder.globalMatch(html); it.hasNext();) {
+    const QRegularExpressionMatch m = it.next();
+    out += html.mid(last, m.capturedStart() - last);
+    const QString v = values_.value(m.captured(1));
+    out += "<b>" + (v.isEmpty() ? tr("(none yet)") : v.toHtmlEscaped()) + "</b>";
+    last = m.capturedEnd();
+  }
+  html = out + html.mid(last);
   const int scroll = text_->verticalScrollBar() ? text_->verticalScrollBar()->value() : 0;
   text_->setHtml(html);
   if (text_->verticalScrollBar()) text_->verticalScrollBar()->setValue(scroll);
@@ -403,6 +419,12 @@ void TourPanel::setLiveBadges(const QStringList& badges) {
       !tour_.steps[static_cast<std::size_t>(step_)].watch.contains("{badges}"))
     return;
   badges_ = badges;
+  fillText();
+}
+
+void TourPanel::setLiveValues(const QMap<QString, QString>& values) {
+  if (values == values_ || tour_.steps.empty()) return;
+  values_ = values;
   fillText();
 }
 

@@ -2,6 +2,7 @@
 // Guided tours (50-gui.md "Teaching mode"): per paper, a short sequence of
 // steps, each = a sample scenario, a speed and a "what to watch" text. Only
 // tours whose policies are all in the policy registry are offered.
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -61,6 +62,11 @@ public:
   /// The badges the cards show now (distinct, in card order): they replace
   /// "{badges}" in the step's text, so that the text quotes the run.
   void setLiveBadges(const QStringList& badges);
+  /// Figures of the run that replace "{NAME}" in the step's text
+  /// ("{p95_ttft}", "{preemptions}", "{knob:batch_size}" …: see
+  /// tourValues() in shell/teaching_mode.cpp); one not given yet reads
+  /// "(none yet)".
+  void setLiveValues(const QMap<QString, QString>& values);
 
 protected:
   void changeEvent(QEvent* e) override;  // titles follow the window font (lecture mode)
@@ -74,6 +80,7 @@ private:
   Tour tour_;
   int step_ = 0;
   QStringList badges_;
+  QMap<QString, QString> values_;
   void fillText();
   QLabel* header_ = nullptr;
   QLabel* title_ = nullptr;
