@@ -145,7 +145,7 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
   o += ",\"pid\":";
   appendInt(in.id() + 1, o);
   o += ",\"tid\":0,\"args\":{\"batch\":";
-  appendInt(static_cast<std::int64_t>(in.batch().size()), o);
+  appendInt(in.batchSequences(), o);  // the lane's step included (issue 27)
   o += "}},\n";
 }
 

@@ -33,6 +33,8 @@ public:
   /// The thread id of the instances' "decisions" tracks (above every
   /// request's track).
   std::int64_t decisionsTid() const;
+  /// Reads only what a decode lane keeps exact (SimObserver::laneSafe).
+  bool laneSafe() const override { return true; }
 
 private:
   void appendDecisions(const DecisionLog& log, const DecisionCodeNames* names);
