@@ -27,19 +27,27 @@ void RollingWindow::evict(SimTime now) {
   }
 }
 
-double RollingWindow::percentile(double p) {
-  // Same rule as percentileSorted(): h = (n−1)p, interpolate x[lo], x[lo+1].
-  const std::size_t n = count_;
+namespace {
+// The p-percentile of x[0, n) (h = (n−1)p, interpolate x[lo], x[lo+1], as
+// percentileSorted()), partitioning only x[from, n): the order statistics
+// below `from` are already in place (a lower percentile's nth_element left
+// every element after its position >= it), so the k-th smallest of the whole
+// for k >= from is the (k − from)-th of that part. p99 after p50 thus
+// partitions half the window (issue 27), with the same values bit for bit.
+double percentileFrom(std::vector<double>& x, std::size_t n, std::size_t from, double p) {
   const double h = static_cast<double>(n - 1) * p;
   const auto lo = static_cast<std::size_t>(std::floor(h));
-  auto first = scratch_.begin();
+  auto first = x.begin();
   auto last = first + static_cast<std::ptrdiff_t>(n);
-  std::nth_element(first, first + static_cast<std::ptrdiff_t>(lo), last);
-  const double xlo = scratch_[lo];
+  if (lo >= from) std::nth_element(first + static_cast<std::ptrdiff_t>(from), first + static_cast<std::ptrdiff_t>(lo), last);
+  const double xlo = x[lo];
   if (lo + 1 >= n) return xlo;
   const double xhi = *std::min_element(first + static_cast<std::ptrdiff_t>(lo) + 1, last);
   return xlo + (h - static_cast<double>(lo)) * (xhi - xlo);
 }
+}  // namespace
+
+double RollingWindow::percentile(double p) { return percentileFrom(scratch_, count_, 0, p); }
 
 RollingSample RollingWindow::sample(SimTime now) {
   evict(now);
@@ -54,11 +62,13 @@ RollingSample RollingWindow::sample(SimTime now) {
     ok += e.sloOk ? 1 : 0;
     viol += e.qoeViolated ? 1 : 0;
   }
+  // p99 partitions only what lies above p50's position.
+  const std::size_t above50 = static_cast<std::size_t>(std::floor(static_cast<double>(count_ - 1) * 0.50)) + 1;
   s.ttft_p50 = percentile(0.50);
-  s.ttft_p99 = percentile(0.99);
+  s.ttft_p99 = percentileFrom(scratch_, count_, above50, 0.99);
   for (std::size_t i = 0; i < count_; ++i) scratch_[i] = at(i).tpot;
   s.tpot_p50 = percentile(0.50);
-  s.tpot_p99 = percentile(0.99);
+  s.tpot_p99 = percentileFrom(scratch_, count_, above50, 0.99);
   s.slo_attainment = static_cast<double>(ok) / static_cast<double>(count_);
   s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(count_);
   return s;
