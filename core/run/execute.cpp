@@ -291,9 +291,10 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   res.summaryJson = j;
 
   // Build everything first, then write: nothing half-written on error.
-  // requests.csv is the exception in form, not in effect: it is streamed
-  // into its temporary (never held as one string: 10^7 rows are ~1.6 GB)
-  // and renamed into place with the others, in the same order as before.
+  // requests.csv and trace.json are the exception in form, not in effect:
+  // they are streamed into their temporaries (requests.csv never held as one
+  // string: 10^7 rows are ~1.6 GB; trace.json not copied once more) and
+  // renamed into place with the others, in the same order as before.
   struct Pending {
     std::string path, text;
     AtomicFileWriter* stream = nullptr;  // content already streamed
@@ -310,9 +311,14 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     }
     if (want.timeseries) files.push_back({opt.outDir + "/timeseries.csv", series.csv()});
   }
-  if (!tracePath.empty())
-    files.push_back({tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog(),
-                                             sim.globalPolicy().decisionCodeNames())});
+  std::optional<AtomicFileWriter> traceFile;
+  if (!tracePath.empty()) {
+    if (writing) ensureDirectory(opt.outDir);
+    traceFile.emplace(tracePath);
+    trace.finishTo(traceFile->stream(), sim.now(), sim.globalPolicy().decisionLog(),
+                   sim.globalPolicy().decisionCodeNames());
+    files.push_back({traceFile->path(), {}, &*traceFile});
+  }
   if (writing) {
     if (want.summary) {
       // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
