@@ -9,6 +9,9 @@
 //   B3  B2's setting at 10^3, 10^4, 10^5, 10^6 requests.
 //   V3  the Vidur comparison workload: 10^5 requests on 8 instances,
 //       Azure conversation lengths, Poisson 72 req/s, fcfs + round-robin.
+//   V3-out  V3 writing every output file (summary.json, requests.csv,
+//       timeseries.csv, trace.json) into a temporary folder, removed after
+//       (issue 27: <= 1.5x V3); wall time includes the writing.
 //   B5  scale: 10^7 requests on 512 instances (B2's setting, 8x the rate);
 //       long, so it runs only when named (--only B5) or with --quick.
 //   H   hand-off heavy (issue 10): example-split, 2 prefill + 6 decode
@@ -32,9 +35,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -224,6 +229,7 @@ struct Measured {
   double cpu_s = -1;  // child's user + system CPU time (wait4); -1 in-process
   std::string fingerprint;
   bool stalled = false;
+  std::int64_t bytes_written = 0;  // output files (V3-out)
   std::string error;
 };
 
@@ -247,16 +253,30 @@ ordered_json toJson(const Measured& m) {
   j["events_per_wall_s"] = m.wall_s > 0 ? static_cast<double>(m.events) / m.wall_s : 0.0;
   j["fingerprint"] = m.fingerprint;
   j["stalled"] = m.stalled;
+  if (m.bytes_written > 0) j["bytes_written"] = m.bytes_written;
   return j;
 }
 
-Measured runInProcess(const sl::Scenario& s) {
+// `writeOutputs`: every output file into a fresh temporary folder (removed
+// after the measurement); otherwise none.
+Measured runInProcess(const sl::Scenario& s, bool writeOutputs = false) {
   Measured m;
+  std::string dir;
+  if (writeOutputs) {
+    char tmpl[] = "/tmp/servelab-bench-out-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto prepared = sl::prepareRun(s, "bench");
-  sl::RunOptions opt;  // no output files, no progress
+  sl::RunOptions opt;  // no progress; output files only when asked
+  opt.outDir = dir;
   const sl::RunResult r = sl::executeRun(*prepared, opt);
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (writeOutputs) {
+    for (const std::string& f : r.files) m.bytes_written += static_cast<std::int64_t>(std::filesystem::file_size(f));
+    std::filesystem::remove_all(dir);
+  }
   m.loop_s = r.wallSeconds;
   const sl::Simulator& sim = *prepared->simulator;
   m.requests = sim.arrived();
@@ -279,9 +299,9 @@ double vmHwmMb() {
 
 // Runs `s` in a forked child; the child sends its result as JSON through a
 // pipe and the parent reads the child's own peak RSS from wait4.
-Measured runIsolated(const sl::Scenario& s, bool fork) {
+Measured runIsolated(const sl::Scenario& s, bool fork, bool writeOutputs = false) {
   if (!fork) {
-    Measured m = runInProcess(s);
+    Measured m = runInProcess(s, writeOutputs);
     m.peak_rss_mb = vmHwmMb();
     return m;
   }
@@ -298,7 +318,7 @@ Measured runIsolated(const sl::Scenario& s, bool fork) {
     close(fds[0]);
     ordered_json j;
     try {
-      const Measured m = runInProcess(s);
+      const Measured m = runInProcess(s, writeOutputs);
       j = toJson(m);
       j["vm_hwm_mb"] = vmHwmMb();
     } catch (const std::exception& e) {
@@ -345,6 +365,7 @@ Measured runIsolated(const sl::Scenario& s, bool fork) {
   m.sim_s = j["sim_s"];
   m.fingerprint = j["fingerprint"];
   m.stalled = j["stalled"];
+  m.bytes_written = j.value("bytes_written", std::int64_t{0});
   // ru_maxrss is in KiB on Linux; VmHWM agrees (the child's own high-water mark).
   m.peak_rss_mb = std::max(static_cast<double>(ru.ru_maxrss) / 1024.0, j.value("vm_hwm_mb", 0.0));
   // CPU time includes the child's set-up and teardown; on a busy machine it
@@ -355,11 +376,11 @@ Measured runIsolated(const sl::Scenario& s, bool fork) {
 }
 
 // Best (least wall) of `repeat` runs; all walls are kept for the record.
-ordered_json measure(const sl::Scenario& s, const Options& o, const std::string& label) {
+ordered_json measure(const sl::Scenario& s, const Options& o, const std::string& label, bool writeOutputs = false) {
   std::vector<double> walls;
   Measured best;
   for (int i = 0; i < std::max(1, o.repeat); ++i) {
-    const Measured m = runIsolated(s, o.fork);
+    const Measured m = runIsolated(s, o.fork, writeOutputs);
     if (!m.error.empty()) return toJson(m);
     walls.push_back(m.wall_s);
     if (i == 0 || m.wall_s < best.wall_s) best = m;
@@ -389,7 +410,7 @@ std::string cpuModel() {
 
 void usage() {
   std::puts(
-      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,B5,H,G,A,C]] [--policy ID] [--router ID]\n"
+      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,V3-out,B5,H,G,A,C]] [--policy ID] [--router ID]\n"
       "                     [--b1-rate R] [--b2-rate R] [--b2-requests N] [--b5-requests N]\n"
       "                     [--v3-trace FILE] [--a-trace FILE] [--repeat N] [--no-fork]\n"
       "  --json      print the results as one JSON object on stdout\n"
@@ -463,8 +484,8 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& id : o.only)
-    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "B5" && id != "H" && id != "G" && id != "A" && id != "C") {
-      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3, V3, B5, H, G, A)\n",
+    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "V3-out" && id != "B5" && id != "H" && id != "G" && id != "A" && id != "C") {
+      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3, V3, V3-out, B5, H, G, A, C)\n",
                    id.c_str());
       return 2;
     }
@@ -560,6 +581,16 @@ int main(int argc, char** argv) {
     check(j);
     out["V3"] = j;
   }
+  // V3 with every output file written (issue 27 target: <= 1.5x V3).
+  if (wanted(o, "V3-out")) {
+    const sl::Scenario s = scenarioV3(o, v3Requests);
+    if (!o.json) std::fprintf(stderr, "V3-out (V3 writing every output file)\n");
+    ordered_json j = measure(s, o, "V3-out", true);
+    check(j);
+    if (out.contains("V3") && !out["V3"].contains("error") && !j.contains("error"))
+      j["over_v3"] = j["wall_s"].get<double>() / out["V3"]["wall_s"].get<double>();
+    out["V3-out"] = j;
+  }
   // B5 is long (10^7 requests): only when named, or at its --quick size.
   if (o.quick ? wanted(o, "B5") : std::find(o.only.begin(), o.only.end(), "B5") != o.only.end()) {
     const sl::Scenario s = scenarioB5(o, b5Requests);
@@ -654,6 +685,9 @@ int main(int argc, char** argv) {
       std::printf("%s wall per request: max/min = %.2f\n", id, out[std::string(id) + "_per_request_spread"].get<double>());
     }
     if (out.contains("V3")) row("V3", out["V3"]);
+    if (out.contains("V3-out")) row("V3-out", out["V3-out"]);
+    if (out.contains("V3-out") && out["V3-out"].contains("over_v3"))
+      std::printf("V3-out / V3 wall = %.2f (target <= 1.5)\n", out["V3-out"]["over_v3"].get<double>());
     if (out.contains("B5")) row("B5", out["B5"]);
     if (out.contains("A") && out["A"].contains("arrow")) {
       row("A/arrow", out["A"]["arrow"]);

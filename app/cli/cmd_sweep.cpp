@@ -57,7 +57,7 @@ class PointProgress {
 };
 
 struct SweepArgs {
-  std::string spec, out, shard;
+  std::string spec, out, shard, outputs;
   int jobs = 0;
   bool keepRuns = false, resume = false, quiet = false;
 };
@@ -71,6 +71,10 @@ int runSweepCmd(const SweepArgs& a) {
   o.jobs = a.jobs;
   if (!a.shard.empty()) o.shard = sweep::parseShard(a.shard);
   o.keepRuns = a.keepRuns;
+  if (!a.outputs.empty()) {
+    if (!a.keepRuns) throw InputError("--outputs: only with --keep-runs (a sweep writes no run files otherwise)");
+    o.outputs = parseOutputSet(a.outputs);
+  }
   o.resume = a.resume;
   PointProgress bar(!a.quiet);
   o.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
@@ -196,6 +200,9 @@ std::function<int()> addSweepCommand(CLI::App& app) {
   c->add_option("--jobs,-j,--threads", a->jobs, "Worker threads (default: all cores)");
   c->add_option("--shard", a->shard, "Run only shard K/N (0 <= K < N): the points i with i % N == K");
   c->add_flag("--keep-runs", a->keepRuns, "Also write each point's run outputs to DIR/runs/NNNNNN/");
+  c->add_option("--outputs", a->outputs,
+                "With --keep-runs: which run files each point writes, comma-separated: summary, requests, "
+                "timeseries, trace (default: all)");
   c->add_flag("--resume", a->resume, "Reuse the finished points already in --out instead of rerunning them");
   c->add_flag("--quiet", a->quiet, "No progress bar");
   return [a]() { return runSweepCmd(*a); };

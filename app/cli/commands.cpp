@@ -72,7 +72,16 @@ void applyLenient(const RunArgs& a, Scenario& s) {
 /// stdout carries JSON). `live`: a saved run's live changes, replayed at
 /// their event counts; `checkAt`: the event count whose fingerprint to record
 /// (-1: none).
-RunResult runOne(const Scenario& s, const std::string& source, const std::string& out, bool quiet,
+// --outputs, checked before anything runs: InputError (exit 2) naming the
+// bad value, or --outputs without --out.
+OutputSet outputsOf(const RunArgs& a) {
+  if (a.outputs.empty()) return {};
+  if (a.out.empty()) throw InputError("--outputs: only with --out DIR (nothing is written without it)");
+  return parseOutputSet(a.outputs);
+}
+
+RunResult runOne(const Scenario& s, const std::string& source, const std::string& out, const OutputSet& outputs,
+                 bool quiet,
                  bool recordWallTime, bool traceLine = false, bool jsonOut = false,
                  const LiveChanges* live = nullptr, std::int64_t checkAt = -1) {
   std::unique_ptr<LiveRun> liveRun;
@@ -83,6 +92,7 @@ RunResult runOne(const Scenario& s, const std::string& source, const std::string
   ProgressBar bar(!quiet);
   RunOptions opt;
   opt.outDir = out;
+  opt.outputs = outputs;
   opt.recordWallTime = recordWallTime;
   opt.progress = [&bar](double f, double simS) { bar.update(f, simS); };
   opt.checkAtEvents = checkAt;
@@ -105,16 +115,15 @@ std::string fmt(double v, int decimals = 3) {
   return formatFixed(v, decimals);
 }
 
-// The output files a run wrote into `dir`, in the order of docs (the optional
-// ones only when the run had them), comma-separated.
-std::string writtenFiles(const std::string& dir) {
+// The output files a run wrote (their names, in the order of docs: the
+// optional ones only when the run had them, those --outputs left out never),
+// comma-separated. From the run itself, not the folder, which may hold files
+// of an earlier run.
+std::string writtenFiles(const RunResult& r) {
   std::string list;
-  for (const char* f : {"summary.json", "requests.csv", "timeseries.csv", "trace.json", "tail_ttft.csv",
-                        "decisions.csv", "policy_series.csv"}) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dir + "/" + f, ec)) continue;
+  for (const std::string& path : r.files) {
     if (!list.empty()) list += ',';
-    list += f;
+    list += std::filesystem::path(path).filename().string();
   }
   return list;
 }
@@ -122,6 +131,7 @@ std::string writtenFiles(const std::string& dir) {
 }  // namespace
 
 int cmdRun(const RunArgs& a) {
+  const OutputSet outputs = outputsOf(a);
   std::optional<LiveChanges> live;
   Scenario s = loadWithOverrides(a.scenario, &live);
   applyLenient(a, s);
@@ -129,7 +139,7 @@ int cmdRun(const RunArgs& a) {
   // option changed the scenario (then it is another run on purpose).
   const bool changed = !a.scenario.sets.empty() || a.scenario.seed || a.lenient;
   const std::int64_t checkAt = live && live->savedAt && !changed ? live->savedAt->events : -1;
-  const RunResult r = runOne(s, a.scenario.path, a.out, a.quiet, a.recordWallTime, true, a.json,
+  const RunResult r = runOne(s, a.scenario.path, a.out, outputs, a.quiet, a.recordWallTime, true, a.json,
                              live ? &*live : nullptr, checkAt);
   std::string liveLine;
   if (live) {
@@ -170,13 +180,14 @@ int cmdRun(const RunArgs& a) {
               << ", seed " << s.run.seed << ")\n"
               << formatSummaryTable(r.summary) << "fingerprint " << fingerprintHex(r.fingerprint) << ", "
               << r.events << " events, wall " << fmt(r.wallSeconds, 2) << " s\n" << liveLine;
-    if (!a.out.empty()) std::cout << "wrote " << a.out << "/{" << writtenFiles(a.out) << "}\n";
+    if (!a.out.empty()) std::cout << "wrote " << a.out << "/{" << writtenFiles(r) << "}\n";
   }
   return 0;
 }
 
 int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
   if (policies.empty()) throw InputError("--policies: give at least one policy id, e.g. fcfs,rr");
+  const OutputSet outputs = outputsOf(a);
   Scenario base = loadWithOverrides(a.scenario, nullptr, "compare");
   applyLenient(a, base);
   for (std::size_t i = 0; i < policies.size(); ++i) {
@@ -193,7 +204,7 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     s.policy.knobs = nlohmann::json::object();
     if (p == base.policy.id) s.policy.knobs = base.policy.knobs;
     const std::string out = a.out.empty() ? "" : a.out + "/" + p;
-    RunResult r = runOne(s, a.scenario.path, out, a.quiet, a.recordWallTime, p == policies.front(), a.json);
+    RunResult r = runOne(s, a.scenario.path, out, outputs, a.quiet, a.recordWallTime, p == policies.front(), a.json);
     runs.push_back({{"policy", p}, {"summary", r.summaryJson}});
     sums.push_back(r.summary);
   }

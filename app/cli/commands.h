@@ -20,6 +20,7 @@ struct ScenarioArgs {
 struct RunArgs {
   ScenarioArgs scenario;
   std::string out;
+  std::string outputs;   // --outputs (empty: all); parsed by outputsOf()
   bool json = false;
   bool quiet = false;
   bool recordWallTime = false;

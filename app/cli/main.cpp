@@ -26,6 +26,10 @@ void addScenarioOptions(CLI::App* c, sl::cli::ScenarioArgs& s) {
 void addRunOptions(CLI::App* c, sl::cli::RunArgs& a) {
   addScenarioOptions(c, a.scenario);
   c->add_option("--out", a.out, "Write summary.json, requests.csv, timeseries.csv, trace.json here");
+  c->add_option("--outputs", a.outputs,
+                "With --out: which files to write, comma-separated: summary (summary.json, tail_ttft.csv, "
+                "decisions.csv), requests (requests.csv), timeseries (timeseries.csv, policy_series.csv), trace "
+                "(trace.json); default: all");
   c->add_flag("--json", a.json, "Print the summary as JSON on stdout");
   c->add_flag("--quiet", a.quiet, "No progress bar and no table on stdout (errors, warnings and --json only)");
   c->add_flag("--record-wall-time", a.recordWallTime,

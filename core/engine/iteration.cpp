@@ -215,7 +215,6 @@ void Simulator::endIteration(Instance& in) {
     std::vector<Request*>& laneDone = scratchLaneDone_;
     laneDone.clear();
     const std::int64_t n = in.lane_->endStep(now_, laneDone);
-    in.laneSeqs_ = 0;
     tokens += n;
     plain += n;
     decoded = true;
@@ -244,7 +243,10 @@ void Simulator::endIteration(Instance& in) {
     // list grows long (bounded memory, O(1) amortized, no call per iteration).
     if (in.decodeIters_.size() > 512) (void)in.recentDecodeIntervalS(now_);
   }
+  // Observers see the whole iteration (batchSequences() counts the lane's
+  // step); the step is over once they have.
   for (SimObserver* o : observers_) o->onIteration(in, in.iterStart_, in.iterEnd_);
+  in.laneSeqs_ = 0;
   // Completions first (they free memory), then phase-boundary decisions.
   for (Request* r : finishers) finish(in, *r);
   in.batch_.clear();

@@ -58,6 +58,14 @@ public:
                           SimTime /*end*/, double /*bytes*/) {}
   virtual void onProbe(const ProbeSample&) {}
   virtual void onFinished(const RequestRecord&) {}
+  /// Whether this observer may watch a run whose decode lanes run
+  /// (engine/decode_lane.h): it reads only probe samples, request events,
+  /// finished records and Instance::batchSequences() in onIteration -- never
+  /// a lane member's progress fields between events, nor Instance::batch()
+  /// as the full list of sequences. The output recorders are (issue 27);
+  /// anything else (the GUI's bridge, tests) keeps the default: attaching
+  /// it turns the lanes off, as before.
+  virtual bool laneSafe() const { return false; }
 };
 
 }  // namespace sl

@@ -43,7 +43,9 @@ void Simulator::probe() {
     p.queued = 0;
     p.running = 0;
   }
-  forEachActive([&](const Request& r) {
+  // Only state, instance and arrival are read: no lane member needs syncing
+  // (a probe stays O(requests in flight) with lanes on; issue 27).
+  forEachActiveUnsynced([&](const Request& r) {
     if (r.instance < 0 || r.arrival > now_) return;
     ProbeInstance& p = s.instances[static_cast<std::size_t>(r.instance)];
     if (r.state == ReqState::Running) ++p.running;

@@ -246,13 +246,16 @@ void Simulator::notify(RequestEvent e, const Request& r, int inst) {
 
 void Simulator::addObserver(SimObserver* o) {
   observers_.push_back(o);
+  if (o->laneSafe()) return;
   syncLanes();
   for (auto& in : instances_) in->laneOn_ = false;
 }
 
 void Simulator::startLanes() {
   started_ = true;
-  if (!observers_.empty() || !global_->progressBlind()) return;
+  if (!global_->progressBlind()) return;
+  for (const SimObserver* o : observers_)
+    if (!o->laneSafe()) return;
   for (const auto& in : instances_)
     if (in->role_ != InstanceRole::Both) return;
   for (auto& in : instances_) {

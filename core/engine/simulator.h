@@ -223,6 +223,11 @@ public:
   /// Every request currently held by an instance's local policy or in flight to it.
   template <class F> void forEachActive(F&& f) const {
     syncLanes();
+    forEachActiveUnsynced(f);
+  }
+  /// The same without syncing lane members first: for readers of fields a
+  /// lane never changes (state, instance, arrival, id), such as the probe.
+  template <class F> void forEachActiveUnsynced(F&& f) const {
     for (const auto& chunk : pool_)
       for (std::size_t i = 0; i < kChunk; ++i)
         if (chunk[i].slot >= 0 && chunk[i].state != ReqState::Finished) f(chunk[i]);

@@ -22,6 +22,8 @@ public:
   /// The CSV (header included), or "" when the policy published nothing.
   std::string csv() const;
   std::size_t rows() const { return rows_; }
+  /// Reads only what a decode lane keeps exact (SimObserver::laneSafe).
+  bool laneSafe() const override { return true; }
 
 private:
   const GlobalPolicy& policy_;

@@ -16,6 +16,8 @@ public:
   void onProbe(const ProbeSample& s) override;
   const std::string& csv() const { return csv_; }
   std::size_t rows() const { return rows_; }
+  /// Reads only what a decode lane keeps exact (SimObserver::laneSafe).
+  bool laneSafe() const override { return true; }
 
 private:
   std::string csv_;

@@ -1,6 +1,7 @@
 #include "output/trace_recorder.h"
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -145,7 +146,7 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
   o += ",\"pid\":";
   appendInt(in.id() + 1, o);
   o += ",\"tid\":0,\"args\":{\"batch\":";
-  appendInt(static_cast<std::int64_t>(in.batch().size()), o);
+  appendInt(in.batchSequences(), o);  // the lane's step included (issue 27)
   o += "}},\n";
 }
 
@@ -210,17 +211,35 @@ void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNa
   }
 }
 
-std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names) {
+void TraceRecorder::closeAll(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names) {
   if (decisions) appendDecisions(*decisions, names);
   std::vector<std::int64_t> ids;
   for (const auto& [id, _] : open_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());  // deterministic order
   for (std::int64_t id : ids) closeSpan(id, end);
-  std::string doc = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+}
+
+namespace {
+constexpr std::string_view kTraceHead = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+constexpr std::string_view kTraceTail = "\n]}\n";
+}  // namespace
+
+std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names) {
+  closeAll(end, decisions, names);
+  std::string doc(kTraceHead);
   doc += events_;
   if (!events_.empty()) doc.erase(doc.size() - 2);  // drop the last ",\n"
-  doc += "\n]}\n";
+  doc += kTraceTail;
   return doc;
+}
+
+void TraceRecorder::finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions,
+                             const DecisionCodeNames* names) {
+  closeAll(end, decisions, names);
+  os.write(kTraceHead.data(), static_cast<std::streamsize>(kTraceHead.size()));
+  const std::size_t body = events_.empty() ? 0 : events_.size() - 2;  // without the last ",\n"
+  os.write(events_.data(), static_cast<std::streamsize>(body));
+  os.write(kTraceTail.data(), static_cast<std::streamsize>(kTraceTail.size()));
 }
 
 }  // namespace sl

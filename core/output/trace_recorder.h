@@ -8,6 +8,7 @@
 // Requests with id >= the request limit are not drawn, and iteration spans
 // stop after a cap, so huge runs give a trace a viewer can still open.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <unordered_map>
 
@@ -30,12 +31,20 @@ public:
   /// chosen instance; a boundary: the instance the request was on), with
   /// args request, kind, from, candidates, chosen, instance, reason.
   std::string finish(SimTime end, const DecisionLog* decisions = nullptr, const DecisionCodeNames* names = nullptr);
+  /// The same document written to `os` in pieces, never copied into one
+  /// string (issue 27: trace.json of a big run is tens of MB).
+  void finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions = nullptr,
+                const DecisionCodeNames* names = nullptr);
   /// The thread id of the instances' "decisions" tracks (above every
   /// request's track).
   std::int64_t decisionsTid() const;
+  /// Reads only what a decode lane keeps exact (SimObserver::laneSafe).
+  bool laneSafe() const override { return true; }
 
 private:
   void appendDecisions(const DecisionLog& log, const DecisionCodeNames* names);
+  /// Decisions, then every open span closed at `end`: events_ is complete.
+  void closeAll(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names);
   struct Open {
     const char* name;
     SimTime start;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <optional>
+#include <ostream>
 #include <cstdio>
 #include <string_view>
 #include <utility>
@@ -21,6 +23,8 @@
 #include "output/trace_recorder.h"
 #include "scenario/scenario_io.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/strings.h"
 #include "workload/closed_loop.h"
 #include "workload/presets.h"
 #include "workload/trace_formats.h"
@@ -95,6 +99,44 @@ template <class F> void forEachById(const RecordStore& sorted, const std::vector
   for (; i < n; ++i) f(sorted[i]);
 }
 
+// requests.csv, streamed to `os` in chunks of ~1 MB: finished and in-flight
+// records merged by id.
+void writeRequestsCsv(const Simulator& sim, const RecordStore& finished, const std::vector<RequestRecord>& open,
+                      std::ostream& os) {
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::vector<std::string> domains;
+  for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
+  std::string buf = requestsCsvHeader();
+  buf.reserve(kChunk + 4096);
+  const auto flush = [&] {
+    os.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    buf.clear();
+  };
+  if (!sim.prefixCaching()) {
+    forEachById(finished, open, [&](const RequestRecord& r) {
+      appendRequestCsvRow(r, buf, domains);
+      if (buf.size() >= kChunk) flush();
+    });
+  } else {
+    // One more column, cached_tokens (prompt tokens served from the cache
+    // at the request's first admission; -1 if never admitted), only when
+    // caching is on so every other requests.csv keeps its bytes.
+    if (!buf.empty() && buf.back() == '\n') buf.pop_back();
+    buf += ",cached_tokens\n";
+    const std::vector<std::pair<std::int64_t, std::int32_t>> cached = sim.cachedTokensById();
+    forEachById(finished, open, [&](const RequestRecord& r) {
+      appendRequestCsvRow(r, buf, domains);
+      if (!buf.empty() && buf.back() == '\n') buf.pop_back();
+      const auto it = std::lower_bound(cached.begin(), cached.end(), std::pair<std::int64_t, std::int32_t>{r.id, -1});
+      buf += ',';
+      buf += std::to_string(it != cached.end() && it->first == r.id ? it->second : -1);
+      buf += '\n';
+      if (buf.size() >= kChunk) flush();
+    });
+  }
+  flush();
+}
+
 // The run loop and the outputs, shared by the plain and the live run.
 // `step` advances one event (false once the run has ended); the plain run's
 // loop stays a bare sim.step().
@@ -103,12 +145,19 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   Simulator& sim = *run.simulator;
   const Scenario& s = run.scenario;
   const bool writing = !opt.outDir.empty();
-  const std::string tracePath = opt.tracePath ? *opt.tracePath : writing ? opt.outDir + "/trace.json" : std::string();
+  const OutputSet& want = opt.outputs;
+  const std::string tracePath = !want.trace       ? std::string()
+                                : opt.tracePath   ? *opt.tracePath
+                                : writing         ? opt.outDir + "/trace.json"
+                                                  : std::string();
+  // The recorders are lane-safe (SimObserver::laneSafe): the decode lanes
+  // keep running while they watch (issue 27), and their files are the same
+  // bytes as an eager run's (tests/run/test_outputs_lane.cpp).
   TimeSeriesRecorder series(s.cluster.instances, sim.prefixCaching());
   PolicySeriesRecorder policySeries(sim.globalPolicy());
   TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
-  if (writing) sim.addObserver(&series);
-  if (writing) sim.addObserver(&policySeries);
+  if (writing && want.timeseries) sim.addObserver(&series);
+  if (writing && want.timeseries) sim.addObserver(&policySeries);
   if (!tracePath.empty()) sim.addObserver(&trace);
 
   // Measurement window (run.measure): the totals when it opens, taken
@@ -242,66 +291,101 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   res.summaryJson = j;
 
   // Build everything first, then write: nothing half-written on error.
-  std::vector<std::pair<std::string, std::string>> files;
+  // requests.csv and trace.json are the exception in form, not in effect:
+  // they are streamed into their temporaries (requests.csv never held as one
+  // string: 10^7 rows are ~1.6 GB; trace.json not copied once more) and
+  // renamed into place with the others, in the same order as before.
+  struct Pending {
+    std::string path, text;
+    AtomicFileWriter* stream = nullptr;  // content already streamed
+  };
+  std::vector<Pending> files;
+  std::optional<AtomicFileWriter> requestsFile;
   if (writing) {
-    std::vector<std::string> domains;
-    for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
-    std::string csv = requestsCsvHeader();
-    csv.reserve((finished.size() + open.size()) * 160);
-    if (!sim.prefixCaching()) {
-      forEachById(finished, open, [&](const RequestRecord& r) { appendRequestCsvRow(r, csv, domains); });
-    } else {
-      // One more column, cached_tokens (prompt tokens served from the cache
-      // at the request's first admission; -1 if never admitted), only when
-      // caching is on so every other requests.csv keeps its bytes.
-      if (!csv.empty() && csv.back() == '\n') csv.pop_back();
-      csv += ",cached_tokens\n";
-      const std::vector<std::pair<std::int64_t, std::int32_t>> cached = sim.cachedTokensById();
-      std::string row;
-      forEachById(finished, open, [&](const RequestRecord& r) {
-        row.clear();
-        appendRequestCsvRow(r, row, domains);
-        if (!row.empty() && row.back() == '\n') row.pop_back();
-        const auto it = std::lower_bound(cached.begin(), cached.end(), std::pair<std::int64_t, std::int32_t>{r.id, -1});
-        row += ',';
-        row += std::to_string(it != cached.end() && it->first == r.id ? it->second : -1);
-        row += '\n';
-        csv += row;
-      });
+    if (want.summary) files.push_back({opt.outDir + "/summary.json", j.dump(2) + "\n"});
+    if (want.requests) {
+      ensureDirectory(opt.outDir);
+      requestsFile.emplace(opt.outDir + "/requests.csv");
+      writeRequestsCsv(sim, finished, open, requestsFile->stream());
+      files.push_back({requestsFile->path(), {}, &*requestsFile});
     }
-    files.emplace_back(opt.outDir + "/summary.json", j.dump(2) + "\n");
-    files.emplace_back(opt.outDir + "/requests.csv", std::move(csv));
-    files.emplace_back(opt.outDir + "/timeseries.csv", series.csv());
+    if (want.timeseries) files.push_back({opt.outDir + "/timeseries.csv", series.csv()});
   }
-  if (!tracePath.empty()) files.emplace_back(tracePath, trace.finish(sim.now(), sim.globalPolicy().decisionLog(), sim.globalPolicy().decisionCodeNames()));
+  std::optional<AtomicFileWriter> traceFile;
+  if (!tracePath.empty()) {
+    if (writing) ensureDirectory(opt.outDir);
+    traceFile.emplace(tracePath);
+    trace.finishTo(traceFile->stream(), sim.now(), sim.globalPolicy().decisionLog(),
+                   sim.globalPolicy().decisionCodeNames());
+    files.push_back({traceFile->path(), {}, &*traceFile});
+  }
   if (writing) {
-    // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
-    // (reasoning, ttft) of the finished records with a TTFT, by id.
-    std::vector<std::pair<std::int64_t, double>> samples;
-    samples.reserve(finished.size());
-    for (const RequestRecord& r : finished)
-      if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
-    const auto bins = binnedTailTtft(samples);
-    if (!bins.empty()) files.emplace_back(opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins));
-    // The policy's decision log (policies that keep one, e.g. pascal*): one
-    // row per decision, codes named by the policy's table.
-    if (const DecisionLog* dl = sim.globalPolicy().decisionLog())
-      files.emplace_back(opt.outDir + "/decisions.csv", dl->csv(sim.globalPolicy().decisionCodeNames()));
+    if (want.summary) {
+      // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
+      // (reasoning, ttft) of the finished records with a TTFT, by id.
+      std::vector<std::pair<std::int64_t, double>> samples;
+      samples.reserve(finished.size());
+      for (const RequestRecord& r : finished)
+        if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
+      const auto bins = binnedTailTtft(samples);
+      if (!bins.empty()) files.push_back({opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins)});
+      // The policy's decision log (policies that keep one, e.g. pascal*): one
+      // row per decision, codes named by the policy's table.
+      if (const DecisionLog* dl = sim.globalPolicy().decisionLog())
+        files.push_back({opt.outDir + "/decisions.csv", dl->csv(sim.globalPolicy().decisionCodeNames())});
+    }
     // What the policy publishes about the cluster, at every probe (Arrow's
     // pool sizes, PASCAL's migrations …): only for policies that publish.
-    if (std::string ps = policySeries.csv(); !ps.empty())
-      files.emplace_back(opt.outDir + "/policy_series.csv", std::move(ps));
+    if (want.timeseries)
+      if (std::string ps = policySeries.csv(); !ps.empty())
+        files.push_back({opt.outDir + "/policy_series.csv", std::move(ps)});
     ensureDirectory(opt.outDir);
   }
-  for (const auto& [path, text] : files) {
-    writeFileAtomic(path, text);
-    res.files.push_back(path);
+  for (Pending& f : files) {
+    if (f.stream) f.stream->commit();
+    else writeFileAtomic(f.path, f.text);
+    res.files.push_back(f.path);
   }
   if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;
   return res;
 }
 
 }  // namespace
+
+OutputSet parseOutputSet(const std::string& list, const std::string& option) {
+  static const std::vector<std::string> names = {"summary", "requests", "timeseries", "trace", "all"};
+  OutputSet o{false, false, false, false};
+  if (list.empty())
+    throw InputError(option + ": empty; give a comma-separated list of summary, requests, timeseries, trace (or all)");
+  for (std::string_view part : split(list, ',')) {
+    const std::string name(part);
+    if (name == "summary") o.summary = true;
+    else if (name == "requests") o.requests = true;
+    else if (name == "timeseries") o.timeseries = true;
+    else if (name == "trace") o.trace = true;
+    else if (name == "all") o = OutputSet{};
+    else {
+      std::string msg = option + ": unknown output '" + name + "'";
+      if (const auto near = didYouMean(name, names)) msg += " (did you mean '" + *near + "'?)";
+      throw InputError(msg + "; choose from summary, requests, timeseries, trace, all");
+    }
+  }
+  return o;
+}
+
+std::string outputSetString(const OutputSet& o) {
+  std::string out;
+  const auto add = [&out](bool on, const char* name) {
+    if (!on) return;
+    if (!out.empty()) out += ',';
+    out += name;
+  };
+  add(o.summary, "summary");
+  add(o.requests, "requests");
+  add(o.timeseries, "timeseries");
+  add(o.trace, "trace");
+  return out;
+}
 
 nlohmann::ordered_json prefixCacheJson(const PrefixCacheStats& s) {
   nlohmann::ordered_json j;

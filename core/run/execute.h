@@ -18,8 +18,29 @@ namespace sl {
 
 inline constexpr const char* kServeLabVersion = "0.1.0";
 
+/// Which output files a run writes (`--outputs`, docs/cli.md). Groups:
+///  - summary:    summary.json, tail_ttft.csv, decisions.csv (built from the
+///                finished records and the policy's decision log);
+///  - requests:   requests.csv;
+///  - timeseries: timeseries.csv, policy_series.csv (probe samples);
+///  - trace:      trace.json.
+/// Default: all of them (the files every run wrote before issue 27).
+struct OutputSet {
+  bool summary = true, requests = true, timeseries = true, trace = true;
+  bool any() const { return summary || requests || timeseries || trace; }
+  bool operator==(const OutputSet&) const = default;
+};
+
+/// Parses a comma-separated list of summary, requests, timeseries, trace
+/// (or "all"). Throws InputError naming `option` and the bad value
+/// (with a did-you-mean) for an unknown, repeated-empty or empty list.
+OutputSet parseOutputSet(const std::string& list, const std::string& option = "--outputs");
+/// The list back, in canonical order ("summary,requests,timeseries,trace").
+std::string outputSetString(const OutputSet& o);
+
 struct RunOptions {
   std::string outDir;             // empty: write nothing
+  OutputSet outputs;              // which files go to outDir (default: all)
   bool recordWallTime = false;    // wall_s in summary.json (breaks byte-identical reruns)
   /// Called now and then with (fraction done in [0,1], simulated seconds).
   std::function<void(double, double)> progress;

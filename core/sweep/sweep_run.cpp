@@ -138,12 +138,13 @@ std::vector<std::size_t> shardPoints(std::size_t total, const Shard& shard) {
   return out;
 }
 
-PointResult runPoint(const SweepSpec& spec, std::size_t index, const std::string& keepDir) {
+PointResult runPoint(const SweepSpec& spec, std::size_t index, const std::string& keepDir, const OutputSet& outputs) {
   const Scenario& sc = spec.scenarios.at(index);
   const std::string label = spec.source + ": point " + std::to_string(index);
   auto prepared = prepareRun(sc, label);
   RunOptions opt;
   opt.outDir = keepDir;
+  opt.outputs = outputs;
   const RunResult r = executeRun(*prepared, opt);
   PointResult p;
   p.index = index;
@@ -189,7 +190,7 @@ SweepRunReport runSweep(const SweepSpec& spec, const SweepRunOptions& opt) {
       [&](std::size_t k) {
         const std::size_t i = todo[k];
         const std::string keep = opt.keepRuns ? opt.outDir + "/runs/" + pointName(i) : std::string();
-        const PointResult p = runPoint(spec, i, keep);
+        const PointResult p = runPoint(spec, i, keep, opt.outputs);
         writeFileAtomic(pointPath(opt.outDir, i), pointRecordJson(spec.hash, spec.metrics, p).dump(2) + "\n");
         std::lock_guard<std::mutex> lock(mu);
         ++done;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/execute.h"
 #include "sweep/sweep_spec.h"
 
 namespace sl::sweep {
@@ -37,6 +38,7 @@ struct SweepRunOptions {
   int jobs = 0;          // worker threads; <= 0: all cores
   Shard shard;
   bool keepRuns = false;  // write each point's run outputs under runs/NNNNNN/
+  OutputSet outputs;      // which run outputs --keep-runs writes (--outputs; default: all)
   bool resume = false;    // reuse valid point records already in outDir
   /// Called after each finished point with (points done, points in this
   /// shard); done counts reused points. Called from worker threads, one at a time.
@@ -61,7 +63,8 @@ struct PointResult {
 };
 
 /// Runs one point in memory (and writes its run outputs to `keepDir` unless empty).
-PointResult runPoint(const SweepSpec& spec, std::size_t index, const std::string& keepDir = "");
+PointResult runPoint(const SweepSpec& spec, std::size_t index, const std::string& keepDir = "",
+                     const OutputSet& outputs = {});
 
 /// Runs the shard of `spec` given in `opt`. Throws InputError when outDir
 /// already holds a different sweep.

@@ -43,6 +43,28 @@ assert len(ts) > 100 and "i3_gpu_blocks" in ts[0]
 assert s["scenario"]["cluster"]["instances"] == 4 and s["policy"] == "fcfs"
 PY
   ;;
+outputs)
+  # --outputs (issue 27): each group its files, the same bytes as a full run's.
+  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/full" --quiet --set workload.requests=300
+  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/sr" --outputs summary,requests \
+    --set workload.requests=300
+  grep -q "wrote $tmp/sr/{summary.json,requests.csv,tail_ttft.csv}" "$tmp/out" \
+    || fail "wrote line: $(grep wrote "$tmp/out")"
+  [ "$(ls "$tmp/sr" | tr '\n' ' ')" = "requests.csv summary.json tail_ttft.csv " ] || fail "files: $(ls "$tmp/sr")"
+  for f in summary.json requests.csv tail_ttft.csv; do
+    cmp -s "$tmp/full/$f" "$tmp/sr/$f" || fail "$f differs from the full run's"
+  done
+  expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/tt" --outputs trace,timeseries --quiet \
+    --set workload.requests=300
+  [ "$(ls "$tmp/tt" | tr '\n' ' ')" = "timeseries.csv trace.json " ] || fail "files: $(ls "$tmp/tt")"
+  for f in timeseries.csv trace.json; do cmp -s "$tmp/full/$f" "$tmp/tt/$f" || fail "$f differs"; done
+  # A bad value: exit 2, the value named, nothing written.
+  expect_code 2 "$cli" run "$src/samples/default.json" --out "$tmp/bad" --outputs summary,traces
+  grep -q "traces" "$tmp/err" || fail "error does not name the value: $(cat "$tmp/err")"
+  [ -e "$tmp/bad" ] && fail "a bad --outputs created $tmp/bad"
+  expect_code 2 "$cli" run "$src/samples/default.json" --outputs summary
+  expect_code 2 "$cli" compare "$src/samples/default.json" --policies fcfs --out "$tmp/cmp" --outputs csv
+  ;;
 run_empty)
   echo '{}' > "$tmp/empty.json"
   expect_code 0 "$cli" run "$tmp/empty.json" --out "$tmp/r" --quiet

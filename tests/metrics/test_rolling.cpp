@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
+#include <algorithm>
 #include <vector>
 
 #include "metrics/rolling.h"
@@ -62,6 +64,55 @@ TEST(RollingWindow, MatchesSortedPercentiles) {
       EXPECT_NEAR(s.tpot_p99, st.p99 / 10, 1e-12);
     }
   }
+}
+
+// Issue 27: the sorted copies kept between samples give exactly (bit for
+// bit) the percentiles of the window sorted afresh, with duplicates, bursts
+// of adds between samples (the rebuild when changes outnumber the window),
+// samples that find nothing new, and a window that empties.
+TEST(RollingWindow, IncrementalPercentilesAreExact) {
+  std::mt19937_64 rng(7);
+  RollingWindow w(3 * kNsPerSecond);
+  std::vector<std::tuple<SimTime, double, double, bool>> all;
+  SimTime t = 0, lastNow = 0;
+  int samples = 0;
+  for (int i = 0; i < 20000; ++i) {
+    // Mostly dense completions, sometimes a gap longer than the window.
+    t += (i % 3000 == 2999) ? 5 * kNsPerSecond : static_cast<SimTime>(rng() % 20'000'000);
+    const double ttft = static_cast<double>(rng() % 500) / 64.0;  // many duplicates
+    const double tpot = static_cast<double>(rng() % 100000) * 1e-6;
+    const bool ok = rng() % 3 != 0;
+    w.add(t, ttft, tpot, ok, !ok);
+    all.emplace_back(t, ttft, tpot, ok);
+    // Bursts: every sample point is followed by up to 3 000 adds without one.
+    const bool burst = (i / 1000) % 7 == 3;
+    if (burst ? i % 1000 == 999 : i % 13 == 0) {
+      // Sample times never go back (evictions are final).
+      lastNow = std::max(lastNow, t + static_cast<SimTime>(rng() % 2'000'000'000));
+      const SimTime now = lastNow;
+      const RollingSample s = w.sample(now);
+      if (rng() % 4 == 0) (void)w.sample(now);  // a sample with no change since the last
+      std::vector<double> a, b;
+      std::int64_t okN = 0;
+      for (const auto& [tt, x, y, o] : all)
+        if (tt > now - 3 * kNsPerSecond && tt <= now) {
+          a.push_back(x);
+          b.push_back(y);
+          okN += o ? 1 : 0;
+        }
+      ASSERT_EQ(s.n, static_cast<std::int64_t>(a.size()));
+      if (a.empty()) continue;
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      EXPECT_EQ(s.ttft_p50, percentileSorted(a, 0.50));
+      EXPECT_EQ(s.ttft_p99, percentileSorted(a, 0.99));
+      EXPECT_EQ(s.tpot_p50, percentileSorted(b, 0.50));
+      EXPECT_EQ(s.tpot_p99, percentileSorted(b, 0.99));
+      EXPECT_EQ(s.slo_attainment, static_cast<double>(okN) / static_cast<double>(a.size()));
+      ++samples;
+    }
+  }
+  EXPECT_GT(samples, 500);
 }
 
 }  // namespace
