@@ -1,6 +1,7 @@
 #include "output/trace_recorder.h"
 
 #include <algorithm>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -225,12 +226,9 @@ constexpr std::string_view kTraceTail = "\n]}\n";
 }  // namespace
 
 std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names) {
-  closeAll(end, decisions, names);
-  std::string doc(kTraceHead);
-  doc += events_;
-  if (!events_.empty()) doc.erase(doc.size() - 2);  // drop the last ",\n"
-  doc += kTraceTail;
-  return doc;
+  std::ostringstream os;
+  finishTo(os, end, decisions, names);
+  return std::move(os).str();
 }
 
 void TraceRecorder::finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions,
