@@ -33,7 +33,39 @@ void DecodeLane::join(Request& r, std::int32_t blockSize) {
   s2_ += L * L;
   const std::int64_t left = static_cast<std::int64_t>(r.reasoning) + r.answer - r.generated;  // >= 1
   finishes_.push_back(Finish{steps_ + left - 1, r.arrival, r.id, &r, r.laneTicket});
-  std::push_heap(finishes_.begin(), finishes_.end(), later);
+  std::push_heap(finishes_.begin(), finishes_.end(), later<Finish>);
+  if (r.lengthWatch >= 0) pushWatch(r);
+}
+
+void DecodeLane::pushWatch(Request& r) {
+  // r is synced (laneSince == steps_): step steps_ + j produces token
+  // generated + j + 1, and emitToken's test is input + generated >= watch.
+  const std::int64_t ahead = static_cast<std::int64_t>(r.lengthWatch) - r.input - r.generated - 1;
+  watches_.push_back(Watch{steps_ + std::max<std::int64_t>(0, ahead), r.arrival, r.id, &r, r.laneTicket, r.lengthWatch});
+  std::push_heap(watches_.begin(), watches_.end(), later<Watch>);
+  // Entries of members that left or were watched anew stay until their step:
+  // dropped in one pass once they outnumber the members (bounded memory).
+  if (watches_.size() > 2 * members_.size() + 64) {
+    std::erase_if(watches_, [&](const Watch& w) { return !isMember(*w.r, w.ticket) || w.r->lengthWatch != w.threshold; });
+    std::make_heap(watches_.begin(), watches_.end(), later<Watch>);
+  }
+}
+
+void DecodeLane::rewatch(Request& r) {
+  assert(r.laneIndex >= 0);
+  sync(r);
+  if (r.lengthWatch >= 0) pushWatch(r);  // an older entry goes stale (its threshold no longer matches)
+}
+
+bool DecodeLane::release(Request& r) {
+  assert(r.laneIndex >= 0);
+  if (!stepping_) {
+    leave(r);
+    return true;
+  }
+  sync(r);
+  if (std::find(leaving_.begin(), leaving_.end(), &r) == leaving_.end()) leaving_.push_back(&r);
+  return false;
 }
 
 void DecodeLane::removeMember(Request& r) {
@@ -54,6 +86,7 @@ void DecodeLane::leave(Request& r) {
   removeMember(r);  // its heap entry goes stale (the ticket no longer matches)
   if (members_.empty()) {
     finishes_.clear();
+    watches_.clear();
     s1_ = s2_ = 0;
   }
 }
@@ -66,6 +99,7 @@ std::vector<Request*> DecodeLane::leaveAll() {
   for (Request* r : out) r->laneIndex = -1;
   std::sort(out.begin(), out.end(), arrivalOrder);
   finishes_.clear();
+  watches_.clear();
   std::fill(buckets_.begin(), buckets_.end(), 0);
   s1_ = s2_ = 0;
   return out;
@@ -76,7 +110,8 @@ std::int64_t DecodeLane::blockDemand() const {
   return buckets_[static_cast<std::size_t>(steps_ % blockSize_)];
 }
 
-std::int64_t DecodeLane::endStep(SimTime end, std::vector<Request*>& finishers) {
+std::int64_t DecodeLane::endStep(SimTime end, std::vector<Request*>& finishers, std::vector<Request*>& watchers,
+                                 std::vector<Request*>& leavers) {
   if (!stepping_) return 0;
   stepping_ = false;
   const auto n = static_cast<std::int64_t>(members_.size());
@@ -87,12 +122,32 @@ std::int64_t DecodeLane::endStep(SimTime end, std::vector<Request*>& finishers) 
   s1_ += n;
   while (!finishes_.empty() && finishes_.front().step <= done) {
     const Finish f = finishes_.front();
-    std::pop_heap(finishes_.begin(), finishes_.end(), later);
+    std::pop_heap(finishes_.begin(), finishes_.end(), later<Finish>);
     finishes_.pop_back();
-    if (f.r->laneIndex < 0 || f.r->laneTicket != f.ticket) continue;  // left the lane since
+    if (!isMember(*f.r, f.ticket)) continue;  // left the lane since
     assert(f.step == done);
     sync(*f.r);
     finishers.push_back(f.r);
+  }
+  while (!watches_.empty() && watches_.front().step <= done) {
+    const Watch w = watches_.front();
+    std::pop_heap(watches_.begin(), watches_.end(), later<Watch>);
+    watches_.pop_back();
+    // Left the lane since, or watched anew (or already told) since.
+    if (!isMember(*w.r, w.ticket) || w.r->lengthWatch != w.threshold) continue;
+    assert(w.step == done);
+    sync(*w.r);
+    w.r->lengthWatch = -1;
+    watchers.push_back(w.r);
+  }
+  if (!leaving_.empty()) {
+    std::sort(leaving_.begin(), leaving_.end(), arrivalOrder);
+    for (Request* r : leaving_)
+      if (isMember(*r, r->laneTicket)) {  // (one that left since, e.g. finished, is not handed back)
+        leave(*r);
+        leavers.push_back(r);
+      }
+    leaving_.clear();
   }
   if (log_.size() >= kLogSyncAt) syncAll();
   return n;

@@ -11,7 +11,11 @@
 //  - the block demand: a sequence needs a new KV block every `blockSize`
 //    tokens, so members are counted in `blockSize` buckets by the step
 //    (mod blockSize) at which they cross a block boundary;
-//  - the finishes: a heap by the step that produces the last token.
+//  - the finishes: a heap by the step that produces the last token;
+//  - the length watches (Simulator::watchLength): a heap by the step whose
+//    token reaches the threshold (issue 27: a lane-aware global policy may
+//    watch and move members; a watched token is a plain token that also
+//    tells the policy).
 // A member's own fields (generated, kvTokens, blocksGpu, quantumUsed, gLast
 // and its answer pacer) are brought up to date -- *synced* -- only when
 // something reads it: its finish, a snapshot, forEachActive, resolve(),
@@ -34,7 +38,7 @@ public:
   static bool eligible(const Request& r, std::int32_t blockSize) {
     const std::int64_t spare = static_cast<std::int64_t>(r.blocksGpu) * blockSize - r.kvTokens;
     return r.state == ReqState::Running && r.prefillDone() && r.scheduled && r.blockingStart < 0 &&
-           r.generated >= 1 && r.generated >= r.reasoning + 1 && r.lengthWatch < 0 && !r.synthetic &&
+           r.generated >= 1 && r.generated >= r.reasoning + 1 && !r.synthetic &&
            !r.pendingMigration && r.migration < 0 && r.batchIndex < 0 && spare >= 0 && spare < blockSize;
   }
 
@@ -59,12 +63,24 @@ public:
   std::int64_t ctxSum() const { return s1_; }
   std::int64_t ctxSumSq() const { return s2_; }
 
+  /// `r` (a member, synced first) has a new length watch (`r.lengthWatch`,
+  /// -1: none): the step whose token reaches it is found anew.
+  void rewatch(Request& r);
+  /// `r` (a member) must leave: now (true; the caller takes it back), or,
+  /// while a step is under way, at that step's end, after its token (false;
+  /// endStep hands it back in `leavers`). It is synced first either way.
+  bool release(Request& r);
+
   /// The step runs in this iteration (call after the joins).
   void beginStep() { stepping_ = !members_.empty(); }
   /// The step's tokens were produced at `end`. Appends the members whose
-  /// last token it was to `finishers` (synced, still members), in arrival
-  /// order (then id). Returns the number of tokens produced.
-  std::int64_t endStep(SimTime end, std::vector<Request*>& finishers);
+  /// last token it was to `finishers` (synced, still members), and those
+  /// whose token reached their length watch to `watchers` (synced, watch
+  /// cleared), each in arrival order (then id); the members released during
+  /// the step leave (synced) and are appended to `leavers`. Returns the
+  /// number of tokens produced.
+  std::int64_t endStep(SimTime end, std::vector<Request*>& finishers, std::vector<Request*>& watchers,
+                       std::vector<Request*>& leavers);
 
   /// Bring `r`'s fields up to date (a member).
   void sync(Request& r);
@@ -79,16 +95,34 @@ private:
     Request* r;
     std::int64_t ticket;
   };
-  static bool later(const Finish& a, const Finish& b) {
+  struct Watch {
+    std::int64_t step;
+    SimTime arrival;
+    std::int64_t id;
+    Request* r;
+    std::int64_t ticket;
+    std::int32_t threshold;  // the watch it was computed for (a changed watch makes it stale)
+  };
+  template <class E> static bool later(const E& a, const E& b) {
     if (a.step != b.step) return a.step > b.step;
     if (a.arrival != b.arrival) return a.arrival > b.arrival;
     return a.id > b.id;
   }
+  /// `r` is still the member it was when an entry with `ticket` was made:
+  /// a member of this lane (not of another instance's lane, which a request
+  /// that moved may have joined since), in the same membership.
+  bool isMember(const Request& r, std::int64_t ticket) const {
+    return r.laneIndex >= 0 && static_cast<std::size_t>(r.laneIndex) < members_.size() &&
+           members_[static_cast<std::size_t>(r.laneIndex)] == &r && r.laneTicket == ticket;
+  }
   std::size_t bucketOf(const Request& r) const;
   void removeMember(Request& r);
+  void pushWatch(Request& r);
 
   std::vector<Request*> members_;
   std::vector<Finish> finishes_;      // min-heap by (step, arrival, id)
+  std::vector<Watch> watches_;        // min-heap by (step, arrival, id)
+  std::vector<Request*> leaving_;     // released during the running step
   std::vector<std::int32_t> buckets_; // per step mod blockSize: members crossing a block boundary
   std::vector<SimTime> log_;          // end times of steps logBase_, logBase_ + 1, ...
   std::int64_t logBase_ = 0;

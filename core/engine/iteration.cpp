@@ -143,7 +143,7 @@ void Simulator::endIteration(Instance& in) {
   finishers.clear();
   // Decode entries come before prefill entries in a batch built with a
   // lane (FcfsLocal): the lane's finishers merge with the decode ones.
-  std::size_t decodeFinishers = 0;
+  std::size_t decodeFinishers = 0, decodeHits = 0;
   bool decoded = false;
   std::int64_t tokens = 0, syntheticTokens = 0;  // computed in this iteration (synthetic cost share)
   // A decode token that is none of a stream's landmarks (first token,
@@ -202,6 +202,7 @@ void Simulator::endIteration(Instance& in) {
         ++plain;
       } else {
         emitToken(in, r, boundary);
+        decodeHits = lengthHits_.size();
       }
       if (hook) tokened.push_back(&r);
       if (r.finished()) {
@@ -213,21 +214,32 @@ void Simulator::endIteration(Instance& in) {
   if (in.laneSeqs_ > 0) {
     // The lane's step: every member produced a plain token at now_.
     std::vector<Request*>& laneDone = scratchLaneDone_;
+    std::vector<Request*>& laneHits = scratchLaneHits_;
+    std::vector<Request*>& laneLeft = scratchLaneLeft_;
     laneDone.clear();
-    const std::int64_t n = in.lane_->endStep(now_, laneDone);
+    laneHits.clear();
+    laneLeft.clear();
+    const std::int64_t n = in.lane_->endStep(now_, laneDone, laneHits, laneLeft);
     tokens += n;
     plain += n;
     decoded = true;
-    if (!laneDone.empty()) {
-      // Batch order: the decodes in arrival order (then id), as the local
-      // policy's running list, then the prefill entries.
+    // Members released during the step (a move started) are the policy's
+    // again, before anything below removes or reads its queues.
+    if (!laneLeft.empty()) [[unlikely]]
+      in.policy_->laneReturned(laneLeft);
+    // Batch order: the decodes in arrival order (then id), as the local
+    // policy's running list, then the prefill entries.
+    const auto mergeDecodes = [&](std::vector<Request*>& list, std::size_t decodePart, const std::vector<Request*>& lane) {
       std::vector<Request*>& merged = scratchMerged_;
       merged.clear();
-      std::merge(finishers.begin(), finishers.begin() + static_cast<std::ptrdiff_t>(decodeFinishers), laneDone.begin(),
-                 laneDone.end(), std::back_inserter(merged), arrivalOrder);
-      merged.insert(merged.end(), finishers.begin() + static_cast<std::ptrdiff_t>(decodeFinishers), finishers.end());
-      finishers.swap(merged);
-    }
+      std::merge(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(decodePart), lane.begin(), lane.end(),
+                 std::back_inserter(merged), arrivalOrder);
+      merged.insert(merged.end(), list.begin() + static_cast<std::ptrdiff_t>(decodePart), list.end());
+      list.swap(merged);
+    };
+    if (!laneDone.empty()) mergeDecodes(finishers, decodeFinishers, laneDone);
+    if (!laneHits.empty()) [[unlikely]]
+      mergeDecodes(lengthHits_, decodeHits, laneHits);
   }
   in.assignedTokens_ += plain;
   in.tokensProduced_ += plain;

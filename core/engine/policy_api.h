@@ -66,6 +66,13 @@ public:
   /// IterationBuilder::laneAllowed(), steps it with runLane() and answers
   /// size(), describe() and remove() for its members too.
   virtual DecodeLane* decodeLane() { return nullptr; }
+  /// A lane member is being moved (a lane-aware global policy migrates it):
+  /// it leaves the lane for good (DecodeLane::release), back into the
+  /// policy's running requests now, or at the running step's end through
+  /// laneReturned(). Only a policy with a lane is ever asked.
+  virtual void releaseFromLane(Request& r);
+  /// Members released during the step that just ended, synced, out of the lane.
+  virtual void laneReturned(std::span<Request* const> rs);
   /// Displacement (a stop-and-copy migrant may make room at its destination,
   /// Simulator::migrate): the residents that rank below `incoming` once it
   /// is enqueued here, in the order they would be preempted (first victim
@@ -152,6 +159,13 @@ public:
   /// and never moves, hands off, watches or injects requests: the engine may
   /// then keep plain decode progress lazily (engine/decode_lane.h).
   virtual bool progressBlind() const { return false; }
+  /// True when the policy reads an in-flight request's progress only
+  /// through what the engine hands it or resolves for it (callback
+  /// arguments, Simulator::resolve, forEachActive) and instance counters:
+  /// the engine may then keep plain decode progress lazily too, and syncs a
+  /// member the policy watches (watchLength) or moves (migrate,
+  /// migrateLive), taking a moved one out of its lane (issue 27).
+  virtual bool laneAware() const { return false; }
 
 protected:
   Simulator* sim_ = nullptr;

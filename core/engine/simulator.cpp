@@ -53,6 +53,14 @@ const char* requestEventName(RequestEvent e) {
   return "?";
 }
 
+void LocalPolicy::releaseFromLane(Request&) {
+  throw std::logic_error(std::string("local policy '") + name() + "' keeps no decode lane but was asked to release a member");
+}
+
+void LocalPolicy::laneReturned(std::span<Request* const> rs) {
+  if (!rs.empty()) releaseFromLane(*rs.front());
+}
+
 void GlobalPolicy::onPrefillDone(Request& r) {
   // Default disaggregated hand-off: the decode-capable instance with the
   // fewest assigned tokens (lowest index on ties).
@@ -253,7 +261,8 @@ void Simulator::addObserver(SimObserver* o) {
 
 void Simulator::startLanes() {
   started_ = true;
-  if (!global_->progressBlind()) return;
+  laneAware_ = global_->laneAware();
+  if (!global_->progressBlind() && !laneAware_) return;
   for (const SimObserver* o : observers_)
     if (!o->laneSafe()) return;
   for (const auto& in : instances_)
@@ -263,6 +272,21 @@ void Simulator::startLanes() {
     in->laneOn_ = in->lane_ != nullptr;
     anyLane_ = anyLane_ || in->laneOn_;
   }
+}
+
+void Simulator::laneSyncMember(Request& r, const char* what) {
+  if (!laneAware_) laneViolation(what);
+  instances_[static_cast<std::size_t>(r.instance)]->lane_->sync(r);
+}
+
+void Simulator::laneRewatch(Request& r) {
+  if (!laneAware_) laneViolation("watchLength");
+  instances_[static_cast<std::size_t>(r.instance)]->lane_->rewatch(r);
+}
+
+void Simulator::laneRelease(Request& r, const char* what) {
+  if (!laneAware_) laneViolation(what);
+  instances_[static_cast<std::size_t>(r.instance)]->policy_->releaseFromLane(r);
 }
 
 void Simulator::laneViolation(const char* what) const {

@@ -206,8 +206,10 @@ public:
   /// threshold per request: a new call replaces it, -1 clears it. Checked by
   /// one comparison per token, no virtual call per token.
   void watchLength(Request& r, std::int32_t tokens) {
-    laneGuard(r, "watchLength");
+    if (r.lengthWatch == tokens) return;  // (a lane member's entry for it stays valid)
     r.lengthWatch = tokens;
+    if (r.laneIndex >= 0) [[unlikely]]
+      laneRewatch(r);
   }
   /// A named periodic timer: GlobalPolicy::onTimer(id) every `period`
   /// (first at now + period). A policy may run several, each with its own
@@ -281,12 +283,14 @@ private:
     bool displace = false;                // may evict lower-ranked residents of dst (migrate)
   };
 
-  /// A lane member is never moved or watched: only a progress-blind global
-  /// policy runs with lanes, and it promised not to (a policy bug: throws).
-  void laneGuard(const Request& r, const char* what) const {
-    if (r.laneIndex >= 0) [[unlikely]]
-      laneViolation(what);
-  }
+  /// A lane member moved or watched: a progress-blind global policy
+  /// promised never to (a policy bug: throws); for a lane-aware one
+  /// (GlobalPolicy::laneAware) the member is synced (laneSyncMember), a new
+  /// watch re-keyed (laneRewatch), and a member that starts to move leaves
+  /// its lane (laneRelease: LocalPolicy::releaseFromLane).
+  void laneSyncMember(Request& r, const char* what);
+  void laneRewatch(Request& r);
+  void laneRelease(Request& r, const char* what);
   [[noreturn]] void laneViolation(const char* what) const;
   /// Decide once, at the first event, whether lanes may run.
   void startLanes();
@@ -376,6 +380,7 @@ private:
   bool workloadDone_ = false;
   bool started_ = false;
   bool anyLane_ = false;
+  bool laneAware_ = false;  // the global policy is lane-aware (GlobalPolicy::laneAware)
   std::int64_t events_ = 0;
   std::uint64_t fingerprint_ = 1469598103934665603ull;
 
@@ -428,6 +433,8 @@ private:
   std::vector<Request*> scratchBoundary_;
   std::vector<Request*> scratchFinished_;
   std::vector<Request*> scratchLaneDone_;
+  std::vector<Request*> scratchLaneHits_;  // lane members whose watch their step reached
+  std::vector<Request*> scratchLaneLeft_;  // lane members released during the step
   std::vector<Request*> scratchTokened_;
   std::vector<Request*> scratchMerged_;
   std::vector<Request*> pendingMoves_;

@@ -50,17 +50,23 @@ std::int64_t Simulator::newMigration(Request& r, int src, int dst, bool live, bo
 }
 
 bool Simulator::migrate(Request& r, int dst, bool displace) {
-  laneGuard(r, "migrate");
+  if (r.laneIndex >= 0) [[unlikely]]
+    laneSyncMember(r, "migrate");
   if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
   if (r.state == ReqState::Finished || r.state == ReqState::Migrating || r.state == ReqState::HandoffWait)
     return false;
   if (r.migration >= 0) return false;  // already moving
   // Its copy would wait forever for room the destination can never have.
   if (r.kvTokens > 0 && blocksToHold(r) > instance(dst).cfg_.gpuBlocks) return false;
+  bool inIteration = r.batchIndex >= 0;
+  if (r.laneIndex >= 0) [[unlikely]] {
+    inIteration = instance(r.instance).lane_->stepping();  // a member of the running step
+    laneRelease(r, "migrate");  // it moves: its progress is kept eagerly from now on
+  }
   const std::int64_t id = newMigration(r, r.instance, dst, false, false);
   migrations_[static_cast<std::size_t>(id)].displace = displace;
   Instance& src = instance(r.instance);
-  if (src.busy_ && r.batchIndex >= 0) {
+  if (src.busy_ && inIteration) {
     r.pendingMigration = true;  // leaves at the end of the running iteration
     pendingStops_[static_cast<std::size_t>(src.id_)].push_back(id);
     return true;
@@ -378,7 +384,9 @@ void Simulator::onFlowDone(std::int64_t id) {
   const std::int32_t remainder = r.kvTokens - m.copiedTokens;
   if (remainder < instance(m.src).cfg_.blockSize || m.round >= cfg_.liveMaxRounds) {
     m.finalCopy = true;
-    if (instance(m.src).busy_ && r.batchIndex >= 0) {
+    // (A lane member released in the running step gets its token at the step's end, as a batch entry.)
+    const bool inIteration = r.batchIndex >= 0 || (r.laneIndex >= 0 && instance(m.src).lane_->stepping());
+    if (instance(m.src).busy_ && inIteration) {
       r.pendingMigration = true;
       pendingStops_[static_cast<std::size_t>(m.src)].push_back(id);
     } else {
@@ -439,7 +447,8 @@ void Simulator::completeMigration(std::int64_t id) {
 }
 
 bool Simulator::migrateLive(Request& r, int dst) {
-  laneGuard(r, "migrateLive");
+  if (r.laneIndex >= 0) [[unlikely]]
+    laneSyncMember(r, "migrateLive");
   if (dst < 0 || dst >= numInstances() || dst == r.instance) return false;
   if (r.state != ReqState::Running || !r.prefillDone()) return false;
   const int src = r.instance;
@@ -450,6 +459,8 @@ bool Simulator::migrateLive(Request& r, int dst) {
   Instance& d = instance(dst);
   const std::int64_t need = blocksToHold(r);
   if (need > d.freeGpuBlocks()) return false;
+  if (r.laneIndex >= 0) [[unlikely]]
+    laneRelease(r, "migrateLive");  // it moves: its progress is kept eagerly from now on
   const std::int64_t id = newMigration(r, src, dst, true, false);
   Migration& m = migrations_[static_cast<std::size_t>(id)];
   d.gpuReserved_ += need;

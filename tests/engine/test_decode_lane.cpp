@@ -8,6 +8,7 @@
 
 #include "engine/decode_lane.h"
 #include "engine_test_util.h"
+#include "policy/cascade/cascade_global.h"
 #include "util/rng.h"
 
 namespace sl::enginetest {
@@ -27,6 +28,45 @@ struct LaneCase {
   SimTime gap = 2 * kMs;           // mean inter-arrival time
   std::optional<SimTime> stopAt;   // end with requests in flight
   RouterKind router = RouterKind::LeastLoaded;
+  int mover = 0;  // a lane-aware global policy that watches and moves requests: 1 live moves, 2 also stop-and-copy
+};
+
+// A lane-aware global policy (GlobalPolicy::laneAware) that does to lane
+// members what CascadeInfer and Llumnix do: watches their length, re-arms
+// watches, and moves them live or by stop-and-copy, both from a watch hit
+// (between iterations) and from a timer (in the middle of a lane's step).
+class LaneAwareMover : public RouterPolicy {
+public:
+  explicit LaneAwareMover(bool stopAndCopy) : RouterPolicy(RouterKind::RoundRobin), stop_(stopAndCopy) {}
+  const char* name() const override { return "lane-aware-mover"; }
+  bool laneAware() const override { return true; }
+  void attach(Simulator& sim) override {
+    RouterPolicy::attach(sim);
+    timer_ = sim.startTimer("mover", 7 * kMs);
+  }
+  void onArrival(Request& r) override { sim_->watchLength(r, r.input + 5 + static_cast<std::int32_t>(r.id % 40)); }
+  void onLengthReached(Request& r) override {
+    if (r.id % 3 == 0) sim_->watchLength(r, r.input + r.generated + 7);  // a new watch further on
+    else move(r);
+  }
+  void onTimer(int timer) override {
+    if (timer != timer_) return;
+    const Request* pick = nullptr;  // the longest running sequence (the reader syncs lane members)
+    sim_->forEachActive([&](const Request& r) {
+      if (r.state != ReqState::Running || !r.prefillDone() || r.migration >= 0 || r.synthetic) return;
+      if (!pick || r.kvTokens > pick->kvTokens || (r.kvTokens == pick->kvTokens && r.id < pick->id)) pick = &r;
+    });
+    if (pick) move(const_cast<Request&>(*pick));
+  }
+  void move(Request& r) {
+    const int dst = (r.instance + 1) % sim_->numInstances();
+    if (stop_ && r.id % 2 == 1) (void)sim_->migrate(r, dst, false);
+    else (void)sim_->migrateLive(r, dst);
+  }
+
+private:
+  bool stop_;
+  int timer_ = -1;
 };
 
 struct ChipKey {
@@ -39,7 +79,7 @@ struct ChipKey {
 
 struct LaneOutcome {
   std::uint64_t fp = 0;
-  std::int64_t events = 0, finished = 0, preemptions = 0;
+  std::int64_t events = 0, finished = 0, preemptions = 0, migrations = 0;
   std::vector<RequestRecord> records, open;
   std::vector<std::int64_t> counters;       // per instance: tokens, assigned tokens, KV blocks, iterations
   std::vector<std::vector<ChipKey>> snaps;  // every 5th step
@@ -72,8 +112,10 @@ LaneOutcome runCase(const LaneCase& c, bool observe) {
   cfg.probeInterval = 50 * kMs;
   cfg.stopAt = c.stopAt;
   cfg.seed = c.seed;
-  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(workload(c)), std::make_unique<RouterPolicy>(c.router),
-                fcfsFactory());
+  std::unique_ptr<GlobalPolicy> global;
+  if (c.mover > 0) global = std::make_unique<LaneAwareMover>(c.mover == 2);
+  else global = std::make_unique<RouterPolicy>(c.router);
+  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(workload(c)), std::move(global), fcfsFactory());
   SimObserver watcher;  // does nothing: its presence alone turns the lanes off
   if (observe) sim.addObserver(&watcher);
   LaneOutcome o;
@@ -98,6 +140,7 @@ LaneOutcome runCase(const LaneCase& c, bool observe) {
   o.events = sim.eventsProcessed();
   o.finished = sim.finishedCount();
   o.preemptions = sim.preemptions();
+  o.migrations = sim.migrations();
   o.records = sim.records();
   o.open = sim.inFlightRecords();
   for (int i = 0; i < sim.numInstances(); ++i) {
@@ -113,6 +156,7 @@ void expectSameRun(const LaneOutcome& lazy, const LaneOutcome& eager) {
   EXPECT_EQ(lazy.fp, eager.fp);
   EXPECT_EQ(lazy.events, eager.events);
   EXPECT_EQ(lazy.preemptions, eager.preemptions);
+  EXPECT_EQ(lazy.migrations, eager.migrations);
   EXPECT_EQ(lazy.counters, eager.counters);
   EXPECT_EQ(lazy.batchSizes, eager.batchSizes);
   ASSERT_EQ(lazy.records.size(), eager.records.size());
@@ -195,6 +239,25 @@ TEST(DecodeLane, ReasoningStreamsAndARunStoppedMidway) {
   }
 }
 
+TEST(DecodeLane, LaneAwarePolicyWatchesAndMovesMembers) {
+  // Watches set on joining members, re-armed, reached in a step; members
+  // released between steps (watch hits) and during one (the timer), moved
+  // live and by stop-and-copy; with and without memory pressure.
+  for (std::uint64_t seed = 1; seed <= 6; ++seed)
+    for (int mover : {1, 2}) {
+      LaneCase c;
+      c.seed = seed;
+      c.instances = 3;
+      c.mover = mover;
+      c.gpuBlocks = seed % 3 == 0 ? 200 : 3000;
+      c.chunked = seed != 4;
+      c.reasoning = seed == 5;
+      const LaneOutcome lazy = runCase(c, false);
+      EXPECT_GT(lazy.migrations, 10);
+      checkCase(c);
+    }
+}
+
 TEST(DecodeLane, OnlyPlainFcfsWithAProgressBlindRouterUsesIt) {
   FcfsLocal fcfs;
   EXPECT_NE(fcfs.decodeLane(), nullptr);
@@ -205,6 +268,10 @@ TEST(DecodeLane, OnlyPlainFcfsWithAProgressBlindRouterUsesIt) {
     Moving() : RouterPolicy(RouterKind::RoundRobin) {}
   };
   EXPECT_FALSE(Moving().progressBlind());  // a subclass may read or move requests
+  EXPECT_FALSE(Moving().laneAware());
+  EXPECT_TRUE(LaneAwareMover(false).laneAware());
+  EXPECT_TRUE(CascadeGlobal(CascadeConfig{}).laneAware());  // its stages run on the lane (issue 27)
+  EXPECT_TRUE(LlumnixGlobal(LlumnixConfig{}).laneAware());
 }
 
 }  // namespace

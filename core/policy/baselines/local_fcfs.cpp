@@ -46,6 +46,14 @@ DecodeLane* FcfsLocal::decodeLane() {
   return typeid(*this) == typeid(FcfsLocal) && order_ == &FcfsLocal::byArrival ? &lane_ : nullptr;
 }
 
+void FcfsLocal::releaseFromLane(Request& r) {
+  if (lane_.release(r)) running_.insert(std::upper_bound(running_.begin(), running_.end(), &r, order_), &r);
+}
+
+void FcfsLocal::laneReturned(std::span<Request* const> rs) {
+  for (Request* r : rs) running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
+}
+
 void FcfsLocal::leaveLane() {
   if (lane_.empty()) return;
   const std::vector<Request*> back = lane_.leaveAll();

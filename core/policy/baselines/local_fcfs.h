@@ -34,6 +34,8 @@ public:
   /// vLLM's FCFS in arrival order keeps plain decodes in a lazy lane
   /// (engine/decode_lane.h); the priority variants and subclasses do not.
   DecodeLane* decodeLane() override;
+  void releaseFromLane(Request& r) override;
+  void laneReturned(std::span<Request* const> rs) override;
 
 protected:
   /// Re-sort both queues (after keys the order reads have changed).

@@ -73,6 +73,8 @@ class CascadeGlobal : public GlobalPolicy {
 public:
   explicit CascadeGlobal(CascadeConfig cfg);
   const char* name() const override { return "cascade"; }
+  /// Reads progress through resolve/forEachActive/callbacks and instance counters only.
+  bool laneAware() const override { return true; }
   void attach(Simulator& sim) override;
   void onArrival(Request& r) override;
   int route(const Request& r) override;
@@ -195,6 +197,8 @@ class LlumnixGlobal : public GlobalPolicy {
 public:
   explicit LlumnixGlobal(LlumnixConfig cfg) : cfg_(cfg) {}
   const char* name() const override { return "llumnix"; }
+  /// Reads progress through forEachActive and instance counters only.
+  bool laneAware() const override { return true; }
   void attach(Simulator& sim) override;
   int route(const Request& r) override;
   void onTimer(int timer) override;
