@@ -1,4 +1,5 @@
 #include "metrics/request_record.h"
+#include "metrics/decimal.h"
 
 #include <bit>
 #include <charconv>
@@ -133,6 +134,20 @@ void appendInt(std::int64_t v, std::string& out) {
 void appendSecondsNs(SimTime ns, std::string& out) {
   char buf[kMaxSeconds];
   out.append(buf, writeSecondsNs(ns, buf));
+}
+
+void appendDecimal(std::int64_t units, int decimals, std::string& out) {
+  char buf[kMaxFast];
+  char* p = buf;
+  const std::uint64_t mag = units < 0 ? 0 - static_cast<std::uint64_t>(units) : static_cast<std::uint64_t>(units);
+  if (units < 0) *p++ = '-';
+  const std::uint64_t scale = kPow10[decimals];
+  p = writeUint(mag / scale, p);
+  if (decimals > 0) {
+    *p++ = '.';
+    p = writeDigits(mag % scale, decimals, p);
+  }
+  out.append(buf, p);
 }
 
 void appendFixed(double v, int decimals, std::string& out) {

@@ -12,11 +12,18 @@
 #include "engine/instance.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
+#include "metrics/decimal.h"
 
 namespace sl {
 namespace {
 // Trace timestamps are microseconds; 3 decimals keep nanosecond precision.
-void appendUs(SimTime ns, std::string& o) { appendFixed(static_cast<double>(ns) / 1000.0, 3, o); }
+// Written from the integer ns (appendDecimal: the same text as the double
+// quotient's below 4e15 ns, ~46 days; issue 27).
+void appendUs(SimTime ns, std::string& o) {
+  constexpr SimTime kExact = 4'000'000'000'000'000;
+  if (ns > -kExact && ns < kExact) appendDecimal(ns, 3, o);
+  else appendFixed(static_cast<double>(ns) / 1000.0, 3, o);
+}
 // A policy-defined name inside a JSON string (nlohmann escapes; quotes dropped).
 void appendEscaped(const std::string& text, std::string& o) {
   const std::string quoted = nlohmann::json(text).dump();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "metrics/request_record.h"
+#include "metrics/decimal.h"
 
 namespace sl {
 namespace {
@@ -170,6 +171,20 @@ TEST(RequestRecord, FastWritersMatchToChars) {
   }
   for (double v : ds)
     for (int dec : {0, 1, 3, 6, 9, 12}) check([&](std::string& o) { appendFixed(v, dec, o); }, refFixed(v, dec), v);
+  // appendDecimal(ns, 3) is trace.json's microseconds: the double form's text
+  // below 4e15 ns.
+  for (std::int64_t v : ints)
+    if (v > -4'000'000'000'000'000 && v < 4'000'000'000'000'000)
+      check([&](std::string& o) { appendDecimal(v, 3, o); }, refFixed(static_cast<double>(v) / 1000.0, 3), v);
+  for (std::int64_t v : {std::int64_t{3'999'999'999'999'999}, std::int64_t{-3'999'999'999'999'999},
+                         std::int64_t{3'999'999'999'999'500}, std::int64_t{1}, std::int64_t{-1}, std::int64_t{999}})
+    check([&](std::string& o) { appendDecimal(v, 3, o); }, refFixed(static_cast<double>(v) / 1000.0, 3), v);
+  std::string o;
+  appendDecimal(-1234567, 6, o);
+  EXPECT_EQ(o, "-1.234567");
+  o.clear();
+  appendDecimal(42, 0, o);
+  EXPECT_EQ(o, "42");
 }
 
 TEST(RequestRecord, CsvRow) {
