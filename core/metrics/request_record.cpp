@@ -107,10 +107,19 @@ char* writeFixedFast(double v, int decimals, char* p) {
     }
   }
   if (neg && q != 0) *p++ = '-';  // to_chars' "-0.000…" is written without the sign
-  p = writeUint(static_cast<std::uint64_t>(q / scale), p);
+  std::uint64_t whole, frac;
+  if ((q >> 64) == 0) {  // the usual case: 64-bit division, not a 128-bit call
+    const auto q64 = static_cast<std::uint64_t>(q);
+    whole = q64 / scale;
+    frac = q64 % scale;
+  } else {
+    whole = static_cast<std::uint64_t>(q / scale);
+    frac = static_cast<std::uint64_t>(q % scale);
+  }
+  p = writeUint(whole, p);
   if (decimals == 0) return p;
   *p++ = '.';
-  return writeDigits(static_cast<std::uint64_t>(q % scale), decimals, p);
+  return writeDigits(frac, decimals, p);
 }
 
 void appendFixedSlow(double v, int decimals, std::string& out) {
