@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace sl {
 
@@ -59,6 +60,12 @@ constexpr std::size_t kMaxInt = 20;      // "-9223372036854775808"
 constexpr std::size_t kMaxSeconds = 28;  // "-9223372036854.775808"
 
 char* writeSecondsNs(SimTime ns, char* p) {
+  // Below half a microsecond either way: "0.000000" (requests.csv's zero
+  // intervals, most of its preempted/swapped/migrating/handoff columns).
+  if (ns > -500 && ns < 500) {
+    std::memcpy(p, "0.000000", 8);
+    return p + 8;
+  }
   const bool neg = ns < 0;
   // Work in unsigned magnitude to stay defined for INT64_MIN.
   const std::uint64_t mag = neg ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
