@@ -45,6 +45,7 @@ TraceRecorder::TraceRecorder(int instances, std::int64_t requestLimit, std::int6
 
 void TraceRecorder::span(const char* name, const char* cat, int pid, std::int64_t tid, SimTime start,
                          SimTime end, std::int64_t request) {
+  roll();
   std::string& o = events_;
   o += "{\"name\":\"";
   o += name;
@@ -84,6 +85,7 @@ void TraceRecorder::closeSpan(std::int64_t id, SimTime t) {
 
 void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, SimTime t) {
   if (r.id >= requestLimit_) return;
+  roll();
   const std::int64_t id = r.id;
   switch (e) {
     case RequestEvent::Arrived:
@@ -146,6 +148,7 @@ void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, S
 void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) {
   if (iterations_ >= iterationLimit_) return;
   ++iterations_;
+  roll();
   std::string& o = events_;
   o += "{\"name\":\"iteration\",\"cat\":\"iteration\",\"ph\":\"X\",\"ts\":";
   appendUs(start, o);
@@ -156,6 +159,12 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
   o += ",\"tid\":0,\"args\":{\"batch\":";
   appendInt(in.batchSequences(), o);  // the lane's step included (issue 27)
   o += "}},\n";
+}
+
+void TraceRecorder::rollOver() {
+  full_.push_back(std::move(events_));
+  events_ = std::string();
+  events_.reserve(kBlock + 4096);
 }
 
 std::int64_t TraceRecorder::decisionsTid() const {
@@ -176,6 +185,7 @@ void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNa
     int inst = d.boundary ? d.from : d.instance;
     if (inst < 0 || inst >= instances_) inst = d.chosen;
     if (inst < 0 || inst >= instances_) continue;
+    roll();
     const int pid = inst + 1;
     if (!named[static_cast<std::size_t>(inst)]) {
       named[static_cast<std::size_t>(inst)] = true;
@@ -241,7 +251,12 @@ std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, con
 void TraceRecorder::finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions,
                              const DecisionCodeNames* names) {
   closeAll(end, decisions, names);
+  if (events_.empty() && !full_.empty()) {  // the last event ends the last full block
+    events_ = std::move(full_.back());
+    full_.pop_back();
+  }
   os.write(kTraceHead.data(), static_cast<std::streamsize>(kTraceHead.size()));
+  for (const std::string& b : full_) os.write(b.data(), static_cast<std::streamsize>(b.size()));
   const std::size_t body = events_.empty() ? 0 : events_.size() - 2;  // without the last ",\n"
   os.write(events_.data(), static_cast<std::streamsize>(body));
   os.write(kTraceTail.data(), static_cast<std::streamsize>(kTraceTail.size()));
