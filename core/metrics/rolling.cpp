@@ -1,8 +1,8 @@
 #include "metrics/rolling.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
-#include <iterator>
 
 namespace sl {
 
@@ -24,16 +24,43 @@ double percentileOf(const std::vector<double>& x, double p) {
 // doubles are interchangeable, and the values are finite and never -0 (TTFT
 // and TPOT are differences of non-negative times), so which copy of a value
 // goes does not matter. `add` and `del` are sorted here and emptied.
+// The k changes are few next to the window's n values (a probe a second
+// sees ~1/30 of a 30 s window change): each is placed by binary search and
+// the runs of `sorted` between them are block copies, O(n + k log n) with a
+// memcpy for the O(n) part (issue 27: an element-wise merge and set
+// difference were 6 % of W3's `run --out`).
 void applyChanges(std::vector<double>& sorted, std::vector<double>& add, std::vector<double>& del,
                   std::vector<double>& scratch) {
   if (add.empty() && del.empty()) return;
   std::sort(add.begin(), add.end());
   std::sort(del.begin(), del.end());
-  scratch.clear();
-  scratch.reserve(sorted.size() + add.size());
-  std::merge(sorted.begin(), sorted.end(), add.begin(), add.end(), std::back_inserter(scratch));
-  sorted.clear();
-  std::set_difference(scratch.begin(), scratch.end(), del.begin(), del.end(), std::back_inserter(sorted));
+  scratch.resize(sorted.size() + add.size());
+  const double* s = sorted.data();
+  const double* const se = s + sorted.size();
+  double* o = scratch.data();
+  const auto copyUpTo = [&](const double* to) {
+    o = std::copy(s, to, o);
+    s = to;
+  };
+  std::size_t ia = 0, id = 0;
+  while (ia < add.size() || id < del.size()) {
+    if (id < del.size() && ia < add.size() && del[id] == add[ia]) {
+      ++ia;  // added and taken out again: cancel
+      ++id;
+    } else if (id < del.size() && (ia == add.size() || del[id] < add[ia])) {
+      // Not (any longer) among the adds: one copy is in `sorted`.
+      copyUpTo(std::lower_bound(s, se, del[id]));
+      assert(s != se && *s == del[id]);
+      ++s;
+      ++id;
+    } else {
+      copyUpTo(std::upper_bound(s, se, add[ia]));
+      *o++ = add[ia++];
+    }
+  }
+  copyUpTo(se);
+  scratch.resize(static_cast<std::size_t>(o - scratch.data()));
+  sorted.swap(scratch);
   add.clear();
   del.clear();
 }

@@ -7,7 +7,8 @@
 // TTFT and TPOT values kept sorted between samples: a sample merges in the
 // values added since the last one and takes out those evicted, O(window +
 // k log k) for k changes instead of partitioning the whole window four
-// times (issue 27: that was 13 % of `run --out` on the Vidur workload). The
+// times (issue 27: that was 13 % of `run --out` on the Vidur workload; the
+// changes are placed by binary search and block copies, applyChanges). The
 // sorted copies exist only once sample() has been called (runs that never
 // sample pay one branch per add), and are rebuilt from the ring when the
 // changes since the last sample outnumber the window (bounded memory).

@@ -12,11 +12,18 @@
 #include "engine/instance.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
+#include "metrics/decimal.h"
 
 namespace sl {
 namespace {
 // Trace timestamps are microseconds; 3 decimals keep nanosecond precision.
-void appendUs(SimTime ns, std::string& o) { appendFixed(static_cast<double>(ns) / 1000.0, 3, o); }
+// Written from the integer ns (appendDecimal: the same text as the double
+// quotient's below 4e15 ns, ~46 days; issue 27).
+void appendUs(SimTime ns, std::string& o) {
+  constexpr SimTime kExact = 4'000'000'000'000'000;
+  if (ns > -kExact && ns < kExact) appendDecimal(ns, 3, o);
+  else appendFixed(static_cast<double>(ns) / 1000.0, 3, o);
+}
 // A policy-defined name inside a JSON string (nlohmann escapes; quotes dropped).
 void appendEscaped(const std::string& text, std::string& o) {
   const std::string quoted = nlohmann::json(text).dump();
@@ -38,6 +45,7 @@ TraceRecorder::TraceRecorder(int instances, std::int64_t requestLimit, std::int6
 
 void TraceRecorder::span(const char* name, const char* cat, int pid, std::int64_t tid, SimTime start,
                          SimTime end, std::int64_t request) {
+  roll();
   std::string& o = events_;
   o += "{\"name\":\"";
   o += name;
@@ -77,6 +85,7 @@ void TraceRecorder::closeSpan(std::int64_t id, SimTime t) {
 
 void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, SimTime t) {
   if (r.id >= requestLimit_) return;
+  roll();
   const std::int64_t id = r.id;
   switch (e) {
     case RequestEvent::Arrived:
@@ -139,6 +148,7 @@ void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, S
 void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) {
   if (iterations_ >= iterationLimit_) return;
   ++iterations_;
+  roll();
   std::string& o = events_;
   o += "{\"name\":\"iteration\",\"cat\":\"iteration\",\"ph\":\"X\",\"ts\":";
   appendUs(start, o);
@@ -149,6 +159,12 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
   o += ",\"tid\":0,\"args\":{\"batch\":";
   appendInt(in.batchSequences(), o);  // the lane's step included (issue 27)
   o += "}},\n";
+}
+
+void TraceRecorder::rollOver() {
+  full_.push_back(std::move(events_));
+  events_ = std::string();
+  events_.reserve(kBlock + 4096);
 }
 
 std::int64_t TraceRecorder::decisionsTid() const {
@@ -169,6 +185,7 @@ void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNa
     int inst = d.boundary ? d.from : d.instance;
     if (inst < 0 || inst >= instances_) inst = d.chosen;
     if (inst < 0 || inst >= instances_) continue;
+    roll();
     const int pid = inst + 1;
     if (!named[static_cast<std::size_t>(inst)]) {
       named[static_cast<std::size_t>(inst)] = true;
@@ -234,7 +251,12 @@ std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, con
 void TraceRecorder::finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions,
                              const DecisionCodeNames* names) {
   closeAll(end, decisions, names);
+  if (events_.empty() && !full_.empty()) {  // the last event ends the last full block
+    events_ = std::move(full_.back());
+    full_.pop_back();
+  }
   os.write(kTraceHead.data(), static_cast<std::streamsize>(kTraceHead.size()));
+  for (const std::string& b : full_) os.write(b.data(), static_cast<std::streamsize>(b.size()));
   const std::size_t body = events_.empty() ? 0 : events_.size() - 2;  // without the last ",\n"
   os.write(events_.data(), static_cast<std::streamsize>(body));
   os.write(kTraceTail.data(), static_cast<std::streamsize>(kTraceTail.size()));

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "engine/observer.h"
@@ -56,6 +57,14 @@ private:
   void closeSpan(std::int64_t id, SimTime t);
   static const char* runningName(const Request& r);
 
+  // The events so far: full blocks of ~1 MB, then the one being filled
+  // (issue 27: a single growing string copied itself at every doubling).
+  static constexpr std::size_t kBlock = std::size_t{1} << 20;
+  void roll() {
+    if (events_.size() >= kBlock) [[unlikely]] rollOver();
+  }
+  void rollOver();
+  std::vector<std::string> full_;
   std::string events_;
   std::int64_t requestLimit_, iterationLimit_, iterations_ = 0;
   std::int64_t flowIds_ = 0;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include <locale>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "util/error.h"
 
@@ -42,14 +45,18 @@ int fsyncPath(const std::string& p) {
   return err;
 }
 
-// Best effort: make the rename itself durable.
-void fsyncParentDir(const std::string& path) {
-  fs::path parent = fs::path(path).parent_path();
-  if (parent.empty()) parent = ".";
-  const int fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+// Best effort: make a rename in folder `dir` durable.
+void fsyncDir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   (void)::fsync(fd);
   ::close(fd);
+}
+
+void fsyncParentDir(const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  fsyncDir(parent);
 }
 
 void renameOrFail(const std::string& temp, const std::string& path) {
@@ -145,23 +152,56 @@ std::ostream& AtomicFileWriter::stream() {
 }
 
 void AtomicFileWriter::commit() {
-  if (!impl_) throw std::logic_error("AtomicFileWriter: commit() twice or after move");
-  impl_->out.flush();
-  const bool ok = static_cast<bool>(impl_->out);
-  const int write_err = ok ? 0 : errno;
-  impl_->out.close();
-  const bool closed_ok = ok && !impl_->out.fail();
-  impl_.reset();
-  if (!closed_ok) {
-    ::unlink(temp_.c_str());
-    fail(path_, "cannot write file", write_err);
+  AtomicFileWriter* self = this;
+  commitAll(std::span<AtomicFileWriter* const>(&self, 1));
+}
+
+void commitAll(std::span<AtomicFileWriter* const> writers) {
+  for (const AtomicFileWriter* w : writers)
+    if (!w->impl_) throw std::logic_error("AtomicFileWriter: commit() twice or after move");
+  // Remove every temporary not yet renamed, then report `path`.
+  const auto failFrom = [&](std::size_t from, const std::string& path, const std::string& what, int err) {
+    for (std::size_t k = from; k < writers.size(); ++k) {
+      writers[k]->abandon();  // closes and unlinks while the stream is open
+      ::unlink(writers[k]->temp_.c_str());
+    }
+    fail(path, what, err);
+  };
+  // 1. Flush and close every stream.
+  for (std::size_t k = 0; k < writers.size(); ++k) {
+    AtomicFileWriter& w = *writers[k];
+    w.impl_->out.flush();
+    const bool ok = static_cast<bool>(w.impl_->out);
+    const int write_err = ok ? 0 : errno;
+    w.impl_->out.close();
+    if (!(ok && !w.impl_->out.fail())) failFrom(0, w.path_, "cannot write file", write_err);
   }
-  if (const int err = fsyncPath(temp_); err != 0) {
-    ::unlink(temp_.c_str());
-    fail(path_, "cannot write file (fsync failed)", err);
+  for (AtomicFileWriter* w : writers) w->impl_.reset();
+  // 2. fsync them all at once (the first in this thread).
+  std::vector<int> errs(writers.size(), 0);
+  {
+    std::vector<std::thread> helpers;
+    for (std::size_t k = 1; k < writers.size(); ++k)
+      helpers.emplace_back([&errs, &writers, k] { errs[k] = fsyncPath(writers[k]->temp_); });
+    if (!writers.empty()) errs[0] = fsyncPath(writers[0]->temp_);
+    for (std::thread& t : helpers) t.join();
   }
-  renameOrFail(temp_, path_);
-  committed_ = true;
+  for (std::size_t k = 0; k < writers.size(); ++k)
+    if (errs[k] != 0) failFrom(0, writers[k]->path_, "cannot write file (fsync failed)", errs[k]);
+  // 3. Rename in order; 4. make the renames durable, each folder once.
+  std::vector<fs::path> dirs;
+  for (std::size_t k = 0; k < writers.size(); ++k) {
+    AtomicFileWriter& w = *writers[k];
+    if (std::rename(w.temp_.c_str(), w.path_.c_str()) != 0) {
+      const int err = errno;
+      failFrom(k, w.path_, "cannot write file (rename failed)", err);
+    }
+    w.committed_ = true;
+    fs::path parent = fs::path(w.path_).parent_path();
+    if (parent.empty()) parent = ".";
+    if (std::find(dirs.begin(), dirs.end(), parent) == dirs.end()) dirs.push_back(std::move(parent));
+  }
+  for (const fs::path& d : dirs) fsyncDir(d);
 }
 
 void AtomicFileWriter::abandon() noexcept {

@@ -7,6 +7,7 @@
 // so concurrent writers in one process never share a temporary).
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -56,10 +57,22 @@ public:
   bool committed() const { return committed_; }
 
 private:
+  friend void commitAll(std::span<AtomicFileWriter* const> writers);
   struct Impl;
   std::string path_, temp_;
   std::unique_ptr<Impl> impl_;
   bool committed_ = false;
 };
+
+/// Commit several writers as one group (a run's output files): every
+/// temporary is flushed and closed, all are fsync'ed at once (in parallel:
+/// each fsync of a fresh file waits for its own journal commit, a few ms
+/// apiece, and concurrent ones share commits), then renamed in order, and
+/// each distinct parent folder is fsync'ed once. If a write or an fsync
+/// fails, no file of the group is renamed: every temporary is removed and
+/// sl::InputError names the first failing path. A failed rename removes that
+/// temporary and those not yet renamed. A writer already committed or
+/// abandoned is a std::logic_error. `w.commit()` is `commitAll({&w})`.
+void commitAll(std::span<AtomicFileWriter* const> writers);
 
 }  // namespace sl

@@ -105,6 +105,43 @@ TEST_F(AtomicFileTest, StreamingWriterCommits) {
   EXPECT_THROW(w.commit(), std::logic_error);
 }
 
+TEST_F(AtomicFileTest, GroupCommitWritesEveryFileAndLeavesNoTemp) {
+  writeFileAtomic(p("summary.json"), "old");
+  AtomicFileWriter a(p("summary.json")), b(p("requests.csv")), c(p("trace.json"));
+  a.stream() << "new summary";
+  for (int i = 0; i < 1000; ++i) b.stream() << i << '\n';
+  c.stream() << "{}";
+  AtomicFileWriter* group[] = {&a, &b, &c};
+  commitAll(group);
+  EXPECT_TRUE(a.committed() && b.committed() && c.committed());
+  EXPECT_EQ(slurp(p("summary.json")), "new summary");
+  EXPECT_EQ(slurp(p("requests.csv")).size(), 10u * 2 + 90u * 3 + 900u * 4);
+  EXPECT_EQ(slurp(p("trace.json")), "{}");
+  EXPECT_EQ(entryCount(), 3u);  // no temporary left
+  EXPECT_THROW(commitAll(group), std::logic_error);
+}
+
+TEST_F(AtomicFileTest, GroupCommitRenameFailureRemovesTheRest) {
+  fs::create_directories(p("busy/inner"));  // renaming onto it fails
+  AtomicFileWriter a(p("first.csv")), b(p("busy")), c(p("last.json"));
+  a.stream() << "1";
+  b.stream() << "2";
+  c.stream() << "3";
+  AtomicFileWriter* group[] = {&a, &b, &c};
+  try {
+    commitAll(group);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(p("busy")), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(a.committed());  // renamed before the failure
+  EXPECT_FALSE(b.committed() || c.committed());
+  EXPECT_EQ(slurp(p("first.csv")), "1");
+  EXPECT_TRUE(fs::is_directory(p("busy")));
+  EXPECT_FALSE(fs::exists(p("last.json")));
+  EXPECT_EQ(entryCount(), 2u);  // first.csv and busy: no temporary left
+}
+
 TEST_F(AtomicFileTest, StreamingWriterWithoutCommitLeavesOldFileIntact) {
   writeFileAtomic(p("summary.json"), "old");
   {
