@@ -131,9 +131,12 @@ private:
 };
 
 /// The SimObserver that feeds a TimelineStore (attach it to the simulator).
+/// Lane-safe (engine/observer.h): it reads request events (never raised for
+/// an unsynced decode-lane member), probe samples and finished records.
 class TimelineRecorder final : public SimObserver {
 public:
   explicit TimelineRecorder(TimelineStore& store) : store_(store) {}
+  bool laneSafe() const override { return true; }
   void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
     store_.onEvent(e, r, instance, t);
   }
