@@ -15,6 +15,14 @@
 //                       SimController does not expose its own timing, so this
 //                       replays that step on the same run state, here.
 // `--json` prints one object; `--seconds` (default 3) sets each mode's length.
+//
+// `--to-end MODE` (issue 27 item 4) instead plays the scenario to its end in
+// MODE (express, fast or run) as fast as possible, in the window, and
+// reports the wall time, simulated seconds, fingerprint, finished requests
+// and decode-lane steps: B5 in the app against headless B5
+// (servelab-bench-macro --only B5). `--eager` keeps the engine's decode
+// lanes off (the path the app took before its observer was lane-safe);
+// `--b5-requests N` shrinks B5 (default 10^7, as the macro bench's flag).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
@@ -25,7 +33,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -33,6 +45,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "ui/cluster/cluster_view.h"
 #include "run/live_run.h"
@@ -202,18 +217,89 @@ ordered_json snapshotPublish(const sl::Scenario& s, double simSeconds, int sampl
 // B5's scenario (bench/macro.cpp): 512 x h100-sxm-80g, llama-3.1-8b,
 // 10^7 Poisson chat requests at 4 800 req/s, fcfs + least-loaded, seed 1
 // (issue 16 item 4: the GUI stays responsive in Express mode on it).
-sl::Scenario b5Scenario() {
+sl::Scenario b5Scenario(std::int64_t requests) {
   sl::Scenario s;
   s.cluster.instances = 512;
   s.cluster.gpu = "h100-sxm-80g";
   s.model = "llama-3.1-8b";
   s.workload.arrival.process = sl::ArrivalSpec::Process::Poisson;
   s.workload.arrival.rate = 4800;
-  s.workload.requests = 10'000'000;
+  s.workload.requests = requests;
   s.policy.id = "fcfs";
   s.policy.router = "least-loaded";
   s.run.seed = 1;
   return s;
+}
+
+// CPU seconds (user + system) of this process's thread named `name`, from
+// /proc (Linux); -1 when not found. On a shared machine the wall time
+// measures the load as much as the code: the worker's CPU time does not.
+double threadCpuS(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(e.path() / "comm");
+    std::string c;
+    std::getline(comm, c);
+    if (c != name) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // Fields after the ")" that closes the name: state is field 3; utime, stime are 14, 15.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string tok;
+    double utime = 0, stime = 0;
+    for (int field = 3; field <= 15 && rest >> tok; ++field) {
+      if (field == 14) utime = std::atof(tok.c_str());
+      if (field == 15) stime = std::atof(tok.c_str());
+    }
+    return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  return -1;
+}
+
+double processCpuS() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// Plays the loaded run to its end in `mode`, unpaced, with the window's
+// own event loop (it pulls frames as in exec()).
+ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
+  sl::ui::SimController& c = *w.controller();
+  c.setSpeed(0);  // as fast as possible
+  c.setMode(mode);
+  const double cpu0 = processCpuS(), worker0 = threadCpuS("servelab-sim");
+  const auto start = Clock::now();
+  c.play();
+  {
+    QEventLoop loop;
+    QTimer poll;
+    QObject::connect(&poll, &QTimer::timeout, [&] {
+      if (c.latest()->done) loop.quit();
+    });
+    poll.start(50);
+    loop.exec();
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu = processCpuS() - cpu0, worker = threadCpuS("servelab-sim") - worker0;
+  c.waitIdle(5000);
+  const auto f = c.latest();
+  char fp[17];
+  std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(f->fingerprint));
+  ordered_json j;
+  j["wall_s"] = wall;
+  j["worker_busy_s"] = f->wallS;  // wall time of the worker's slices
+  j["worker_cpu_s"] = worker;     // CPU time of the worker thread (engine + observer + publishing)
+  j["process_cpu_s"] = cpu;       // every thread: the GUI's pulls, charts and paints too
+  j["sim_s"] = f->clockS;
+  j["finished"] = f->snapshot.finished;
+  j["events"] = f->snapshot.events;
+  j["fingerprint"] = fp;
+  j["lane_steps"] = f->laneSteps;
+  return j;
 }
 
 }  // namespace
@@ -224,6 +310,9 @@ int main(int argc, char** argv) {
   int instances = 32;
   std::string modes = "run,fast,express";  // which to measure (profiling one alone)
   bool b5 = false;                         // B5's scenario (512 instances) instead of the busy one
+  std::int64_t b5Requests = 10'000'000;
+  std::string toEnd;                       // play to the end in this mode instead of the timed modes
+  bool eager = false;                      // keep the decode lanes off
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") json = true;
@@ -231,13 +320,22 @@ int main(int argc, char** argv) {
     else if (a == "--instances" && i + 1 < argc) instances = std::atoi(argv[++i]);
     else if (a == "--modes" && i + 1 < argc) modes = argv[++i];
     else if (a == "--b5") b5 = true;
+    else if (a == "--b5-requests" && i + 1 < argc) b5Requests = std::max<std::int64_t>(1, std::atoll(argv[++i]));
+    else if (a == "--to-end" && i + 1 < argc) toEnd = argv[++i];
+    else if (a == "--eager") eager = true;
     else {
-      std::fprintf(stderr, "usage: servelab-bench-gui [--seconds S] [--instances N | --b5] [--modes M,...] [--json]\n");
+      std::fprintf(stderr,
+                   "usage: servelab-bench-gui [--seconds S] [--instances N | --b5 [--b5-requests N]] [--modes M,...]\n"
+                   "                          [--to-end express|fast|run] [--eager] [--json]\n");
       return 2;
     }
   }
   if (seconds <= 0 || instances < 1 || instances > 128) {
     std::fprintf(stderr, "servelab-bench-gui: --seconds must be > 0 and --instances 1..128\n");
+    return 2;
+  }
+  if (!toEnd.empty() && toEnd != "express" && toEnd != "fast" && toEnd != "run") {
+    std::fprintf(stderr, "servelab-bench-gui: --to-end must be express, fast or run, not '%s'\n", toEnd.c_str());
     return 2;
   }
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -246,18 +344,21 @@ int main(int argc, char** argv) {
   QCoreApplication::setApplicationName("servelab-bench-gui");
 
   if (b5) instances = 512;
-  const sl::Scenario s = b5 ? b5Scenario() : busyScenario(instances);
+  const sl::Scenario s = b5 ? b5Scenario(b5Requests) : busyScenario(instances);
   ordered_json out;
   out["bench"] = "B4";
   out["platform"] = QGuiApplication::platformName().toStdString();
   out["instances"] = instances;
   out["scenario"] = b5 ? "B5" : "busy (3 req/s per instance)";
-  out["seconds_per_mode"] = seconds;
+  if (b5) out["requests"] = b5Requests;
+  out["decode_lanes"] = !eager;
+  if (toEnd.empty()) out["seconds_per_mode"] = seconds;
   {
     sl::ui::MainWindow w;
     w.resize(1920, 1080);
     w.fitDocksToSize();
     w.show();
+    w.controller()->setDecodeLanes(!eager);
     QString err;
     if (!w.loadScenario(s, "bench", &err)) {
       std::fprintf(stderr, "servelab-bench-gui: %s\n", qPrintable(err));
@@ -265,6 +366,27 @@ int main(int argc, char** argv) {
     }
     QCoreApplication::processEvents();
     out["window"] = std::to_string(w.width()) + "x" + std::to_string(w.height());
+    if (!toEnd.empty()) {
+      const auto mode = toEnd == "express" ? sl::ui::RunMode::Express
+                        : toEnd == "fast"  ? sl::ui::RunMode::Fast
+                                           : sl::ui::RunMode::Run;
+      out["to_end"] = toEnd;
+      out["run"] = runToEnd(w, mode);
+      if (json) {
+        std::cout << out.dump(2) << "\n";
+      } else {
+        const ordered_json& r = out["run"];
+        std::printf("%s to the end in %s mode (decode lanes %s): wall %.2f s (worker cpu %.2f s, process cpu %.2f s), "
+                    "%.1f simulated s, %lld finished, fingerprint %s, %lld lane steps\n",
+                    out["scenario"].get<std::string>().c_str(), toEnd.c_str(), eager ? "off" : "on",
+                    r["wall_s"].get<double>(), r["worker_cpu_s"].get<double>(), r["process_cpu_s"].get<double>(),
+                    r["sim_s"].get<double>(),
+                    static_cast<long long>(r["finished"].get<std::int64_t>()),
+                    r["fingerprint"].get<std::string>().c_str(),
+                    static_cast<long long>(r["lane_steps"].get<std::int64_t>()));
+      }
+      return 0;
+    }
     ordered_json measured;
     const auto wanted = [&](const char* m) { return ("," + modes + ",").find(std::string(",") + m + ",") != std::string::npos; };
     if (wanted("run")) measured["run"] = runMode(w, sl::ui::RunMode::Run, seconds);

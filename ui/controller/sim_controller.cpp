@@ -144,7 +144,7 @@ bool SimController::load(const Scenario& s, const ChangeLog& replay, QString* er
     shared_->notes.clear();
   }
   timelines_->clear();
-  post([w = worker_, run, gen, seq, replay] { w->load(run, gen, seq, replay); });
+  post([w = worker_, run, gen, seq, replay, lanes = lanes_] { w->load(run, gen, seq, replay, lanes); });
   return true;
 }
 

@@ -79,6 +79,7 @@ struct LiveFrame {
   ChangeLog changes;
   std::uint64_t fingerprint = 0;
   std::int64_t preemptions = 0, migrations = 0;  // engine totals so far (compare mode)
+  std::int64_t laneSteps = 0;  // decode-lane steps so far, all instances (0: the eager path; docs/engine.md)
 };
 
 /// Simulated seconds left in a run at `clockS`, for the ETA; -1 unknown. A
@@ -111,6 +112,13 @@ public:
   const Scenario& scenario() const { return scenario_; }
   /// The change log being replayed (empty for a plain scenario).
   const ChangeLog& replayLog() const { return replay_; }
+  /// Whether the engine may run its lazy decode lanes (docs/engine.md "Lazy
+  /// decode lane"; the default, on): the worker's observer is lane-safe, so
+  /// the GUI watches without forcing the eager path. Off keeps them off,
+  /// for A/B checks (same results either way) and the bench's baseline.
+  /// Takes effect at the next load or reset.
+  void setDecodeLanes(bool on) { lanes_ = on; }
+  bool decodeLanes() const { return lanes_; }
   bool loaded() const { return loaded_; }
 
   void play();
@@ -182,6 +190,7 @@ private:
   std::shared_ptr<TimelineStore> timelines_;
   Scenario scenario_;
   bool loaded_ = false;
+  bool lanes_ = true;
   ChangeLog replay_;
   bool running_ = false;
   RunMode mode_ = RunMode::Run;

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "engine/decision_log.h"
+#include "engine/decode_lane.h"
+#include "engine/instance.h"
 #include "engine/policy_api.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
@@ -31,10 +33,22 @@ template <class T> void keepNewest(std::vector<T>& v, std::size_t cap) {
 
 // Collects what the charts, the inspector and the animations need while the
 // engine runs (worker thread only).
+//
+// Lane-safe (engine/observer.h, docs/engine.md "Lane-safe observers"), in
+// every run mode: it reads probe samples, finished records, and the request
+// of each request event -- never a plain decode token's, so never an
+// unsynced lane member's (a lane finisher is synced before Finished; a
+// member leaves the lane, synced, before it can be preempted) -- plus the
+// policy's publishCluster (lanes run only under the plain router, which
+// publishes nothing about requests). The worker's other reads sync what
+// they read: fillSnapshot syncs the lanes, and the watched request is
+// synced alone (SimWorker::publish). So the decode lanes stay on while the
+// GUI watches, and what it shows is what the eager path would show.
 class SimCollector final : public SimObserver {
 public:
   SimCollector(TimelineStore& store, Simulator& sim)
       : store_(store), policy_(&sim.globalPolicy()), sim_(sim) {}
+  bool laneSafe() const override { return true; }
   void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
     store_.onEvent(e, r, instance, t, sim_.cachedPromptTokens(r));
     AnimationNote n;
@@ -112,6 +126,10 @@ private:
   std::set<std::int64_t> handingOff_;             // requests between HandoffStart and their KV's arrival
 };
 
+// Not lane-safe (the default): attached when the controller asks for the
+// eager path (SimController::setDecodeLanes(false): A/B tests, the bench).
+class LaneBlocker final : public SimObserver {};
+
 SimWorker::SimWorker(std::shared_ptr<SimShared> shared, std::shared_ptr<TimelineStore> store, SimController* ctl)
     : shared_(std::move(shared)), store_(std::move(store)), ctl_(ctl) {}
 
@@ -130,12 +148,13 @@ void SimWorker::shutdown() {
   timer_ = nullptr;
   run_.reset();
   collector_.reset();
+  laneBlocker_.reset();
   // The worker's last writes end here; taking the shared mutex publishes
   // them to ~SimController, which takes it after the thread has ended.
   std::lock_guard<std::mutex> lock(shared_->m);
 }
 
-void SimWorker::load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq, ChangeLog replay) {
+void SimWorker::load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq, ChangeLog replay, bool lanes) {
   lastSeq_ = seq;
   replay_ = std::move(replay);
   nextReplay_ = 0;
@@ -146,12 +165,17 @@ void SimWorker::load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t
     shared_->policySamples.clear();
     shared_->notes.clear();
   }
-  run_.reset();  // the simulator holds a pointer to the collector: drop it first
+  run_.reset();  // the simulator holds pointers to the collector and blocker: drop it first
+  laneBlocker_.reset();
   store_->clear();
   decisionsSeen_ = 0;
   collector_ = std::make_unique<SimCollector>(*store_, run->sim());
   run_ = std::move(run);
   run_->sim().addObserver(collector_.get());
+  if (!lanes) {
+    laneBlocker_ = std::make_unique<LaneBlocker>();
+    run_->sim().addObserver(laneBlocker_.get());
+  }
   generation_ = generation;
   clockNs_ = 0;
   chunkNs_ = kNsPerSecond / 1000;
@@ -388,11 +412,19 @@ void SimWorker::publish(bool force) {
     store_->onDecisions(all.subspan(decisionsSeen_), policy.decisionCodeNames());
     decisionsSeen_ = all.size();
   }
-  // The inspected request's token times move between its events.
-  if (const std::int64_t id = store_->watched(); id >= 0)
-    run_->sim().forEachActive([&](const Request& r) {
-      if (r.id == id) store_->refresh(r);
+  // The inspected request's token times move between its events. Found
+  // without syncing the lanes (id and state are lane-exact), then synced
+  // alone (resolve syncs a lane member): a publish per slice stays O(pool),
+  // not O(every lane member's pacer replay).
+  if (const std::int64_t id = store_->watched(); id >= 0) {
+    Simulator& sim = run_->sim();
+    std::optional<RequestHandle> watched;
+    sim.forEachActiveUnsynced([&](const Request& r) {
+      if (r.id == id) watched = sim.handleOf(r);
     });
+    if (watched)
+      if (const Request* r = sim.resolve(*watched)) store_->refresh(*r);
+  }
   bool wantFrame = force;
   {
     std::lock_guard<std::mutex> lock(shared_->m);
@@ -431,6 +463,8 @@ void SimWorker::publish(bool force) {
   f->fingerprint = sim.fingerprint();
   f->preemptions = sim.preemptions();
   f->migrations = sim.migrations();
+  for (int i = 0; i < sim.numInstances(); ++i)
+    if (const DecodeLane* lane = sim.instance(i).policy().decodeLane()) f->laneSteps += lane->steps();
   bool emitNow = false;
   {
     std::lock_guard<std::mutex> lock(shared_->m);

@@ -44,6 +44,7 @@ struct SimShared {
 };
 
 class SimCollector;  // the worker's SimObserver (sim_worker.cpp)
+class LaneBlocker;   // keeps the decode lanes off when asked (sim_worker.cpp)
 
 // Lives in the worker thread; every method runs there.
 class SimWorker : public QObject {
@@ -56,7 +57,8 @@ public:
   // The slice timer must be created in the thread that runs it.
   void start();
   void shutdown();
-  void load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq, ChangeLog replay);
+  /// `lanes` false: the engine's decode lanes stay off (the eager path).
+  void load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t seq, ChangeLog replay, bool lanes);
   void play(std::uint64_t seq);
   void pause(std::uint64_t seq);
   void runTo(SimTime t, std::uint64_t seq);
@@ -96,6 +98,7 @@ private:
   QTimer* timer_ = nullptr;
   std::shared_ptr<LiveRun> run_;
   std::unique_ptr<SimCollector> collector_;
+  std::unique_ptr<LaneBlocker> laneBlocker_;
   ChangeLog replay_;           // a saved run's change log, replayed as the run reaches it
   std::size_t nextReplay_ = 0;
   std::size_t decisionsSeen_ = 0;  // decision-log entries handed to the store

@@ -66,6 +66,7 @@ void TimelineStore::onEvent(RequestEvent e, const Request& r, int instance, SimT
     fresh.input = r.input;
     fresh.reasoning = r.reasoning;
     fresh.answer = r.answer;
+    fresh.events.reserve(4);  // arrived, first scheduled, (reasoning end,) finished: one allocation
     it = live_.emplace(r.id, std::move(fresh)).first;
   }
   RequestTimeline& tl = it->second;
@@ -93,8 +94,10 @@ void TimelineStore::onEvent(RequestEvent e, const Request& r, int instance, SimT
   if (terminal) {
     tl.finished = true;
     const std::int64_t id = tl.id;
-    done_[id] = std::move(tl);
-    live_.erase(it);
+    // The node moves (no copy of the timeline); an id already there (never,
+    // ids are unique) is replaced, as before.
+    auto ins = done_.insert(live_.extract(it));
+    if (!ins.inserted) ins.position->second = std::move(ins.node.mapped());
     doneOrder_.push_back(id);
     while (doneOrder_.size() > keepFinished_) {
       done_.erase(doneOrder_.front());
@@ -202,7 +205,7 @@ std::size_t TimelineStore::approxBytes() const {
   std::lock_guard<std::mutex> lock(m_);
   constexpr std::size_t kNode = 4 * sizeof(void*);  // map node overhead
   std::size_t b = 0;
-  auto add = [&](const std::map<std::int64_t, RequestTimeline>& m) {
+  auto add = [&](const Timelines& m) {
     for (const auto& [id, t] : m)
     {
       b += kNode + sizeof(id) + sizeof(t) + t.events.capacity() * sizeof(TimelineEvent);
@@ -211,6 +214,7 @@ std::size_t TimelineStore::approxBytes() const {
   };
   add(live_);
   add(done_);
+  b += (live_.bucket_count() + done_.bucket_count()) * sizeof(void*);
   b += doneOrder_.size() * sizeof(std::int64_t);
   for (const InstanceHistory& h : inst_) b += sizeof(h) + h.samples.capacity() * sizeof(InstanceSample);
   return b;
