@@ -142,10 +142,19 @@ Request* Simulator::resolve(RequestHandle h) {
 }
 
 const Request* Simulator::resolve(RequestHandle h) const {
+  const Request* r = peek(h);
+  if (r && r->laneIndex >= 0) instances_[static_cast<std::size_t>(r->instance)]->lane_->sync(const_cast<Request&>(*r));
+  return r;
+}
+
+Request* Simulator::peek(RequestHandle h) {
+  return const_cast<Request*>(static_cast<const Simulator&>(*this).peek(h));
+}
+
+const Request* Simulator::peek(RequestHandle h) const {
   if (h.slot < 0 || static_cast<std::size_t>(h.slot) >= pool_.size() * kChunk) return nullptr;
   const Request& r = pool_[static_cast<std::size_t>(h.slot) / kChunk][static_cast<std::size_t>(h.slot) % kChunk];
   if (r.slot != h.slot || r.generation != h.generation || r.state == ReqState::Finished) return nullptr;
-  if (r.laneIndex >= 0) instances_[static_cast<std::size_t>(r.instance)]->lane_->sync(const_cast<Request&>(r));
   return &r;
 }
 

@@ -187,6 +187,13 @@ public:
   /// (also when its slot now holds another request).
   Request* resolve(RequestHandle h);
   const Request* resolve(RequestHandle h) const;
+  /// `resolve` without syncing a decode-lane member first: for reads of
+  /// fields a lane never changes (state, instance, migration, id, input,
+  /// prefill progress, arrival), as `forEachActiveUnsynced` is for scans.
+  /// Calls that act on the request (migrateLive, watchLength) sync it
+  /// themselves.
+  Request* peek(RequestHandle h);
+  const Request* peek(RequestHandle h) const;
   /// As resolve, for a handle the policy knows is live: a stale one throws
   /// std::logic_error (a policy bug) instead of returning another request.
   Request& request(RequestHandle h);

@@ -37,6 +37,7 @@ struct LaneCase {
 // (between iterations) and from a timer (in the middle of a lane's step).
 class LaneAwareMover : public RouterPolicy {
 public:
+  static inline int peekBehind = 0;  // lane members that peek left behind and resolve then synced
   explicit LaneAwareMover(bool stopAndCopy) : RouterPolicy(RouterKind::RoundRobin), stop_(stopAndCopy) {}
   const char* name() const override { return "lane-aware-mover"; }
   bool laneAware() const override { return true; }
@@ -51,6 +52,14 @@ public:
   }
   void onTimer(int timer) override {
     if (timer != timer_) return;
+    // peek names the request without syncing a lane member; resolve syncs it.
+    sim_->forEachActiveUnsynced([&](const Request& r) {
+      const RequestHandle h = sim_->handleOf(r);
+      const std::int32_t before = r.generated;
+      EXPECT_EQ(sim_->peek(h), &r);
+      EXPECT_EQ(r.generated, before);
+      if (r.laneIndex >= 0 && sim_->resolve(h) == &r && r.generated > before) ++peekBehind;
+    });
     const Request* pick = nullptr;  // the longest running sequence (the reader syncs lane members)
     sim_->forEachActive([&](const Request& r) {
       if (r.state != ReqState::Running || !r.prefillDone() || r.migration >= 0 || r.synthetic) return;
@@ -252,8 +261,10 @@ TEST(DecodeLane, LaneAwarePolicyWatchesAndMovesMembers) {
       c.gpuBlocks = seed % 3 == 0 ? 200 : 3000;
       c.chunked = seed != 4;
       c.reasoning = seed == 5;
+      LaneAwareMover::peekBehind = 0;
       const LaneOutcome lazy = runCase(c, false);
       EXPECT_GT(lazy.migrations, 10);
+      EXPECT_GT(LaneAwareMover::peekBehind, 0);
       checkCase(c);
     }
 }

@@ -351,7 +351,7 @@ void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool in
       ++bids_[static_cast<std::size_t>(c)];
     }
     sim_->sendMessage(lat, [this, h, id, sender, bids, interStage, lat] {
-      Request* q = sim_->resolve(h);
+      const Request* q = sim_->peek(h);  // reads only what a decode lane never changes
       if (!q || q->instance != sender || q->state == ReqState::Finished) {
         asked_.erase(id);
         if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
@@ -400,7 +400,7 @@ bool CascadeGlobal::senderTransmitting(int sender) {
   std::vector<Request*> cancelled;
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const RequestHandle& h) {
-                             Request* r = sim_->resolve(h);
+                             Request* r = sim_->peek(h);  // migration and instance: no lane sync needed
                              if (r && r->migration < 0 && r->instance == sender) cancelled.push_back(r);
                              return !r || r->migration < 0 || r->instance != sender;
                            }),
@@ -424,7 +424,10 @@ void CascadeGlobal::pump(int rcv) {
   for (std::size_t k = 0; k < qu.size();) {
     if (sim_->liveMigrations(rcv) >= cfg_.migrationCap) return;
     PendingMove& m = qu[k];
-    Request* r = sim_->resolve(m.h);
+    // Most entries wait (their sender transmits): the checks below read only
+    // fields a decode lane never changes, and migrateLive and armWatch sync
+    // the request themselves, so it is not synced here.
+    Request* r = sim_->peek(m.h);
     if (!r || r->instance != m.sender) {  // finished, or moved elsewhere
       asked_.erase(m.id);
       drop(k);
@@ -606,12 +609,18 @@ void CascadeGlobal::refineNow() {
     const std::string label = stageLabel(s);
     for (int m : members(s)) sim_->setPoolLabel(m, label);
   }
-  sim_->forEachActive([&](const Request& r) {
+  // The scan above synced every lane member at this instant; armWatch
+  // (watchLength) syncs a member again only when its threshold changes.
+  sim_->forEachActiveUnsynced([&](const Request& r) {
     if (!r.synthetic && r.instance >= 0) armWatch(const_cast<Request&>(r));
   });
 }
 
 void CascadeGlobal::rebalanceNow() {
+  // The overloaded instances, in stage and member order. Their picks are
+  // independent (an ask marks only its sender and the sender's request), so
+  // one scan of the active requests finds every pick.
+  std::vector<int> senders;
   for (int s = 0; s < stages(); ++s) {
     const auto& m = members(s);
     if (m.size() < 2) continue;
@@ -619,17 +628,22 @@ void CascadeGlobal::rebalanceNow() {
     for (int i : m) mean += demand(i);
     mean /= static_cast<double>(m.size());
     if (mean <= 0) continue;
-    for (int i : m) {
-      if (rebalancing_[static_cast<std::size_t>(i)] || demand(i) < (1 + cfg_.rebalanceThreshold) * mean) continue;
-      // The longest movable sequence not already on its way: relieves the most demand.
-      const Request* pick = nullptr;
-      sim_->forEachActive([&](const Request& r) {
-        if (r.instance != i || !movable(r) || asked_.count(r.id)) return;
-        if (!pick || r.kvTokens > pick->kvTokens || (r.kvTokens == pick->kvTokens && r.id < pick->id)) pick = &r;
-      });
-      if (pick) ask(const_cast<Request&>(*pick), m, false);
-    }
+    for (int i : m)
+      if (!rebalancing_[static_cast<std::size_t>(i)] && demand(i) >= (1 + cfg_.rebalanceThreshold) * mean)
+        senders.push_back(i);
   }
+  if (senders.empty()) return;
+  std::vector<char> overloaded(static_cast<std::size_t>(sim_->numInstances()), 0);
+  for (int i : senders) overloaded[static_cast<std::size_t>(i)] = 1;
+  // The longest movable sequence not already on its way: relieves the most demand.
+  std::vector<const Request*> pick(overloaded.size(), nullptr);
+  sim_->forEachActive([&](const Request& r) {
+    if (r.instance < 0 || !overloaded[static_cast<std::size_t>(r.instance)] || !movable(r) || asked_.count(r.id)) return;
+    const Request*& p = pick[static_cast<std::size_t>(r.instance)];
+    if (!p || r.kvTokens > p->kvTokens || (r.kvTokens == p->kvTokens && r.id < p->id)) p = &r;
+  });
+  for (int i : senders)
+    if (const Request* p = pick[static_cast<std::size_t>(i)]) ask(const_cast<Request&>(*p), members(stageOf(i)), false);
 }
 
 bool CascadeGlobal::setKnob(const std::string& name, double value) {
