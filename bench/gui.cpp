@@ -231,9 +231,25 @@ sl::Scenario b5Scenario(std::int64_t requests) {
   return s;
 }
 
-// CPU seconds (user + system) of this process's thread named `name`, from
-// /proc (Linux); -1 when not found. On a shared machine the wall time
-// measures the load as much as the code: the worker's CPU time does not.
+// CPU seconds (user + system) of the task whose /proc folder is `task`.
+double taskCpuS(const std::filesystem::path& task) {
+  std::ifstream stat(task / "stat");
+  std::string line;
+  if (!std::getline(stat, line)) return -1;
+  // Fields after the ")" that closes the name: state is field 3; utime, stime are 14, 15.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string tok;
+  double utime = 0, stime = 0;
+  for (int field = 3; field <= 15 && rest >> tok; ++field) {
+    if (field == 14) utime = std::atof(tok.c_str());
+    if (field == 15) stime = std::atof(tok.c_str());
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of this process's thread named `name`, from /proc (Linux); -1
+// when not found. On a shared machine the wall time measures the load as
+// much as the code: the worker's CPU time does not.
 double threadCpuS(const std::string& name) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -241,22 +257,13 @@ double threadCpuS(const std::string& name) {
     std::ifstream comm(e.path() / "comm");
     std::string c;
     std::getline(comm, c);
-    if (c != name) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    // Fields after the ")" that closes the name: state is field 3; utime, stime are 14, 15.
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    std::string tok;
-    double utime = 0, stime = 0;
-    for (int field = 3; field <= 15 && rest >> tok; ++field) {
-      if (field == 14) utime = std::atof(tok.c_str());
-      if (field == 15) stime = std::atof(tok.c_str());
-    }
-    return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    if (c == name) return taskCpuS(e.path());
   }
   return -1;
 }
+
+// CPU seconds of the main (GUI) thread: the task whose id is the process's.
+double mainThreadCpuS() { return taskCpuS("/proc/self/task/" + std::to_string(getpid())); }
 
 double processCpuS() {
   rusage u{};
@@ -271,7 +278,7 @@ ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
   sl::ui::SimController& c = *w.controller();
   c.setSpeed(0);  // as fast as possible
   c.setMode(mode);
-  const double cpu0 = processCpuS(), worker0 = threadCpuS("servelab-sim");
+  const double cpu0 = processCpuS(), worker0 = threadCpuS("servelab-sim"), gui0 = mainThreadCpuS();
   const auto start = Clock::now();
   c.play();
   {
@@ -284,7 +291,8 @@ ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
     loop.exec();
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  const double cpu = processCpuS() - cpu0, worker = threadCpuS("servelab-sim") - worker0;
+  const double cpu = processCpuS() - cpu0, worker = threadCpuS("servelab-sim") - worker0,
+               gui = mainThreadCpuS() - gui0;
   c.waitIdle(5000);
   const auto f = c.latest();
   char fp[17];
@@ -294,6 +302,7 @@ ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
   j["worker_busy_s"] = f->wallS;  // wall time of the worker's slices
   j["worker_cpu_s"] = worker;     // CPU time of the worker thread (engine + observer + publishing)
   j["process_cpu_s"] = cpu;       // every thread: the GUI's pulls, charts and paints too
+  j["gui_thread_cpu_s"] = gui;    // the GUI thread alone (pulls, charts, paints; not the tail-overlay jobs)
   j["sim_s"] = f->clockS;
   j["finished"] = f->snapshot.finished;
   j["events"] = f->snapshot.events;
@@ -376,10 +385,11 @@ int main(int argc, char** argv) {
         std::cout << out.dump(2) << "\n";
       } else {
         const ordered_json& r = out["run"];
-        std::printf("%s to the end in %s mode (decode lanes %s): wall %.2f s (worker cpu %.2f s, process cpu %.2f s), "
+        std::printf("%s to the end in %s mode (decode lanes %s): wall %.2f s (worker cpu %.2f s, process cpu %.2f s, gui thread cpu %.2f s), "
                     "%.1f simulated s, %lld finished, fingerprint %s, %lld lane steps\n",
                     out["scenario"].get<std::string>().c_str(), toEnd.c_str(), eager ? "off" : "on",
                     r["wall_s"].get<double>(), r["worker_cpu_s"].get<double>(), r["process_cpu_s"].get<double>(),
+                    r["gui_thread_cpu_s"].get<double>(),
                     r["sim_s"].get<double>(),
                     static_cast<long long>(r["finished"].get<std::int64_t>()),
                     r["fingerprint"].get<std::string>().c_str(),
