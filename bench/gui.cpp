@@ -23,6 +23,10 @@
 // (servelab-bench-macro --only B5). `--eager` keeps the engine's decode
 // lanes off (the path the app took before its observer was lane-safe);
 // `--b5-requests N` shrinks B5 (default 10^7, as the macro bench's flag).
+// The CPU times are the worker thread's, the GUI thread's and the
+// process's. `--screenshot PREFIX` saves the window half-way (the run
+// going on) and at the end as PREFIX-mid.png, PREFIX-end.png; `--size WxH`
+// sets the window (default 1920x1080).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
@@ -274,7 +278,9 @@ double processCpuS() {
 
 // Plays the loaded run to its end in `mode`, unpaced, with the window's
 // own event loop (it pulls frames as in exec()).
-ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
+// `shots`: when not empty, the window is saved as <shots>-mid.png once half
+// the requests have finished (the run going on) and <shots>-end.png at the end.
+ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode, const QString& shots) {
   sl::ui::SimController& c = *w.controller();
   c.setSpeed(0);  // as fast as possible
   c.setMode(mode);
@@ -284,8 +290,14 @@ ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
   {
     QEventLoop loop;
     QTimer poll;
+    bool midShot = shots.isEmpty();
     QObject::connect(&poll, &QTimer::timeout, [&] {
-      if (c.latest()->done) loop.quit();
+      const auto f = c.latest();
+      if (!midShot && f->progress >= 0.5 && !f->done) {
+        midShot = true;
+        w.grab().save(shots + "-mid.png", "PNG");
+      }
+      if (f->done) loop.quit();
     });
     poll.start(50);
     loop.exec();
@@ -295,6 +307,12 @@ ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
                gui = mainThreadCpuS() - gui0;
   c.waitIdle(5000);
   const auto f = c.latest();
+  if (!shots.isEmpty()) {
+    QCoreApplication::processEvents();
+    w.pullNow();
+    QCoreApplication::processEvents();
+    w.grab().save(shots + "-end.png", "PNG");
+  }
   char fp[17];
   std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(f->fingerprint));
   ordered_json j;
@@ -322,6 +340,8 @@ int main(int argc, char** argv) {
   std::int64_t b5Requests = 10'000'000;
   std::string toEnd;                       // play to the end in this mode instead of the timed modes
   bool eager = false;                      // keep the decode lanes off
+  QString shots;                           // --to-end: window captures <prefix>-mid.png, -end.png
+  int width = 1920, height = 1080;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") json = true;
@@ -332,10 +352,13 @@ int main(int argc, char** argv) {
     else if (a == "--b5-requests" && i + 1 < argc) b5Requests = std::max<std::int64_t>(1, std::atoll(argv[++i]));
     else if (a == "--to-end" && i + 1 < argc) toEnd = argv[++i];
     else if (a == "--eager") eager = true;
+    else if (a == "--screenshot" && i + 1 < argc) shots = QString::fromLocal8Bit(argv[++i]);
+    else if (a == "--size" && i + 1 < argc && std::sscanf(argv[i + 1], "%dx%d", &width, &height) == 2) ++i;
     else {
       std::fprintf(stderr,
                    "usage: servelab-bench-gui [--seconds S] [--instances N | --b5 [--b5-requests N]] [--modes M,...]\n"
-                   "                          [--to-end express|fast|run] [--eager] [--json]\n");
+                   "                          [--to-end express|fast|run [--screenshot PREFIX]] [--size WxH]\n"
+                   "                          [--eager] [--json]\n");
       return 2;
     }
   }
@@ -364,7 +387,7 @@ int main(int argc, char** argv) {
   if (toEnd.empty()) out["seconds_per_mode"] = seconds;
   {
     sl::ui::MainWindow w;
-    w.resize(1920, 1080);
+    w.resize(width, height);
     w.fitDocksToSize();
     w.show();
     w.controller()->setDecodeLanes(!eager);
@@ -380,7 +403,7 @@ int main(int argc, char** argv) {
                         : toEnd == "fast"  ? sl::ui::RunMode::Fast
                                            : sl::ui::RunMode::Run;
       out["to_end"] = toEnd;
-      out["run"] = runToEnd(w, mode);
+      out["run"] = runToEnd(w, mode, shots);
       if (json) {
         std::cout << out.dump(2) << "\n";
       } else {

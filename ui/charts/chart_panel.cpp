@@ -95,8 +95,11 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   scatter_->setShortTitle(tr("TTFT vs reasoning"));
   scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
   scatter_->addSeries(tr("tail per bin"), theme::kAlert);
-  scatter_->setHelp(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
-                       "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
+  scatter_->setHelp(tr("Dots: finished requests (while a run goes on, an even sample of at most %1 of them, "
+                       "as the caption says; all of them once it pauses or ends). Line: the binned tail TTFT "
+                       "per 256-token bin of reasoning length (p99, or p95/p90/max for bins of fewer requests), "
+                       "from every request, as in tail_ttft.csv")
+                        .arg(countText(kLiveScatterSample)));
   ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
   ttft_->addSeries("p50", theme::kSeriesA);
   ttft_->addSeries("p99", theme::kSeriesB);
@@ -429,9 +432,10 @@ void ChartPanel::prepare() {
     markPending(scatter_);
   }
   const std::size_t drawnFrom = scatter_->sampledPoints(0), all = scatter_->seriesData(0).size();
-  const QString caption = drawnFrom < all ? tr("showing %1 of %2 requests (an even sample while the run goes on)")
-                                                .arg(countText(drawnFrom), countText(all))
-                                          : QString();
+  // (No caption over "no reasoning requests": no dots are drawn then.)
+  const QString caption = drawnFrom < all && anyReasoning_
+                              ? tr("showing %1 of %2 requests").arg(countText(drawnFrom), countText(all))
+                              : QString();
   if (caption != scatter_->subtitle()) {
     scatter_->setSubtitle(caption);
     markPending(scatter_);
