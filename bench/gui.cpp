@@ -26,7 +26,9 @@
 // The CPU times are the worker thread's, the GUI thread's and the
 // process's. `--screenshot PREFIX` saves the window half-way (the run
 // going on) and at the end as PREFIX-mid.png, PREFIX-end.png; `--size WxH`
-// sets the window (default 1920x1080).
+// sets the window (default 1920x1080); `--b5-reasoning MEDIAN` gives B5's
+// requests reasoning tokens (lognormal, p90 3x the median) for pictures of
+// the TTFT-vs-reasoning chart (not for timings: B5 has none).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
@@ -221,8 +223,15 @@ ordered_json snapshotPublish(const sl::Scenario& s, double simSeconds, int sampl
 // B5's scenario (bench/macro.cpp): 512 x h100-sxm-80g, llama-3.1-8b,
 // 10^7 Poisson chat requests at 4 800 req/s, fcfs + least-loaded, seed 1
 // (issue 16 item 4: the GUI stays responsive in Express mode on it).
-sl::Scenario b5Scenario(std::int64_t requests) {
+// `reasoningMedian` > 0: reasoning tokens lognormal with that median (p90
+// 3x), for pictures of the TTFT-vs-reasoning scatter; 0: B5 as measured.
+sl::Scenario b5Scenario(std::int64_t requests, double reasoningMedian = 0) {
   sl::Scenario s;
+  if (reasoningMedian > 0) {
+    s.workload.reasoning_tokens.kind = sl::LengthDist::Kind::Lognormal;
+    s.workload.reasoning_tokens.median = reasoningMedian;
+    s.workload.reasoning_tokens.p90 = 3 * reasoningMedian;
+  }
   s.cluster.instances = 512;
   s.cluster.gpu = "h100-sxm-80g";
   s.model = "llama-3.1-8b";
@@ -342,6 +351,7 @@ int main(int argc, char** argv) {
   bool eager = false;                      // keep the decode lanes off
   QString shots;                           // --to-end: window captures <prefix>-mid.png, -end.png
   int width = 1920, height = 1080;
+  double reasoning = 0;                    // --b5-reasoning MEDIAN: B5 with reasoning (pictures)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") json = true;
@@ -352,11 +362,13 @@ int main(int argc, char** argv) {
     else if (a == "--b5-requests" && i + 1 < argc) b5Requests = std::max<std::int64_t>(1, std::atoll(argv[++i]));
     else if (a == "--to-end" && i + 1 < argc) toEnd = argv[++i];
     else if (a == "--eager") eager = true;
+    else if (a == "--b5-reasoning" && i + 1 < argc) reasoning = std::atof(argv[++i]);
     else if (a == "--screenshot" && i + 1 < argc) shots = QString::fromLocal8Bit(argv[++i]);
     else if (a == "--size" && i + 1 < argc && std::sscanf(argv[i + 1], "%dx%d", &width, &height) == 2) ++i;
     else {
       std::fprintf(stderr,
-                   "usage: servelab-bench-gui [--seconds S] [--instances N | --b5 [--b5-requests N]] [--modes M,...]\n"
+                   "usage: servelab-bench-gui [--seconds S] [--instances N | --b5 [--b5-requests N] [--b5-reasoning MEDIAN]]\n"
+                   "                          [--modes M,...]\n"
                    "                          [--to-end express|fast|run [--screenshot PREFIX]] [--size WxH]\n"
                    "                          [--eager] [--json]\n");
       return 2;
@@ -376,7 +388,7 @@ int main(int argc, char** argv) {
   QCoreApplication::setApplicationName("servelab-bench-gui");
 
   if (b5) instances = 512;
-  const sl::Scenario s = b5 ? b5Scenario(b5Requests) : busyScenario(instances);
+  const sl::Scenario s = b5 ? b5Scenario(b5Requests, reasoning) : busyScenario(instances);
   ordered_json out;
   out["bench"] = "B4";
   out["platform"] = QGuiApplication::platformName().toStdString();
