@@ -334,7 +334,7 @@ void MainWindow::pull(bool force) {
   bool chartsDue = force || !f->running || sinceChartRefresh_.elapsed() >= 200;
   // Express: a chart refresh waits until the GUI thread's CPU since the last
   // one is within kExpressGuiShare of the wall time (docs/user-guide.md
-  // "Charts"; issue 27: at 10^7 requests the charts took 0.4 CPU s per wall
+  // "Charts of a long run"; issue 27: at 10^7 requests the charts took 0.4 CPU s per wall
   // s next to the worker on two cores).
   if (chartsDue && express && !force && sinceChartRefresh_.isValid()) {
     const double wallS = static_cast<double>(sinceChartRefresh_.elapsed()) / 1000.0;
