@@ -23,6 +23,12 @@
 // (servelab-bench-macro --only B5). `--eager` keeps the engine's decode
 // lanes off (the path the app took before its observer was lane-safe);
 // `--b5-requests N` shrinks B5 (default 10^7, as the macro bench's flag).
+// The CPU times are the worker thread's, the GUI thread's and the
+// process's. `--screenshot PREFIX` saves the window half-way (the run
+// going on) and at the end as PREFIX-mid.png, PREFIX-end.png; `--size WxH`
+// sets the window (default 1920x1080); `--b5-reasoning MEDIAN` gives B5's
+// requests reasoning tokens (lognormal, p90 3x the median) for pictures of
+// the TTFT-vs-reasoning chart (not for timings: B5 has none).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
@@ -217,8 +223,15 @@ ordered_json snapshotPublish(const sl::Scenario& s, double simSeconds, int sampl
 // B5's scenario (bench/macro.cpp): 512 x h100-sxm-80g, llama-3.1-8b,
 // 10^7 Poisson chat requests at 4 800 req/s, fcfs + least-loaded, seed 1
 // (issue 16 item 4: the GUI stays responsive in Express mode on it).
-sl::Scenario b5Scenario(std::int64_t requests) {
+// `reasoningMedian` > 0: reasoning tokens lognormal with that median (p90
+// 3x), for pictures of the TTFT-vs-reasoning scatter; 0: B5 as measured.
+sl::Scenario b5Scenario(std::int64_t requests, double reasoningMedian = 0) {
   sl::Scenario s;
+  if (reasoningMedian > 0) {
+    s.workload.reasoning_tokens.kind = sl::LengthDist::Kind::Lognormal;
+    s.workload.reasoning_tokens.median = reasoningMedian;
+    s.workload.reasoning_tokens.p90 = 3 * reasoningMedian;
+  }
   s.cluster.instances = 512;
   s.cluster.gpu = "h100-sxm-80g";
   s.model = "llama-3.1-8b";
@@ -231,9 +244,25 @@ sl::Scenario b5Scenario(std::int64_t requests) {
   return s;
 }
 
-// CPU seconds (user + system) of this process's thread named `name`, from
-// /proc (Linux); -1 when not found. On a shared machine the wall time
-// measures the load as much as the code: the worker's CPU time does not.
+// CPU seconds (user + system) of the task whose /proc folder is `task`.
+double taskCpuS(const std::filesystem::path& task) {
+  std::ifstream stat(task / "stat");
+  std::string line;
+  if (!std::getline(stat, line)) return -1;
+  // Fields after the ")" that closes the name: state is field 3; utime, stime are 14, 15.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string tok;
+  double utime = 0, stime = 0;
+  for (int field = 3; field <= 15 && rest >> tok; ++field) {
+    if (field == 14) utime = std::atof(tok.c_str());
+    if (field == 15) stime = std::atof(tok.c_str());
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of this process's thread named `name`, from /proc (Linux); -1
+// when not found. On a shared machine the wall time measures the load as
+// much as the code: the worker's CPU time does not.
 double threadCpuS(const std::string& name) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -241,22 +270,13 @@ double threadCpuS(const std::string& name) {
     std::ifstream comm(e.path() / "comm");
     std::string c;
     std::getline(comm, c);
-    if (c != name) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    // Fields after the ")" that closes the name: state is field 3; utime, stime are 14, 15.
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    std::string tok;
-    double utime = 0, stime = 0;
-    for (int field = 3; field <= 15 && rest >> tok; ++field) {
-      if (field == 14) utime = std::atof(tok.c_str());
-      if (field == 15) stime = std::atof(tok.c_str());
-    }
-    return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    if (c == name) return taskCpuS(e.path());
   }
   return -1;
 }
+
+// CPU seconds of the main (GUI) thread: the task whose id is the process's.
+double mainThreadCpuS() { return taskCpuS("/proc/self/task/" + std::to_string(getpid())); }
 
 double processCpuS() {
   rusage u{};
@@ -267,26 +287,41 @@ double processCpuS() {
 
 // Plays the loaded run to its end in `mode`, unpaced, with the window's
 // own event loop (it pulls frames as in exec()).
-ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
+// `shots`: when not empty, the window is saved as <shots>-mid.png once half
+// the requests have finished (the run going on) and <shots>-end.png at the end.
+ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode, const QString& shots) {
   sl::ui::SimController& c = *w.controller();
   c.setSpeed(0);  // as fast as possible
   c.setMode(mode);
-  const double cpu0 = processCpuS(), worker0 = threadCpuS("servelab-sim");
+  const double cpu0 = processCpuS(), worker0 = threadCpuS("servelab-sim"), gui0 = mainThreadCpuS();
   const auto start = Clock::now();
   c.play();
   {
     QEventLoop loop;
     QTimer poll;
+    bool midShot = shots.isEmpty();
     QObject::connect(&poll, &QTimer::timeout, [&] {
-      if (c.latest()->done) loop.quit();
+      const auto f = c.latest();
+      if (!midShot && f->progress >= 0.5 && !f->done) {
+        midShot = true;
+        w.grab().save(shots + "-mid.png", "PNG");
+      }
+      if (f->done) loop.quit();
     });
     poll.start(50);
     loop.exec();
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  const double cpu = processCpuS() - cpu0, worker = threadCpuS("servelab-sim") - worker0;
+  const double cpu = processCpuS() - cpu0, worker = threadCpuS("servelab-sim") - worker0,
+               gui = mainThreadCpuS() - gui0;
   c.waitIdle(5000);
   const auto f = c.latest();
+  if (!shots.isEmpty()) {
+    QCoreApplication::processEvents();
+    w.pullNow();
+    QCoreApplication::processEvents();
+    w.grab().save(shots + "-end.png", "PNG");
+  }
   char fp[17];
   std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(f->fingerprint));
   ordered_json j;
@@ -294,6 +329,7 @@ ordered_json runToEnd(sl::ui::MainWindow& w, sl::ui::RunMode mode) {
   j["worker_busy_s"] = f->wallS;  // wall time of the worker's slices
   j["worker_cpu_s"] = worker;     // CPU time of the worker thread (engine + observer + publishing)
   j["process_cpu_s"] = cpu;       // every thread: the GUI's pulls, charts and paints too
+  j["gui_thread_cpu_s"] = gui;    // the GUI thread alone (pulls, charts, paints; not the tail-overlay jobs)
   j["sim_s"] = f->clockS;
   j["finished"] = f->snapshot.finished;
   j["events"] = f->snapshot.events;
@@ -313,6 +349,9 @@ int main(int argc, char** argv) {
   std::int64_t b5Requests = 10'000'000;
   std::string toEnd;                       // play to the end in this mode instead of the timed modes
   bool eager = false;                      // keep the decode lanes off
+  QString shots;                           // --to-end: window captures <prefix>-mid.png, -end.png
+  int width = 1920, height = 1080;
+  double reasoning = 0;                    // --b5-reasoning MEDIAN: B5 with reasoning (pictures)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") json = true;
@@ -323,10 +362,15 @@ int main(int argc, char** argv) {
     else if (a == "--b5-requests" && i + 1 < argc) b5Requests = std::max<std::int64_t>(1, std::atoll(argv[++i]));
     else if (a == "--to-end" && i + 1 < argc) toEnd = argv[++i];
     else if (a == "--eager") eager = true;
+    else if (a == "--b5-reasoning" && i + 1 < argc) reasoning = std::atof(argv[++i]);
+    else if (a == "--screenshot" && i + 1 < argc) shots = QString::fromLocal8Bit(argv[++i]);
+    else if (a == "--size" && i + 1 < argc && std::sscanf(argv[i + 1], "%dx%d", &width, &height) == 2) ++i;
     else {
       std::fprintf(stderr,
-                   "usage: servelab-bench-gui [--seconds S] [--instances N | --b5 [--b5-requests N]] [--modes M,...]\n"
-                   "                          [--to-end express|fast|run] [--eager] [--json]\n");
+                   "usage: servelab-bench-gui [--seconds S] [--instances N | --b5 [--b5-requests N] [--b5-reasoning MEDIAN]]\n"
+                   "                          [--modes M,...]\n"
+                   "                          [--to-end express|fast|run [--screenshot PREFIX]] [--size WxH]\n"
+                   "                          [--eager] [--json]\n");
       return 2;
     }
   }
@@ -344,7 +388,7 @@ int main(int argc, char** argv) {
   QCoreApplication::setApplicationName("servelab-bench-gui");
 
   if (b5) instances = 512;
-  const sl::Scenario s = b5 ? b5Scenario(b5Requests) : busyScenario(instances);
+  const sl::Scenario s = b5 ? b5Scenario(b5Requests, reasoning) : busyScenario(instances);
   ordered_json out;
   out["bench"] = "B4";
   out["platform"] = QGuiApplication::platformName().toStdString();
@@ -355,7 +399,7 @@ int main(int argc, char** argv) {
   if (toEnd.empty()) out["seconds_per_mode"] = seconds;
   {
     sl::ui::MainWindow w;
-    w.resize(1920, 1080);
+    w.resize(width, height);
     w.fitDocksToSize();
     w.show();
     w.controller()->setDecodeLanes(!eager);
@@ -371,15 +415,16 @@ int main(int argc, char** argv) {
                         : toEnd == "fast"  ? sl::ui::RunMode::Fast
                                            : sl::ui::RunMode::Run;
       out["to_end"] = toEnd;
-      out["run"] = runToEnd(w, mode);
+      out["run"] = runToEnd(w, mode, shots);
       if (json) {
         std::cout << out.dump(2) << "\n";
       } else {
         const ordered_json& r = out["run"];
-        std::printf("%s to the end in %s mode (decode lanes %s): wall %.2f s (worker cpu %.2f s, process cpu %.2f s), "
+        std::printf("%s to the end in %s mode (decode lanes %s): wall %.2f s (worker cpu %.2f s, process cpu %.2f s, gui thread cpu %.2f s), "
                     "%.1f simulated s, %lld finished, fingerprint %s, %lld lane steps\n",
                     out["scenario"].get<std::string>().c_str(), toEnd.c_str(), eager ? "off" : "on",
                     r["wall_s"].get<double>(), r["worker_cpu_s"].get<double>(), r["process_cpu_s"].get<double>(),
+                    r["gui_thread_cpu_s"].get<double>(),
                     r["sim_s"].get<double>(),
                     static_cast<long long>(r["finished"].get<std::int64_t>()),
                     r["fingerprint"].get<std::string>().c_str(),

@@ -630,6 +630,84 @@ private slots:
     for (std::size_t i = 0; i < bins.size(); ++i) QCOMPARE(tail[i].y(), bins[i].value);
   }
 
+  // The live scatter's sample (issue 27): bounded, even, and the same
+  // whatever batches the points came in.
+  void strideSampleIsBoundedEvenAndBatchIndependent() {
+    std::vector<QPointF> all;
+    for (int i = 0; i < 100000; ++i) all.emplace_back(i, 0.001 * (i % 977));
+    chartaxes::StrideSample one(1000), batched(1000);
+    one.append(all.data(), all.data() + all.size());
+    for (std::size_t at = 0, step = 1; at < all.size(); at += step, step = step * 3 % 1013 + 1)
+      batched.append(all.data() + at, all.data() + std::min(all.size(), at + step));
+    QCOMPARE(one.seen(), all.size());
+    QVERIFY(one.points().size() <= 1000);
+    QVERIFY(one.points().size() > 500);
+    QCOMPARE(one.points(), batched.points());
+    QCOMPARE(one.stride(), batched.stride());
+    QCOMPARE(one.stride(), std::size_t{128});  // 100 000 / 128 = 782 kept
+    for (std::size_t k = 0; k < one.points().size(); ++k) QCOMPARE(one.points()[k], all[k * one.stride()]);
+    chartaxes::StrideSample rebuilt(1000);
+    rebuilt.rebuild(all);
+    QCOMPARE(rebuilt.points(), one.points());
+    chartaxes::StrideSample unbounded;  // cap 0: every point
+    unbounded.append(all.data(), all.data() + all.size());
+    QCOMPARE(unbounded.points().size(), all.size());
+  }
+
+  // While a run goes on, the scatter draws from at most kLiveScatterSample
+  // requests and says so; the data (CSV) stays whole, and the end of the run
+  // draws from all of them again.
+  void liveScatterIsDrawnFromABoundedSample() {
+    ChartPanel p;
+    p.clear(2);
+    std::vector<FinishedPoint> pts;
+    for (int i = 0; i < 100000; ++i) {
+      FinishedPoint f;
+      f.reasoning = 10 * (i % 400);
+      f.ttftS = 0.001 * (i % 997);
+      f.tpotS = 0.02;
+      f.e2eS = 1.0;
+      pts.push_back(f);
+    }
+    p.addFinished(pts);
+    p.refreshLive();
+    LiveChart* sc = p.chart("ttft_vs_reasoning");
+    QCOMPARE(sc->seriesData(0).size(), std::size_t{100000});
+    QVERIFY(sc->sampledPoints(0) <= ChartPanel::kLiveScatterSample);
+    QVERIFY(sc->sampledPoints(0) > ChartPanel::kLiveScatterSample / 2);
+    QVERIFY(sc->drawnPoints() <= static_cast<int>(ChartPanel::kLiveScatterSample) + 100);  // + the tail line
+    QVERIFY2(sc->subtitle().startsWith("showing " + QString::number(sc->sampledPoints(0)).insert(2, QChar(0x2009)) +
+                                       " of 100" + QChar(0x2009) + "000 requests"),
+             qPrintable(sc->subtitle()));
+    // The x range still comes from every request: the longest reasoning,
+    // 3990 (i = 399 + 400k, all odd), is in no sample of stride 8 (whose
+    // longest is 3920; the tail line's last bin centre is 3968).
+    QCOMPARE(sc->xRange().second, 3990.0);
+    QTemporaryDir tmp;
+    QVERIFY(sc->exportCsv(tmp.filePath("s.csv")));
+    QFile csv(tmp.filePath("s.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    int requestRows = 0;
+    for (const QByteArray& l : csv.readAll().split('\n')) requestRows += l.startsWith("requests,");
+    QCOMPARE(requestRows, 100000);
+    // The same points in other batches: the same sample.
+    ChartPanel q;
+    q.clear(2);
+    for (std::size_t at = 0; at < pts.size(); at += 7000) {
+      q.addFinished(std::vector<FinishedPoint>(pts.begin() + static_cast<std::ptrdiff_t>(at),
+                                               pts.begin() + static_cast<std::ptrdiff_t>(std::min(pts.size(), at + 7000))));
+      q.refreshLive();
+    }
+    QTest::qWait(1100);  // past 20 000 points the scatter takes new data once a second
+    q.refreshLive();
+    QCOMPARE(q.chart("ttft_vs_reasoning")->seriesData(0).size(), std::size_t{100000});
+    QCOMPARE(q.chart("ttft_vs_reasoning")->sampledPoints(0), sc->sampledPoints(0));
+    // The run ends: drawn from all of them, no caption.
+    p.refresh();
+    QCOMPARE(sc->sampledPoints(0), std::size_t{100000});
+    QVERIFY(sc->subtitle().isEmpty());
+  }
+
   void kvChartHasALegendForItsInstances() {
     QWidget host;
     auto* panel = new ChartPanel(&host);

@@ -123,4 +123,30 @@ void decimateScatter(const std::vector<QPointF>& in, const QRectF& range, QSize 
   }
 }
 
+void StrideSample::clear() {
+  stride_ = 1;
+  seen_ = 0;
+  kept_.clear();
+}
+
+void StrideSample::append(const QPointF* first, const QPointF* last) {
+  for (const QPointF* p = first; p != last; ++p, ++seen_) {
+    if (seen_ % stride_ != 0) continue;
+    kept_.push_back(*p);
+    // Kept point k has index k * stride: keeping the even k is the sample
+    // at twice the stride.
+    while (cap_ > 0 && kept_.size() > cap_) {
+      std::size_t w = 0;
+      for (std::size_t k = 0; k < kept_.size(); k += 2) kept_[w++] = kept_[k];
+      kept_.resize(w);
+      stride_ *= 2;
+    }
+  }
+}
+
+void StrideSample::rebuild(const std::vector<QPointF>& all) {
+  clear();
+  append(all.data(), all.data() + all.size());
+}
+
 }  // namespace sl::ui::chartaxes

@@ -6,6 +6,7 @@
 #include <QRectF>
 #include <QSize>
 
+#include <cstddef>
 #include <vector>
 
 class QValueAxis;
@@ -43,5 +44,35 @@ void dataAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
 void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out);
 /// One point per 2x2-pixel cell.
 void decimateScatter(const std::vector<QPointF>& in, const QRectF& range, QSize px, QList<QPointF>& out);
+
+/// A bounded, deterministic sample of a series that only grows: every
+/// stride-th point by index (0, s, 2s, …), the stride doubling (and every
+/// other kept point dropped) whenever more than `cap` are kept. It holds
+/// between cap/2 and cap points once the series has more than cap, spread
+/// evenly over the series in arrival order, and depends only on the points
+/// and their order, never on the batches they came in. O(1) amortized per
+/// point; used to draw a live scatter of millions of requests
+/// (LiveChart::setSeriesSampleCap, docs/user-guide.md "Charts").
+class StrideSample {
+public:
+  /// cap 0: no bound (every point kept).
+  StrideSample() = default;
+  explicit StrideSample(std::size_t cap) : cap_(cap) {}
+  void clear();
+  /// The next points of the series, in order.
+  void append(const QPointF* first, const QPointF* last);
+  /// Start again from the whole series.
+  void rebuild(const std::vector<QPointF>& all);
+  std::size_t cap() const { return cap_; }
+  const std::vector<QPointF>& points() const { return kept_; }
+  /// Every stride()-th point of the series is kept.
+  std::size_t stride() const { return stride_; }
+  /// Points of the series seen so far.
+  std::size_t seen() const { return seen_; }
+
+private:
+  std::size_t cap_ = 0, stride_ = 1, seen_ = 0;
+  std::vector<QPointF> kept_;
+};
 
 }  // namespace sl::ui::chartaxes

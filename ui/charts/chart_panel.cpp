@@ -41,6 +41,14 @@ std::vector<QPointF> tailOverlay(const TailSamples& samples) {
   return tail;
 }
 
+// A count as the scatter's caption writes it: 20 000, 3.10 M.
+QString countText(std::size_t n) {
+  if (n >= 1000000) return QString::number(static_cast<double>(n) / 1e6, 'f', 2) + " M";
+  QString digits = QString::number(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, QChar(0x2009));  // thin space
+  return digits;
+}
+
 std::vector<QPointF> tailOverlay(const std::vector<QPointF>& pts) {
   TailSamples samples;
   appendTailSamples(samples, pts.data(), pts.data() + pts.size());
@@ -87,8 +95,11 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   scatter_->setShortTitle(tr("TTFT vs reasoning"));
   scatter_->addSeries(tr("requests"), theme::kReasoning, SeriesStyle::Scatter);
   scatter_->addSeries(tr("tail per bin"), theme::kAlert);
-  scatter_->setHelp(tr("Dots: finished requests. Line: the binned tail TTFT per 256-token bin of reasoning "
-                       "length (p99, or p95/p90/max for bins of fewer requests), as in tail_ttft.csv"));
+  scatter_->setHelp(tr("Dots: finished requests (while a run goes on, an even sample of at most %1 of them, "
+                       "as the caption says; all of them once it pauses or ends). Line: the binned tail TTFT "
+                       "per 256-token bin of reasoning length (p99, or p95/p90/max for bins of fewer requests), "
+                       "from every request, as in tail_ttft.csv")
+                        .arg(countText(kLiveScatterSample)));
   ttft_ = new LiveChart("ttft", tr("TTFT, rolling"), tr("time (s)"), tr("seconds"));
   ttft_->addSeries("p50", theme::kSeriesA);
   ttft_->addSeries("p99", theme::kSeriesB);
@@ -222,6 +233,8 @@ void ChartPanel::clear(int instances) {
   anyReasoning_ = false;
   cdfDirty_ = false;
   scatter_->setEmptyText({});
+  scatter_->setSubtitle({});
+  tailJobMs_ = 0;
   changes_.clear();
   pending_.clear();
   kvStale_ = false;
@@ -344,9 +357,11 @@ void ChartPanel::prepareAnimated() {
 
 void ChartPanel::prepare() {
   if (tailJob_.valid() && tailJob_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    std::vector<QPointF> tail = tailJob_.get();
+    TailJob job = tailJob_.get();
+    tailJobEnded_.restart();
+    tailJobMs_ = job.ms;
     if (tailJobGen_ == tailGen_) {
-      scatter_->setSeriesData(1, std::move(tail));
+      scatter_->setSeriesData(1, std::move(job.overlay));
       tailCount_ = tailJobCount_;
       markPending(scatter_);
     }
@@ -377,8 +392,12 @@ void ChartPanel::prepare() {
     scatterSent_ = scatterPts_.size();
     // The overlay, off the GUI thread while a run goes on (7-20 ms at 300k
     // requests: a dropped frame a second, B4; 100+ ms per Fast-mode pull at
-    // 10^6); a job still running is left to finish first.
-    if (live_ && !tailJob_.valid()) {
+    // 10^6); a job still running is left to finish first, and the next one
+    // waits kTailJobIdle times as long as the last one took, so the jobs
+    // (O(finished requests) each: ~1 s at 10^7) use at most a fifth of a
+    // core next to the worker (issue 27).
+    const bool tailRested = !tailJobEnded_.isValid() || tailJobEnded_.elapsed() >= kTailJobIdle * tailJobMs_;
+    if (live_ && !tailJob_.valid() && tailRested) {
       tailJobGen_ = tailGen_;
       tailJobCount_ = scatterPts_.size();
       // The job keeps the samples it has seen (tailSamples_, touched by
@@ -387,14 +406,38 @@ void ChartPanel::prepare() {
       std::vector<QPointF> fresh(scatterPts_.begin() + static_cast<std::ptrdiff_t>(tailHanded_), scatterPts_.end());
       tailHanded_ = scatterPts_.size();
       tailJob_ = std::async(std::launch::async, [state = tailSamples_, fresh = std::move(fresh)] {
+        QElapsedTimer took;
+        took.start();
         appendTailSamples(*state, fresh.data(), fresh.data() + fresh.size());
-        return tailOverlay(*state);
+        TailJob job;
+        job.overlay = tailOverlay(*state);
+        job.ms = took.elapsed();
+        return job;
       });
     }
     // A workload without reasoning would put every dot at 0: the chart
     // says so instead of drawing a column of dots.
     scatter_->setEmptyText(!scatterPts_.empty() && !anyReasoning_ ? tr("no reasoning requests in this workload")
                                                                   : QString());
+    markPending(scatter_);
+  }
+  // While a run goes on, the dots are drawn from a bounded, even sample of
+  // the finished requests (kLiveScatterSample; the caption says how many):
+  // the refresh costs the same at 10^7 requests as at 10^4. Paused or
+  // finished: from all of them again. The data stays whole (CSV export).
+  const std::size_t cap = live_ ? kLiveScatterSample : 0;
+  if (cap != scatterCap_) {
+    scatterCap_ = cap;
+    scatter_->setSeriesSampleCap(0, cap);
+    markPending(scatter_);
+  }
+  const std::size_t drawnFrom = scatter_->sampledPoints(0), all = scatter_->seriesData(0).size();
+  // (No caption over "no reasoning requests": no dots are drawn then.)
+  const QString caption = drawnFrom < all && anyReasoning_
+                              ? tr("showing %1 of %2 requests").arg(countText(drawnFrom), countText(all))
+                              : QString();
+  if (caption != scatter_->subtitle()) {
+    scatter_->setSubtitle(caption);
     markPending(scatter_);
   }
   // No run going on (paused, finished): the overlay is exact for every

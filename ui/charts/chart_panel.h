@@ -107,6 +107,11 @@ public:
   /// brought up to date at most once a second and the overlay off the GUI
   /// thread; refresh() when the run stops makes them exact.
   void refreshLive();
+  /// While a run goes on, the scatter's dots are drawn from at most this
+  /// many finished requests, an even sample (chartaxes::StrideSample), and
+  /// its caption says "showing N of M requests"; all of them once the run
+  /// pauses or ends. CSV exports always hold every request.
+  static constexpr std::size_t kLiveScatterSample = 20000;
   /// For a running animation: hand the new data to the charts now, but let
   /// refreshOne() redraw them one per call, so no single GUI frame pays for
   /// all of them (a full refresh costs tens of ms with long series); the
@@ -184,7 +189,15 @@ private:
   // The binned-tail overlay is O(finished requests): while a run animates it
   // is computed on a worker thread from a copy of the points, and applied on
   // a later pull if no clear() came in between (tailGen_).
-  std::future<std::vector<QPointF>> tailJob_;
+  struct TailJob {
+    std::vector<QPointF> overlay;
+    qint64 ms = 0;  // what the job took
+  };
+  std::future<TailJob> tailJob_;
+  QElapsedTimer tailJobEnded_;  // since the last job's result was taken
+  qint64 tailJobMs_ = 0;        // what it took
+  static constexpr qint64 kTailJobIdle = 4;
+  std::size_t scatterCap_ = 0;  // the scatter's sample cap now (0: drawn from all)
   std::uint64_t tailGen_ = 0, tailJobGen_ = 0;
   std::size_t tailCount_ = 0, tailJobCount_ = 0;  // points the overlay shown / being computed covers
   std::shared_ptr<std::vector<std::pair<std::int64_t, double>>> tailSamples_ =

@@ -325,18 +325,36 @@ int LiveChart::addSeries(const QString& name, const QColor& color, SeriesStyle s
   // The legend draws its labels as rich text: a name such as "migrated at
   // </think>" must reach it escaped, or the tag is swallowed.
   for (QLegendMarker* m : d->chart->legend()->markers(s)) m->setLabel(name.toHtmlEscaped());
-  d->series.push_back({s, style, {}});
+  Impl::S added;
+  added.series = s;
+  added.style = style;
+  d->series.push_back(std::move(added));
   return static_cast<int>(d->series.size()) - 1;
 }
 
 void LiveChart::setSeriesData(int i, std::vector<QPointF> points) {
-  d->series.at(static_cast<std::size_t>(i)).data = std::move(points);
+  auto& s = d->series.at(static_cast<std::size_t>(i));
+  s.data = std::move(points);
+  s.any = false;
+  s.x0 = s.x1 = s.y1 = 0;
+  s.sample.clear();
+  s.extend(s.data.data(), s.data.data() + s.data.size());
 }
 
 void LiveChart::appendSeriesData(int i, const std::vector<QPointF>& points) {
-  auto& data = d->series.at(static_cast<std::size_t>(i)).data;
-  data.insert(data.end(), points.begin(), points.end());
+  auto& s = d->series.at(static_cast<std::size_t>(i));
+  s.data.insert(s.data.end(), points.begin(), points.end());
+  s.extend(points.data(), points.data() + points.size());
 }
+
+void LiveChart::setSeriesSampleCap(int i, std::size_t cap) {
+  auto& s = d->series.at(static_cast<std::size_t>(i));
+  if (cap == s.sample.cap()) return;
+  s.sample = chartaxes::StrideSample(cap);
+  if (cap > 0) s.sample.rebuild(s.data);
+}
+
+std::size_t LiveChart::sampledPoints(int i) const { return d->series.at(static_cast<std::size_t>(i)).drawn().size(); }
 
 const std::vector<QPointF>& LiveChart::seriesData(int i) const { return d->series.at(static_cast<std::size_t>(i)).data; }
 
@@ -366,13 +384,20 @@ void LiveChart::refresh() {
   const bool zoomed = d->viewX.has_value();
   const double vLo = zoomed ? d->viewX->first : -std::numeric_limits<double>::infinity();
   const double vHi = zoomed ? d->viewX->second : std::numeric_limits<double>::infinity();
-  for (const auto& s : d->series)
-    for (const QPointF& p : s.data) {
-      if (!any) { x0 = x1 = p.x(); any = true; }
-      x0 = std::min(x0, p.x());
-      x1 = std::max(x1, p.x());
-      if (p.x() >= vLo && p.x() <= vHi) y1 = std::max(y1, p.y());
+  for (const auto& s : d->series) {
+    if (!s.any) continue;
+    if (!any) { x0 = s.x0; x1 = s.x1; any = true; }
+    x0 = std::min(x0, s.x0);
+    x1 = std::max(x1, s.x1);
+    if (!zoomed) {
+      y1 = std::max(y1, s.y1);
+      continue;
     }
+    // Zoomed: y follows what is drawn inside the view (a sampled series'
+    // sample).
+    for (const QPointF& p : s.drawn())
+      if (p.x() >= vLo && p.x() <= vHi) y1 = std::max(y1, p.y());
+  }
   if (!any) { x0 = 0; x1 = 10; }
   for (double m : d->markerXs) x1 = std::max(x1, m);
   for (double m : d->windowXs) x1 = std::max(x1, m);
@@ -422,19 +447,20 @@ void LiveChart::refresh() {
   std::vector<QPointF> visible;
   d->drawn = 0;
   for (auto& s : d->series) {
-    const std::vector<QPointF>* in = &s.data;
+    const std::vector<QPointF>& all = s.drawn();
+    const std::vector<QPointF>* in = &all;
     if (zoomed) {
       // Only what is in view (lines keep one point either side, so they run
       // to the edges).
       visible.clear();
-      const std::size_t n = s.data.size();
+      const std::size_t n = all.size();
       for (std::size_t i = 0; i < n; ++i) {
-        const double x = s.data[i].x();
+        const double x = all[i].x();
         const bool inView = x >= vLo && x <= vHi;
         const bool edge = s.style == SeriesStyle::Line &&
-                          ((i + 1 < n && x < vLo && s.data[i + 1].x() >= vLo) ||
-                           (i > 0 && x > vHi && s.data[i - 1].x() <= vHi));
-        if (inView || edge) visible.push_back(s.data[i]);
+                          ((i + 1 < n && x < vLo && all[i + 1].x() >= vLo) ||
+                           (i > 0 && x > vHi && all[i - 1].x() <= vHi));
+        if (inView || edge) visible.push_back(all[i]);
       }
       in = &visible;
     }

@@ -15,6 +15,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <cstddef>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -71,6 +72,16 @@ public:
   /// points), for live series that only grow.
   void appendSeriesData(int series, const std::vector<QPointF>& points);
   const std::vector<QPointF>& seriesData(int series) const;
+  /// Draw this series from a bounded, deterministic sample of at most `cap`
+  /// of its points (chartaxes::StrideSample) while it holds more than that;
+  /// 0 (the default): from all of them. The series keeps all its data (CSV
+  /// export, hover); only the drawing uses the sample. For a live scatter
+  /// of millions of requests, whose refresh would otherwise cost
+  /// O(points) a second.
+  void setSeriesSampleCap(int series, std::size_t cap);
+  /// Points a refresh draws from (before pixel decimation): the sample's
+  /// size while the series is sampled, else all its points.
+  std::size_t sampledPoints(int series) const;
   void removeAllSeries();
   /// Vertical dashed lines (e.g. live rate changes) at these x values, each
   /// labelled at the top of the plot with labels[i] when given (a label that

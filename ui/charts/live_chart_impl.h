@@ -12,10 +12,12 @@
 #include <QValueAxis>
 #include <QXYSeries>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "ui/charts/chart_axes.h"
 #include "ui/charts/live_chart.h"
 
 namespace sl::ui {
@@ -34,9 +36,26 @@ struct LiveChart::Impl {
   int xCategories = 0;
   QValueAxis* ay = nullptr;
   struct S {
-    QXYSeries* series;
-    SeriesStyle style;
+    QXYSeries* series = nullptr;
+    SeriesStyle style = SeriesStyle::Line;
     std::vector<QPointF> data;
+    // The data's extent (min/max x, max y), kept as points arrive: an
+    // unzoomed refresh reads it instead of every point.
+    bool any = false;
+    double x0 = 0, x1 = 0, y1 = 0;
+    // setSeriesSampleCap: drawn from this sample when the data is larger.
+    chartaxes::StrideSample sample;
+    void extend(const QPointF* first, const QPointF* last) {
+      for (const QPointF* p = first; p != last; ++p) {
+        if (!any) { x0 = x1 = p->x(); any = true; }
+        x0 = std::min(x0, p->x());
+        x1 = std::max(x1, p->x());
+        y1 = std::max(y1, p->y());
+      }
+      if (sample.cap() > 0) sample.append(first, last);
+    }
+    bool sampled() const { return sample.cap() > 0 && data.size() > sample.cap(); }
+    const std::vector<QPointF>& drawn() const { return sampled() ? sample.points() : data; }
   };
   std::vector<S> series;
   std::vector<QLineSeries*> markers;

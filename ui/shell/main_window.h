@@ -194,6 +194,15 @@ private:
 
   QTimer* pullTimer_ = nullptr;
   QElapsedTimer sinceChartRefresh_;
+  double chartCpuMark_ = 0;  // the GUI thread's CPU seconds when the charts were last refreshed
+  /// Express: the charts are refreshed (at the ~1 Hz pull) only while the
+  /// GUI thread has used at most this fraction of the wall time since the
+  /// last refresh (a refresh plus its paint can cost hundreds of ms with
+  /// 512 instances' KV lines: the interval grows with it, so the GUI thread
+  /// never takes more than ~this share of a core from the worker), and at
+  /// least every kExpressChartMaxS seconds.
+  static constexpr double kExpressGuiShare = 0.15;
+  static constexpr double kExpressChartMaxS = 10.0;
   QElapsedTimer sincePull_;
   QElapsedTimer beat_;      // the 60 Hz pull schedule while a run animates
   double nextBeatMs_ = 0;   // next pull on that schedule (ms of beat_)
