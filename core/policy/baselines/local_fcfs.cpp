@@ -8,6 +8,14 @@
 #include "engine/request.h"
 
 namespace sl {
+namespace {
+// Inserts `r` after every entry that does not order after it: the running
+// list and the queue stay sorted, ties in insertion order.
+template <class Seq, class Order> void insertSorted(Seq& v, Request* r, Order order) {
+  v.insert(std::upper_bound(v.begin(), v.end(), r, order), r);
+}
+}  // namespace
+
 bool FcfsLocal::byArrival(const Request* a, const Request* b) {
   return arrivalOrder(a, b);
 }
@@ -19,10 +27,10 @@ void FcfsLocal::resort() {
 
 void FcfsLocal::enqueue(Request& r) {
   if (r.state == ReqState::Running) {
-    running_.insert(std::upper_bound(running_.begin(), running_.end(), &r, order_), &r);
+    insertSorted(running_, &r, order_);
   } else {
     // Keep the queue in arrival order (migrated-in requests may be older).
-    queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), &r, order_), &r);
+    insertSorted(queue_, &r, order_);
   }
 }
 
@@ -39,7 +47,7 @@ void FcfsLocal::remove(Request& r) {
 }
 
 void FcfsLocal::requeueFront(Request* r) {
-  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), r, order_), r);
+  insertSorted(queue_, r, order_);
 }
 
 DecodeLane* FcfsLocal::decodeLane() {
@@ -47,11 +55,11 @@ DecodeLane* FcfsLocal::decodeLane() {
 }
 
 void FcfsLocal::releaseFromLane(Request& r) {
-  if (lane_.release(r)) running_.insert(std::upper_bound(running_.begin(), running_.end(), &r, order_), &r);
+  if (lane_.release(r)) insertSorted(running_, &r, order_);
 }
 
 void FcfsLocal::laneReturned(std::span<Request* const> rs) {
-  for (Request* r : rs) running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
+  for (Request* r : rs) insertSorted(running_, r, order_);
 }
 
 void FcfsLocal::leaveLane() {
@@ -127,7 +135,7 @@ void FcfsLocal::schedule(IterationBuilder& b) {
              running_.size() + lane_.size() < maxSeqs && b.admit(*queue_.front())) {
         Request* r = queue_.front();
         queue_.pop_front();
-        running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
+        insertSorted(running_, r, order_);
         admitted = true;
       }
       return admitted;
@@ -216,7 +224,7 @@ admit:
         break;  // no skipping: later requests wait behind the head
     }
     queue_.pop_front();
-    running_.insert(std::upper_bound(running_.begin(), running_.end(), r, order_), r);
+    insertSorted(running_, r, order_);
   }
 }
 
