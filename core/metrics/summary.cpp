@@ -135,17 +135,32 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
   const auto forEach = [&](auto&& f) {
     forEachRecord([&](const RequestRecord& r) { inWindow(r, f); });
   };
-  // Memory (issue 16): one pass per two defined metrics into two buffers
-  // reserved once (the first pass also takes the totals and each metric's
-  // count). Each metric sees the same values as one vector per metric grown
-  // by push_back did, so every statistic keeps its bits; the peak is two
-  // values per record instead of seven, without the doubling growth's
-  // freed-but-retained buffers. Each pass decodes every compact record
-  // (issue 27: the first pass serves the totals, TTFT, TPOT and `visit`).
-  std::int64_t nTtfat = 0, nReasoning = 0, nE2e = 0, nBlocking = 0, nQoe = 0;
-  std::vector<double> values, values2;
-  values.reserve(records);
-  values2.reserve(records);
+  // Memory (issue 16): the latency metrics' values go into buffers reserved
+  // once, as many as `k`: every metric at once in the first pass when the
+  // records are few (at most kOnePass: a buffer per metric then costs
+  // < 2.1 MB each), else two (B5's 10^7: two values per record instead of
+  // eight), the others in one more pass per two defined metrics. Each
+  // metric sees the same values as one vector per metric grown by push_back
+  // did, so every statistic keeps its bits. Each pass decodes every compact
+  // record (issue 27: the first pass also takes the totals, the counts and
+  // `visit`).
+  constexpr int kMetrics = 8;
+  enum { kTtft, kTpot, kTtfat, kReasoning, kE2e, kBlocking, kQueueing, kQoe };
+  using Get = std::optional<double> (*)(const RequestRecord&);
+  static constexpr std::array<Get, kMetrics> kGet = {
+      [](const RequestRecord& r) { return r.ttft(); },
+      [](const RequestRecord& r) { return r.tpot(); },
+      [](const RequestRecord& r) { return r.ttfat(); },
+      [](const RequestRecord& r) { return r.reasoningLatency(); },
+      [](const RequestRecord& r) { return r.e2e(); },
+      [](const RequestRecord& r) { return r.blockingLatency(); },
+      [](const RequestRecord& r) { return std::optional<double>(r.queueingS()); },
+      [](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; }};
+  constexpr std::size_t kOnePass = std::size_t{1} << 18;
+  const int k = records <= kOnePass ? kMetrics : 2;
+  std::array<std::vector<double>, kMetrics> buf;
+  for (int m = 0; m < k; ++m) buf[static_cast<std::size_t>(m)].reserve(records);
+  std::array<std::int64_t, kMetrics> count{};
   forEachRecord([&](const RequestRecord& raw) {
     finishedAll += raw.finished;
     if (visit) (*visit)(raw);
@@ -155,19 +170,57 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
       s.migrations += r.migrations;
       if (!r.finished) return;
       ++s.finished;
-      const std::optional<double> ttft = r.ttft(), tpot = r.tpot();
-      if (ttft) values.push_back(*ttft);
-      if (tpot) values2.push_back(*tpot);
-      nTtfat += r.ttfat().has_value();
-      nReasoning += r.reasoningLatency().has_value();
-      nE2e += r.e2e().has_value();
-      nBlocking += r.blockingLatency().has_value();
-      nQoe += r.hasQoe();
+      for (int m = 0; m < kMetrics; ++m)
+        if (const std::optional<double> v = kGet[static_cast<std::size_t>(m)](r)) {
+          ++count[static_cast<std::size_t>(m)];
+          if (m < k) buf[static_cast<std::size_t>(m)].push_back(*v);
+        }
       if (meetsSlo(r, slo)) ++s.slo_met;
     });
   });
-  s.ttft_s = computeStats(values);
-  s.tpot_s = computeStats(values2);
+  const std::int64_t nBlocking = count[kBlocking];
+  // A metric's statistics from its values (sorted here).
+  const auto finishMetric = [&](int m, std::vector<double>& v) {
+    switch (m) {
+      case kTtft: s.ttft_s = computeStats(v); break;
+      case kTpot: s.tpot_s = computeStats(v); break;
+      case kTtfat: s.ttfat_s = computeStats(v); break;
+      case kReasoning: s.reasoning_s = computeStats(v); break;
+      case kE2e: s.e2e_s = computeStats(v); break;
+      case kBlocking: s.blocking_s = computeStats(v); break;
+      case kQueueing: s.queueing_s = computeStats(v); break;
+      default: {
+        s.qoe_n = static_cast<std::int64_t>(v.size());
+        if (v.empty()) break;
+        sortAscending(v);
+        double sum = 0;
+        std::int64_t viol = 0;
+        for (double q : v) {
+          sum += q;
+          if (q < slo.qoe_threshold) ++viol;
+        }
+        s.qoe_mean = sum / static_cast<double>(v.size());
+        s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(v.size());
+      }
+    }
+  };
+  for (int m = 0; m < k; ++m) finishMetric(m, buf[static_cast<std::size_t>(m)]);
+  // The rest (k = 2 only), two defined metrics a pass.
+  std::vector<int> rest;
+  for (int m = k; m < kMetrics; ++m)
+    if (count[static_cast<std::size_t>(m)] > 0) rest.push_back(m);
+  for (std::size_t g = 0; g < rest.size(); g += static_cast<std::size_t>(k)) {
+    const std::size_t end = std::min(rest.size(), g + static_cast<std::size_t>(k));
+    for (std::size_t j = g; j < end; ++j) buf[j - g].clear();
+    forEach([&](const RequestRecord& r) {
+      if (!r.finished) return;
+      for (std::size_t j = g; j < end; ++j)
+        if (const std::optional<double> v = kGet[static_cast<std::size_t>(rest[j])](r)) buf[j - g].push_back(*v);
+    });
+    for (std::size_t j = g; j < end; ++j) finishMetric(rest[j], buf[j - g]);
+  }
+  std::vector<double>& values = buf[0];
+  std::vector<double>& values2 = buf[1];
   s.in_flight = arrived - finishedAll;
   double span_s = s.sim_s;
   if (window) {
@@ -192,15 +245,6 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
           if (const std::optional<double> v = get2(r)) values2.push_back(*v);
       });
   };
-  const auto stats = [&](LatencyStats& a, std::int64_t n, auto&& get, LatencyStats& b, std::int64_t n2, auto&& get2) {
-    fill(n, get, n2, get2);
-    a = computeStats(values);
-    b = computeStats(values2);
-  };
-  stats(s.ttfat_s, nTtfat, [](const RequestRecord& r) { return r.ttfat(); },
-        s.reasoning_s, nReasoning, [](const RequestRecord& r) { return r.reasoningLatency(); });
-  stats(s.e2e_s, nE2e, [](const RequestRecord& r) { return r.e2e(); },
-        s.blocking_s, nBlocking, [](const RequestRecord& r) { return r.blockingLatency(); });
   if (nBlocking > 0) {
     BlockingBreakdown& bd = s.blocking_breakdown;
     constexpr int kParts = BlockingBreakdown::kParts;
@@ -231,23 +275,6 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
       bd.p99_s[static_cast<std::size_t>(i)] = computeStats(values).p99;
       bd.p99_s[static_cast<std::size_t>(i) + 1] = computeStats(values2).p99;
     }
-  }
-  fill(s.finished, [](const RequestRecord& r) { return std::optional<double>(r.queueingS()); },
-       nQoe, [](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; });
-  s.queueing_s = computeStats(values);
-
-  std::vector<double>& qoe = values2;
-  s.qoe_n = static_cast<std::int64_t>(qoe.size());
-  if (!qoe.empty()) {
-    sortAscending(qoe);
-    double sum = 0;
-    std::int64_t viol = 0;
-    for (double q : qoe) {
-      sum += q;
-      if (q < slo.qoe_threshold) ++viol;
-    }
-    s.qoe_mean = sum / static_cast<double>(qoe.size());
-    s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(qoe.size());
   }
   if (s.finished > 0) s.slo_attainment = static_cast<double>(s.slo_met) / static_cast<double>(s.finished);
   if (span_s > 0) {
