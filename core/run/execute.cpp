@@ -240,7 +240,10 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   }
   // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning
   // workloads: (reasoning, ttft) of the finished records with a TTFT, by id.
-  const bool tailSamples = writing && want.summary;
+  // Taken in the summary's pass when the records are few; a large run (B5)
+  // takes them in a pass of their own after the summary's buffers are gone,
+  // so its peak does not grow by 16 bytes a record (issue 16).
+  const bool tailSamples = writing && want.summary && finished.size() <= (std::size_t{1} << 18);
   std::vector<std::pair<std::int64_t, double>> samples;
   if (tailSamples) samples.reserve(finished.size());
   std::function<void(const RequestRecord&)> visit;
@@ -334,6 +337,11 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (writing) {
     if (want.summary) {
       // PASCAL's binned tail TTFT (samples taken in the summary's pass above).
+      if (!tailSamples) {
+        samples.reserve(finished.size());
+        for (const RequestRecord& r : finished)
+          if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
+      }
       const auto bins = binnedTailTtft(samples);
       if (!bins.empty()) files.push_back({opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins)});
       // The policy's decision log (policies that keep one, e.g. pascal*): one
