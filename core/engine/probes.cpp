@@ -40,17 +40,9 @@ void Simulator::probe() {
       p.cachedGpuBlocks = in.cache_->gpuBlocks();
       p.cachedCpuBlocks = in.cache_->cpuBlocks();
     }
-    p.queued = 0;
-    p.running = 0;
+    p.queued = probeCounts_[i].queued;
+    p.running = probeCounts_[i].running;
   }
-  // Only state, instance and arrival are read: no lane member needs syncing
-  // (a probe stays O(requests in flight) with lanes on; issue 27).
-  forEachActiveUnsynced([&](const Request& r) {
-    if (r.instance < 0 || r.arrival > now_) return;
-    ProbeInstance& p = s.instances[static_cast<std::size_t>(r.instance)];
-    if (r.state == ReqState::Running) ++p.running;
-    else if (r.state == ReqState::Waiting || r.state == ReqState::Swapped) ++p.queued;
-  });
   for (SimObserver* o : observers_) o->onProbe(s);
 }
 

@@ -100,6 +100,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   for (auto& in : instances_) in->counterWindow_ = cfg.counterWindow;
   liveCount_.assign(static_cast<std::size_t>(cfg.instances), 0);
   probeSample_.instances.resize(static_cast<std::size_t>(cfg.instances));
+  probeCounts_.resize(static_cast<std::size_t>(cfg.instances));
   global_->attach(*this);
   feedback_ = workload_ && workload_->wantsCompletions();
   scheduleNextArrival();
@@ -195,6 +196,7 @@ bool Simulator::releaseIdlePool() {
 }
 
 void Simulator::releaseRequest(Request* r) {
+  countProbe(*r, -1);
   freeSlots_.push_back(r->slot);
   r->slot = -1;
   r->state = ReqState::Finished;
@@ -250,7 +252,9 @@ void Simulator::setState(Request& r, ReqState s) {
     default: break;
   }
   if (r.state == ReqState::Waiting && s == ReqState::Running) r.everPreempted = false;
+  countProbe(r, -1);
   r.state = s;
+  countProbe(r, 1);
   r.stateSince = now_;
 }
 
@@ -450,6 +454,7 @@ void Simulator::onArrival(std::int64_t slot) {
                            " to instance " + std::to_string(dst) + " of " + std::to_string(numInstances()));
   Instance& in = instance(dst);
   r.instance = dst;
+  countProbe(r, 1);
   ++in.assigned_;
   in.assignedTokens_ += r.input;
   fingerprint_ = hashCombine(fingerprint_, static_cast<std::uint64_t>(dst));
@@ -479,6 +484,7 @@ RequestHandle Simulator::injectRequest(int i, std::int32_t input, std::int32_t o
   r->prefillTarget = r->input;
   r->stateSince = now_;
   r->instance = i;
+  countProbe(*r, 1);
   prefixOnArrival(*r, nullptr);
   Instance& in = instance(i);
   ++in.assigned_;

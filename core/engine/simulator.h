@@ -229,6 +229,13 @@ public:
   const std::string& timerName(int id) const { return timers_[static_cast<std::size_t>(id)].name; }
   int timerCount() const { return static_cast<int>(timers_.size()); }
 
+  /// Requests on instance i that are queued (Waiting or Swapped) and
+  /// running, as probe samples report them: counters the engine keeps as
+  /// states and instances change (issue 27: the probe no longer scans the
+  /// pool). Equal to a scan of forEachActiveUnsynced (tests/run compare).
+  std::int32_t probeQueued(int i) const { return probeCounts_[static_cast<std::size_t>(i)].queued; }
+  std::int32_t probeRunning(int i) const { return probeCounts_[static_cast<std::size_t>(i)].running; }
+
   /// Every request currently held by an instance's local policy or in flight to it.
   template <class F> void forEachActive(F&& f) const {
     syncLanes();
@@ -453,6 +460,19 @@ private:
 
   // probes
   std::int64_t probeArrivals_ = 0, probeCompletions_ = 0, probeTokens_ = 0;
+  // Per instance: its requests queued (Waiting, Swapped) and running. Every
+  // change of a pooled request's state (setState), instance (routing,
+  // injection, migration landing) or release goes through countProbe.
+  struct ProbeCount {
+    std::int32_t queued = 0, running = 0;
+  };
+  std::vector<ProbeCount> probeCounts_;
+  void countProbe(const Request& r, std::int32_t delta) {
+    if (r.instance < 0) return;
+    ProbeCount& c = probeCounts_[static_cast<std::size_t>(r.instance)];
+    if (r.state == ReqState::Running) c.running += delta;
+    else if (r.state == ReqState::Waiting || r.state == ReqState::Swapped) c.queued += delta;
+  }
   RollingWindow rolling_;
   ProbeSample probeSample_;
 

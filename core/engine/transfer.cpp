@@ -412,7 +412,9 @@ void Simulator::completeMigration(std::int64_t id) {
   r.blocksCpu = 0;
   ++dst.assigned_;
   dst.assignedTokens_ += static_cast<std::int64_t>(r.input) + r.generated;
+  countProbe(r, -1);
   r.instance = m.dst;
+  countProbe(r, 1);
   if (m.handoff) {
     ++handoffsDone_;  // counted apart: a hand-off is the disaggregated path, not a migration
   } else {

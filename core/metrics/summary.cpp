@@ -1,6 +1,8 @@
 #include "metrics/summary.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 namespace sl {
@@ -16,11 +18,52 @@ double percentileSorted(std::span<const double> sorted, double p) {
   return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
+void sortAscending(std::vector<double>& values) {
+  const std::size_t n = values.size();
+  // Small arrays: std::sort is as fast. Very large ones (B5's 10^7): the
+  // radix sort's second buffer (8 bytes a value) would raise the summary's
+  // peak (issue 16's 1 GiB), so std::sort there too.
+  constexpr std::size_t kMinRadix = 512, kMaxRadix = std::size_t{1} << 22;
+  if (n < kMinRadix || n > kMaxRadix) {
+    std::sort(values.begin(), values.end());
+    return;
+  }
+  // Keys whose unsigned order is the doubles' order: negative values have
+  // every bit flipped, the others their sign bit set.
+  constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
+  std::vector<std::uint64_t> keys(n), tmp(n);
+  std::array<std::array<std::uint32_t, 256>, 8> count{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = std::bit_cast<std::uint64_t>(values[i]);
+    const std::uint64_t k = (b & kSign) ? ~b : (b | kSign);
+    keys[i] = k;
+    for (unsigned d = 0; d < 8; ++d) ++count[d][(k >> (8 * d)) & 0xFF];
+  }
+  // Least significant byte first, each pass stable; a byte every key shares
+  // (the exponent's high bits, mostly) is skipped.
+  for (unsigned d = 0; d < 8; ++d) {
+    std::array<std::uint32_t, 256>& c = count[d];
+    if (c[(keys[0] >> (8 * d)) & 0xFF] == n) continue;
+    std::uint32_t sum = 0;
+    for (std::uint32_t& x : c) {
+      const std::uint32_t t = x;
+      x = sum;
+      sum += t;
+    }
+    for (const std::uint64_t k : keys) tmp[c[(k >> (8 * d)) & 0xFF]++] = k;
+    keys.swap(tmp);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t k = keys[i];
+    values[i] = std::bit_cast<double>((k & kSign) ? (k & ~kSign) : ~k);
+  }
+}
+
 LatencyStats computeStats(std::vector<double>& values) {
   LatencyStats st;
   st.n = static_cast<std::int64_t>(values.size());
   if (values.empty()) return st;
-  std::sort(values.begin(), values.end());
+  sortAscending(values);
   double sum = 0;
   for (double v : values) sum += v;
   st.mean = sum / static_cast<double>(values.size());
@@ -66,50 +109,118 @@ SimTime blockingPartNs(const RequestRecord& r, int i) {
 namespace {
 
 // `forEach(f)` calls f(const RequestRecord&) for every record, the same
-// records in the same order on every call.
+// records on every call (every statistic below is independent of their
+// order: the latencies are sorted before anything is summed, the other
+// totals are integers). `records`: how many there are. `visit`, if set, sees
+// every record once, as read, in the first pass.
 template <class ForEach>
-Summary summarizeRecords(ForEach&& forEachRecord, std::int64_t arrived, SimTime sim_end, const SloSpec& slo,
-                         const MeasureWindow* window) {
+Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int64_t arrived, SimTime sim_end,
+                         const SloSpec& slo, const MeasureWindow* window,
+                         const std::function<void(const RequestRecord&)>* visit) {
   Summary s;
   s.arrived = arrived;
   s.sim_s = nsToSeconds(sim_end);
   // A window: a record counts as finished (latency, QoE, SLO) when it
   // finished inside it; one finished before it counts as not finished.
   std::int64_t finishedAll = 0;
-  const auto forEach = [&](auto&& f) {
-    forEachRecord([&](const RequestRecord& r) {
-      if (window && r.finished && r.last_token < window->start) {
-        RequestRecord before = r;
-        before.finished = false;
-        f(before);
-      } else {
-        f(r);
-      }
-    });
+  const auto inWindow = [&](const RequestRecord& r, auto&& f) {
+    if (window && r.finished && r.last_token < window->start) {
+      RequestRecord before = r;
+      before.finished = false;
+      f(before);
+    } else {
+      f(r);
+    }
   };
-  // Memory (issue 16): one pass for the totals and each metric's count, then
-  // one pass per two defined metrics into two buffers reserved once. Each
-  // metric sees the same values in the same (record) order as one vector per
-  // metric grown by push_back did, so every statistic keeps its bits; the
-  // peak is two values per finished request instead of seven, without the
-  // doubling growth's freed-but-retained buffers.
-  std::int64_t nTtft = 0, nTpot = 0, nTtfat = 0, nReasoning = 0, nE2e = 0, nBlocking = 0, nQoe = 0;
-  forEachRecord([&](const RequestRecord& r) { finishedAll += r.finished; });
-  forEach([&](const RequestRecord& r) {
-    s.output_tokens += r.generated;
-    s.preemptions += r.preemptions;
-    s.migrations += r.migrations;
-    if (!r.finished) return;
-    ++s.finished;
-    nTtft += r.ttft().has_value();
-    nTpot += r.tpot().has_value();
-    nTtfat += r.ttfat().has_value();
-    nReasoning += r.reasoningLatency().has_value();
-    nE2e += r.e2e().has_value();
-    nBlocking += r.blockingLatency().has_value();
-    nQoe += r.hasQoe();
-    if (meetsSlo(r, slo)) ++s.slo_met;
+  const auto forEach = [&](auto&& f) {
+    forEachRecord([&](const RequestRecord& r) { inWindow(r, f); });
+  };
+  // Memory (issue 16): the latency metrics' values go into buffers reserved
+  // once, as many as `k`: every metric at once in the first pass when the
+  // records are few (at most kOnePass: a buffer per metric then costs
+  // < 2.1 MB each), else two (B5's 10^7: two values per record instead of
+  // eight), the others in one more pass per two defined metrics. Each
+  // metric sees the same values as one vector per metric grown by push_back
+  // did, so every statistic keeps its bits. Each pass decodes every compact
+  // record (issue 27: the first pass also takes the totals, the counts and
+  // `visit`).
+  constexpr int kMetrics = 8;
+  enum { kTtft, kTpot, kTtfat, kReasoning, kE2e, kBlocking, kQueueing, kQoe };
+  using Get = std::optional<double> (*)(const RequestRecord&);
+  static constexpr std::array<Get, kMetrics> kGet = {
+      [](const RequestRecord& r) { return r.ttft(); },
+      [](const RequestRecord& r) { return r.tpot(); },
+      [](const RequestRecord& r) { return r.ttfat(); },
+      [](const RequestRecord& r) { return r.reasoningLatency(); },
+      [](const RequestRecord& r) { return r.e2e(); },
+      [](const RequestRecord& r) { return r.blockingLatency(); },
+      [](const RequestRecord& r) { return std::optional<double>(r.queueingS()); },
+      [](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; }};
+  constexpr std::size_t kOnePass = std::size_t{1} << 18;
+  const int k = records <= kOnePass ? kMetrics : 2;
+  std::array<std::vector<double>, kMetrics> buf;
+  for (int m = 0; m < k; ++m) buf[static_cast<std::size_t>(m)].reserve(records);
+  std::array<std::int64_t, kMetrics> count{};
+  forEachRecord([&](const RequestRecord& raw) {
+    finishedAll += raw.finished;
+    if (visit) (*visit)(raw);
+    inWindow(raw, [&](const RequestRecord& r) {
+      s.output_tokens += r.generated;
+      s.preemptions += r.preemptions;
+      s.migrations += r.migrations;
+      if (!r.finished) return;
+      ++s.finished;
+      for (int m = 0; m < kMetrics; ++m)
+        if (const std::optional<double> v = kGet[static_cast<std::size_t>(m)](r)) {
+          ++count[static_cast<std::size_t>(m)];
+          if (m < k) buf[static_cast<std::size_t>(m)].push_back(*v);
+        }
+      if (meetsSlo(r, slo)) ++s.slo_met;
+    });
   });
+  const std::int64_t nBlocking = count[kBlocking];
+  // A metric's statistics from its values (sorted here).
+  const auto finishMetric = [&](int m, std::vector<double>& v) {
+    switch (m) {
+      case kTtft: s.ttft_s = computeStats(v); break;
+      case kTpot: s.tpot_s = computeStats(v); break;
+      case kTtfat: s.ttfat_s = computeStats(v); break;
+      case kReasoning: s.reasoning_s = computeStats(v); break;
+      case kE2e: s.e2e_s = computeStats(v); break;
+      case kBlocking: s.blocking_s = computeStats(v); break;
+      case kQueueing: s.queueing_s = computeStats(v); break;
+      default: {
+        s.qoe_n = static_cast<std::int64_t>(v.size());
+        if (v.empty()) break;
+        sortAscending(v);
+        double sum = 0;
+        std::int64_t viol = 0;
+        for (double q : v) {
+          sum += q;
+          if (q < slo.qoe_threshold) ++viol;
+        }
+        s.qoe_mean = sum / static_cast<double>(v.size());
+        s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(v.size());
+      }
+    }
+  };
+  for (int m = 0; m < k; ++m) finishMetric(m, buf[static_cast<std::size_t>(m)]);
+  // The rest (k = 2 only), two defined metrics a pass.
+  std::vector<int> rest;
+  for (int m = k; m < kMetrics; ++m)
+    if (count[static_cast<std::size_t>(m)] > 0) rest.push_back(m);
+  for (std::size_t g = 0; g < rest.size(); g += static_cast<std::size_t>(k)) {
+    const std::size_t end = std::min(rest.size(), g + static_cast<std::size_t>(k));
+    for (std::size_t j = g; j < end; ++j) buf[j - g].clear();
+    forEach([&](const RequestRecord& r) {
+      if (!r.finished) return;
+      for (std::size_t j = g; j < end; ++j)
+        if (const std::optional<double> v = kGet[static_cast<std::size_t>(rest[j])](r)) buf[j - g].push_back(*v);
+    });
+    for (std::size_t j = g; j < end; ++j) finishMetric(rest[j], buf[j - g]);
+  }
+  std::vector<double>& values = buf[0];
+  std::vector<double>& values2 = buf[1];
   s.in_flight = arrived - finishedAll;
   double span_s = s.sim_s;
   if (window) {
@@ -122,11 +233,6 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::int64_t arrived, SimTime 
     s.preemptions -= window->preemptionsBefore;
     s.migrations -= window->migrationsBefore;
   }
-  // Two metrics per pass (each pass decodes every record when they are
-  // held compactly): two buffers of one value per finished request.
-  std::vector<double> values, values2;
-  values.reserve(static_cast<std::size_t>(s.finished));
-  values2.reserve(static_cast<std::size_t>(s.finished));
   const auto fill = [&](std::int64_t n, auto&& get, std::int64_t n2, auto&& get2) {
     values.clear();
     values2.clear();
@@ -139,17 +245,6 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::int64_t arrived, SimTime 
           if (const std::optional<double> v = get2(r)) values2.push_back(*v);
       });
   };
-  const auto stats = [&](LatencyStats& a, std::int64_t n, auto&& get, LatencyStats& b, std::int64_t n2, auto&& get2) {
-    fill(n, get, n2, get2);
-    a = computeStats(values);
-    b = computeStats(values2);
-  };
-  stats(s.ttft_s, nTtft, [](const RequestRecord& r) { return r.ttft(); },
-        s.tpot_s, nTpot, [](const RequestRecord& r) { return r.tpot(); });
-  stats(s.ttfat_s, nTtfat, [](const RequestRecord& r) { return r.ttfat(); },
-        s.reasoning_s, nReasoning, [](const RequestRecord& r) { return r.reasoningLatency(); });
-  stats(s.e2e_s, nE2e, [](const RequestRecord& r) { return r.e2e(); },
-        s.blocking_s, nBlocking, [](const RequestRecord& r) { return r.blockingLatency(); });
   if (nBlocking > 0) {
     BlockingBreakdown& bd = s.blocking_breakdown;
     constexpr int kParts = BlockingBreakdown::kParts;
@@ -181,23 +276,6 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::int64_t arrived, SimTime 
       bd.p99_s[static_cast<std::size_t>(i) + 1] = computeStats(values2).p99;
     }
   }
-  fill(s.finished, [](const RequestRecord& r) { return std::optional<double>(r.queueingS()); },
-       nQoe, [](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; });
-  s.queueing_s = computeStats(values);
-
-  std::vector<double>& qoe = values2;
-  s.qoe_n = static_cast<std::int64_t>(qoe.size());
-  if (!qoe.empty()) {
-    std::sort(qoe.begin(), qoe.end());
-    double sum = 0;
-    std::int64_t viol = 0;
-    for (double q : qoe) {
-      sum += q;
-      if (q < slo.qoe_threshold) ++viol;
-    }
-    s.qoe_mean = sum / static_cast<double>(qoe.size());
-    s.qoe_violation_rate = static_cast<double>(viol) / static_cast<double>(qoe.size());
-  }
   if (s.finished > 0) s.slo_attainment = static_cast<double>(s.slo_met) / static_cast<double>(s.finished);
   if (span_s > 0) {
     s.goodput_rps = static_cast<double>(s.slo_met) / span_s;
@@ -215,17 +293,25 @@ Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrive
       [&](auto&& f) {
         for (const RequestRecord& r : records) f(r);
       },
-      arrived, sim_end, slo, window);
+      records.size(), arrived, sim_end, slo, window, nullptr);
 }
 
 Summary summarize(const RecordStore& records, std::span<const RequestRecord> more, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window) {
+                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window,
+                  const std::function<void(const RequestRecord&)>& visit) {
   return summarizeRecords(
       [&](auto&& f) {
-        records.forEach(f);
-        for (const RequestRecord& r : more) f(r);
+        // Merged by id, as std::merge would order the two (requests.csv's
+        // order when `visit` writes it).
+        std::size_t i = 0;
+        const std::size_t n = records.size();
+        for (const RequestRecord& o : more) {
+          for (; i < n && records.idAt(i) <= o.id; ++i) f(records[i]);
+          f(o);
+        }
+        for (; i < n; ++i) f(records[i]);
       },
-      arrived, sim_end, slo, window);
+      records.size() + more.size(), arrived, sim_end, slo, window, visit ? &visit : nullptr);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 // h = (n−1)·p, p_q = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -29,6 +30,12 @@ struct LatencyStats {
 /// Linear-interpolated percentile of an ascending array; p in [0, 1].
 /// Returns NaN for an empty array.
 double percentileSorted(std::span<const double> sorted, double p);
+
+/// Sorts `values` ascending in place: the order std::sort gives by `<` for
+/// every value but NaN (an LSD radix sort on the bits, issue 27: 3-5x
+/// fewer instructions than std::sort at 10^5 values). Values that compare
+/// equal have equal bits except -0.0 and +0.0 (here -0.0 first).
+void sortAscending(std::vector<double>& values);
 
 /// Sorts `values` in place and fills the stats (mean summed in sorted order,
 /// so the result does not depend on the input order).
@@ -111,8 +118,16 @@ Summary summarize(const std::vector<RequestRecord>& records, std::int64_t arrive
 /// records one at a time, so the peak is the store plus one value per
 /// finished request. Every statistic is the one summarize() gives for the
 /// two concatenated into one vector.
+///
+/// `records` and `more` must each be ascending by id: the records are
+/// visited merged by id (every statistic is independent of the order).
+/// `visit`, when set, is called once for every record in that order, as
+/// read from the store (before any window adjustment), during the summary's
+/// first pass: requests.csv is written from the summary's own decode
+/// (issue 27).
 Summary summarize(const RecordStore& records, std::span<const RequestRecord> more, std::int64_t arrived,
-                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window = nullptr);
+                  SimTime sim_end, const SloSpec& slo, const MeasureWindow* window = nullptr,
+                  const std::function<void(const RequestRecord&)>& visit = {});
 
 /// summary.json metric groups, stable key order:
 /// requests{arrived,finished,in_flight}, ttft_s, tpot_s, ttfat_s, reasoning_s,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <ostream>
@@ -87,55 +88,49 @@ struct LiveReplay {
   }
 };
 
-// Visits `sorted` and `open` (both ascending by id) merged by id, as
-// std::merge would order them.
-template <class F> void forEachById(const RecordStore& sorted, const std::vector<RequestRecord>& open, F&& f) {
-  std::size_t i = 0;
-  const std::size_t n = sorted.size();
-  for (const RequestRecord& o : open) {
-    for (; i < n && sorted.idAt(i) <= o.id; ++i) f(sorted[i]);
-    f(o);
+// requests.csv, streamed to `os` in chunks of ~1 MB, one row per row()
+// call (finished and in-flight records merged by id: the summary's first
+// pass calls it, so the compact records are decoded once for both; issue 27).
+class RequestsCsvWriter {
+public:
+  RequestsCsvWriter(const Simulator& sim, std::ostream& os) : os_(os), buf_(requestsCsvHeader()) {
+    for (int d = 0; d < 8; ++d) domains_.push_back(domainName(d));
+    buf_.reserve(kChunk + 4096);
+    if (sim.prefixCaching()) {
+      // One more column, cached_tokens (prompt tokens served from the cache
+      // at the request's first admission; -1 if never admitted), only when
+      // caching is on so every other requests.csv keeps its bytes.
+      if (!buf_.empty() && buf_.back() == '\n') buf_.pop_back();
+      buf_ += ",cached_tokens\n";
+      cached_ = sim.cachedTokensById();
+      prefix_ = true;
+    }
   }
-  for (; i < n; ++i) f(sorted[i]);
-}
+  void row(const RequestRecord& r) {
+    appendRequestCsvRow(r, buf_, domains_);
+    if (prefix_) {
+      if (!buf_.empty() && buf_.back() == '\n') buf_.pop_back();
+      const auto it =
+          std::lower_bound(cached_.begin(), cached_.end(), std::pair<std::int64_t, std::int32_t>{r.id, -1});
+      buf_ += ',';
+      buf_ += std::to_string(it != cached_.end() && it->first == r.id ? it->second : -1);
+      buf_ += '\n';
+    }
+    if (buf_.size() >= kChunk) flush();
+  }
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
 
-// requests.csv, streamed to `os` in chunks of ~1 MB: finished and in-flight
-// records merged by id.
-void writeRequestsCsv(const Simulator& sim, const RecordStore& finished, const std::vector<RequestRecord>& open,
-                      std::ostream& os) {
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  std::vector<std::string> domains;
-  for (int d = 0; d < 8; ++d) domains.push_back(domainName(d));
-  std::string buf = requestsCsvHeader();
-  buf.reserve(kChunk + 4096);
-  const auto flush = [&] {
-    os.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    buf.clear();
-  };
-  if (!sim.prefixCaching()) {
-    forEachById(finished, open, [&](const RequestRecord& r) {
-      appendRequestCsvRow(r, buf, domains);
-      if (buf.size() >= kChunk) flush();
-    });
-  } else {
-    // One more column, cached_tokens (prompt tokens served from the cache
-    // at the request's first admission; -1 if never admitted), only when
-    // caching is on so every other requests.csv keeps its bytes.
-    if (!buf.empty() && buf.back() == '\n') buf.pop_back();
-    buf += ",cached_tokens\n";
-    const std::vector<std::pair<std::int64_t, std::int32_t>> cached = sim.cachedTokensById();
-    forEachById(finished, open, [&](const RequestRecord& r) {
-      appendRequestCsvRow(r, buf, domains);
-      if (!buf.empty() && buf.back() == '\n') buf.pop_back();
-      const auto it = std::lower_bound(cached.begin(), cached.end(), std::pair<std::int64_t, std::int32_t>{r.id, -1});
-      buf += ',';
-      buf += std::to_string(it != cached.end() && it->first == r.id ? it->second : -1);
-      buf += '\n';
-      if (buf.size() >= kChunk) flush();
-    });
-  }
-  flush();
-}
+private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::ostream& os_;
+  std::string buf_;
+  std::vector<std::string> domains_;
+  std::vector<std::pair<std::int64_t, std::int32_t>> cached_;
+  bool prefix_ = false;
+};
 
 // The run loop and the outputs, shared by the plain and the live run.
 // `step` advances one event (false once the run has ended); the plain run's
@@ -234,7 +229,32 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   }
   sim.sortRecordsById();
   const RecordStore& finished = sim.records();
-  res.summary = summarize(finished, open, sim.arrived(), sim.now(), s.slo, window ? &*window : nullptr);
+  // requests.csv's rows and tail_ttft.csv's samples come from the summary's
+  // first pass (one decode of the records; issue 27).
+  std::optional<AtomicFileWriter> requestsFile;
+  std::optional<RequestsCsvWriter> requestsCsv;
+  if (writing && want.requests) {
+    ensureDirectory(opt.outDir);
+    requestsFile.emplace(opt.outDir + "/requests.csv");
+    requestsCsv.emplace(sim, requestsFile->stream());
+  }
+  // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning
+  // workloads: (reasoning, ttft) of the finished records with a TTFT, by id.
+  // Taken in the summary's pass when the records are few; a large run (B5)
+  // takes them in a pass of their own after the summary's buffers are gone,
+  // so its peak does not grow by 16 bytes a record (issue 16).
+  const bool tailSamples = writing && want.summary && finished.size() <= (std::size_t{1} << 18);
+  std::vector<std::pair<std::int64_t, double>> samples;
+  if (tailSamples) samples.reserve(finished.size());
+  std::function<void(const RequestRecord&)> visit;
+  if (requestsCsv || tailSamples)
+    visit = [&](const RequestRecord& r) {
+      if (requestsCsv) requestsCsv->row(r);
+      if (tailSamples)
+        if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
+    };
+  res.summary = summarize(finished, open, sim.arrived(), sim.now(), s.slo, window ? &*window : nullptr, visit);
+  if (requestsCsv) requestsCsv->flush();
 
   nlohmann::ordered_json j;
   j["servelab_version"] = kServeLabVersion;
@@ -301,15 +321,9 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     AtomicFileWriter* stream = nullptr;  // content already streamed
   };
   std::vector<Pending> files;
-  std::optional<AtomicFileWriter> requestsFile;
   if (writing) {
     if (want.summary) files.push_back({opt.outDir + "/summary.json", j.dump(2) + "\n"});
-    if (want.requests) {
-      ensureDirectory(opt.outDir);
-      requestsFile.emplace(opt.outDir + "/requests.csv");
-      writeRequestsCsv(sim, finished, open, requestsFile->stream());
-      files.push_back({requestsFile->path(), {}, &*requestsFile});
-    }
+    if (want.requests) files.push_back({requestsFile->path(), {}, &*requestsFile});
     if (want.timeseries) files.push_back({opt.outDir + "/timeseries.csv", series.csv()});
   }
   std::optional<AtomicFileWriter> traceFile;
@@ -322,12 +336,12 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   }
   if (writing) {
     if (want.summary) {
-      // PASCAL's binned tail TTFT (bins of 256 reasoning tokens), for reasoning workloads.
-      // (reasoning, ttft) of the finished records with a TTFT, by id.
-      std::vector<std::pair<std::int64_t, double>> samples;
-      samples.reserve(finished.size());
-      for (const RequestRecord& r : finished)
-        if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
+      // PASCAL's binned tail TTFT (samples taken in the summary's pass above).
+      if (!tailSamples) {
+        samples.reserve(finished.size());
+        for (const RequestRecord& r : finished)
+          if (const auto t = r.finished ? r.ttft() : std::nullopt) samples.emplace_back(r.reasoning, *t);
+      }
       const auto bins = binnedTailTtft(samples);
       if (!bins.empty()) files.push_back({opt.outDir + "/tail_ttft.csv", binnedTailCsv(bins)});
       // The policy's decision log (policies that keep one, e.g. pascal*): one

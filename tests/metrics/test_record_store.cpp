@@ -209,5 +209,33 @@ TEST(RecordStore, SummaryMatchesTheVectorBitForBit) {
   EXPECT_GT(a.blocking_s.n, 0);
 }
 
+
+// sortById's paths: dense ids (placed by id), sparse ids and a repeated id
+// (both sorted): each gives the records ascending by id, none lost.
+TEST(RecordStore, SortByIdDenseSparseAndRepeated) {
+  std::mt19937_64 rng(5);
+  const auto run = [&](const std::vector<std::int64_t>& ids) {
+    RecordStore s;
+    std::vector<RequestRecord> v;
+    for (const std::int64_t id : ids) {
+      v.push_back(typical(rng, id));
+      s.push_back(v.back());
+    }
+    s.sortById();
+    std::stable_sort(v.begin(), v.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
+    ASSERT_EQ(s.size(), v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      ASSERT_EQ(s.idAt(i), v[i].id) << "position " << i;
+      if (i == 0 || v[i].id != v[i - 1].id) expectSame(s[i], v[i]);
+    }
+  };
+  run({5, 3, 4, 7, 6});                   // dense from 3
+  run({-2, 1, -1, 0});                    // dense, negative ids
+  run({10, 2, 40, 7, 8});                 // sparse
+  run({2, 0, 2, 1});                      // range 0..2 holds 4: sparse path
+  run({3, 1, 1, 4});                      // 4 records over 1..4, one repeated: dense check fails, sorts
+  run({1, 2, 3});                         // already in order
+}
+
 }  // namespace
 }  // namespace sl

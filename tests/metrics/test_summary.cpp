@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -225,6 +229,98 @@ TEST(Summary, TableHasRowsAndValues) {
   const auto firstNl = t.find('\n');
   const auto secondNl = t.find('\n', firstNl + 1);
   EXPECT_EQ(firstNl, secondNl - firstNl - 1);
+}
+
+
+// sortAscending (the radix sort under computeStats) gives std::sort's order,
+// bit for bit, for sizes on both sides of its thresholds and for values
+// sharing high bytes (latencies), mixed signs, zeros, infinities, ties.
+TEST(Summary, SortAscendingMatchesStdSort) {
+  std::mt19937_64 rng(27);
+  const auto check = [](std::vector<double> v) {
+    std::vector<double> want = v;
+    std::sort(want.begin(), want.end());
+    sortAscending(v);
+    ASSERT_EQ(v.size(), want.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(v[i]), std::bit_cast<std::uint64_t>(want[i])) << "at " << i;
+  };
+  for (const std::size_t n : {0u, 1u, 2u, 511u, 512u, 513u, 5000u, 100000u}) {
+    std::vector<double> lat(n), mixed(n), ties(n);
+    std::uniform_int_distribution<std::int64_t> ns(0, 600'000'000'000);
+    std::uniform_int_distribution<int> pick(0, 9);
+    for (std::size_t i = 0; i < n; ++i) {
+      lat[i] = nsToSeconds(ns(rng));
+      const double raw = std::bit_cast<double>(rng() & ~(std::uint64_t{0x7FF} << 52)) * 1e300;  // finite
+      mixed[i] = pick(rng) == 0 ? std::numeric_limits<double>::infinity()
+                 : pick(rng) == 1 ? -std::numeric_limits<double>::infinity()
+                                  : raw;
+      ties[i] = static_cast<double>(pick(rng)) / 8.0 - 0.5;
+    }
+    check(lat);
+    check(mixed);
+    check(ties);
+  }
+  std::vector<double> down(2000);
+  for (std::size_t i = 0; i < down.size(); ++i) down[i] = 1.0 - static_cast<double>(i) * 1e-3;
+  check(down);
+}
+
+
+// The summary fills every metric in its first pass when the records are few
+// (<= 2^18) and two metrics a pass beyond: both give each metric exactly
+// what computeStats gives over that metric's values alone.
+TEST(Summary, OnePassAndTwoBufferPathsMatchPerMetricStats) {
+  std::mt19937_64 rng(16);
+  for (const int n : {3000, 300000}) {
+    std::vector<RequestRecord> recs;
+    recs.reserve(static_cast<std::size_t>(n));
+    std::uniform_int_distribution<std::int64_t> ms(1, 90'000);
+    for (int i = 0; i < n; ++i) {
+      RequestRecord r;
+      r.id = i;
+      r.arrival = s(static_cast<double>(i) * 0.01);
+      r.answer = static_cast<std::int32_t>(1 + i % 50);
+      r.reasoning = i % 4 == 0 ? 100 : 0;
+      r.generated = r.answer + r.reasoning;
+      r.finished = i % 11 != 0;
+      if (r.reasoning > 0) r.reasoning_end = r.arrival + ms(rng) * 1'000'000;
+      r.first_visible = (r.reasoning > 0 ? r.reasoning_end : r.arrival) + ms(rng) * 1'000'000;
+      r.last_token = r.finished ? r.first_visible + ms(rng) * 1'000'000 : kNoTime;
+      r.queueing = ms(rng) * 1'000;
+      if (i % 7 == 0) r.blocking = ms(rng) * 1'000'000;
+      r.qoe = i % 3 == 0 ? static_cast<double>(ms(rng)) / 90'000.0 : -1.0;
+      recs.push_back(r);
+    }
+    SloSpec slo;
+    const Summary sm = summarize(recs, n, s(1e6), slo);
+    const auto want = [&](auto get) {
+      std::vector<double> v;
+      for (const RequestRecord& r : recs)
+        if (r.finished)
+          if (const std::optional<double> x = get(r)) v.push_back(*x);
+      return computeStats(v);
+    };
+    const auto same = [&](const LatencyStats& a, const LatencyStats& b, const char* what) {
+      EXPECT_EQ(a.n, b.n) << what << " n=" << n;
+      EXPECT_GT(a.n, 0) << what;
+      for (const auto& [x, y] : {std::pair{a.mean, b.mean}, {a.p50, b.p50}, {a.p90, b.p90}, {a.p95, b.p95},
+                                {a.p99, b.p99}, {a.max, b.max}})
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(x), std::bit_cast<std::uint64_t>(y)) << what << " n=" << n;
+    };
+    same(sm.ttft_s, want([](const RequestRecord& r) { return r.ttft(); }), "ttft");
+    same(sm.tpot_s, want([](const RequestRecord& r) { return r.tpot(); }), "tpot");
+    same(sm.ttfat_s, want([](const RequestRecord& r) { return r.ttfat(); }), "ttfat");
+    same(sm.reasoning_s, want([](const RequestRecord& r) { return r.reasoningLatency(); }), "reasoning");
+    same(sm.e2e_s, want([](const RequestRecord& r) { return r.e2e(); }), "e2e");
+    same(sm.blocking_s, want([](const RequestRecord& r) { return r.blockingLatency(); }), "blocking");
+    same(sm.queueing_s, want([](const RequestRecord& r) { return std::optional<double>(r.queueingS()); }),
+         "queueing");
+    const LatencyStats q =
+        want([](const RequestRecord& r) { return r.hasQoe() ? std::optional<double>(r.qoe) : std::nullopt; });
+    EXPECT_EQ(sm.qoe_n, q.n);
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(sm.qoe_mean), std::bit_cast<std::uint64_t>(q.mean)) << n;
+  }
 }
 
 }  // namespace
