@@ -114,6 +114,9 @@ public:
   void setLayout(const std::vector<int>& instancesPerStage, const std::vector<std::int32_t>& uppers);
   /// KV demand of an instance: tokens of its requests plus those on their way to it.
   double demand(int instance) const;
+  /// Can move live: running on an instance, prefilled, not synthetic, not
+  /// already moving (CascadeInfer's and Llumnix's picks).
+  static bool movable(const Request& r);
 
   // ---- the algorithms on their own (tests)
   /// Bid-ask choice: drop the more loaded half, keep the 3 earliest, then the

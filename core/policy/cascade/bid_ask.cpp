@@ -1,0 +1,201 @@
+// CascadeInfer's bid-ask market (paper §5): a sender asks the candidate
+// instances for bids, picks one, and the winner's priority queue (highest
+// sender load first) pumps live migrations under the transfer caps, with
+// starvation and refusal limits. The rest of the policy (planning, range
+// refinement, rebalancing) is in cascade_global.cpp.
+#include <algorithm>
+
+#include "engine/simulator.h"
+#include "policy/cascade/cascade_global.h"
+
+namespace sl {
+
+int CascadeGlobal::chooseBid(std::vector<CascadeBid> bids, std::uint64_t pick) {
+  if (bids.empty()) return -1;
+  std::sort(bids.begin(), bids.end(), [](const CascadeBid& a, const CascadeBid& b) {
+    return a.load != b.load ? a.load < b.load : a.receiver < b.receiver;
+  });
+  bids.resize((bids.size() + 1) / 2);  // drop the more loaded half
+  std::sort(bids.begin(), bids.end(), [](const CascadeBid& a, const CascadeBid& b) {
+    return a.earliestS != b.earliestS ? a.earliestS < b.earliestS : a.receiver < b.receiver;
+  });
+  bids.resize(std::min<std::size_t>(3, bids.size()));  // the 3 earliest
+  return bids[static_cast<std::size_t>(pick % bids.size())].receiver;
+}
+
+double CascadeGlobal::earliestStart(int receiver) const {
+  double buffered = 0;
+  for (const PendingMove& m : queues_[static_cast<std::size_t>(receiver)]) buffered += static_cast<double>(m.tokens);
+  return buffered * sim_->config().kvBytesPerToken / transferBps_[static_cast<std::size_t>(receiver)];
+}
+
+void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool interStage) {
+  const int sender = r.instance;
+  std::vector<int> candidates;
+  for (int c : candidates0)
+    if (c != sender) candidates.push_back(c);
+  if (candidates.empty()) return;
+  asked_.insert(r.id);
+  ++bidRounds_;
+  ++asks_[static_cast<std::size_t>(sender)];
+  if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 1;
+  const RequestHandle h = sim_->handleOf(r);
+  const std::int64_t id = r.id;
+  const SimTime lat = secondsToNs(cfg_.messageLatencyS);
+  // Ask: reaches every candidate after one message latency; each bids its
+  // load and earliest start as it stands then; the bids travel back.
+  sim_->sendMessage(lat, [this, h, id, sender, candidates, interStage, lat] {
+    std::vector<CascadeBid> bids;
+    for (int c : candidates) {
+      bids.push_back({c, demand(c), earliestStart(c)});
+      ++bids_[static_cast<std::size_t>(c)];
+    }
+    sim_->sendMessage(lat, [this, h, id, sender, bids, interStage, lat] {
+      const Request* q = sim_->peek(h);  // reads only what a decode lane never changes
+      if (!q || q->instance != sender || q->state == ReqState::Finished) {
+        asked_.erase(id);
+        if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
+        return;
+      }
+      // All bids arrive together: the "first reply" among the kept ones is a seeded tie-break.
+      const int winner = chooseBid(bids, sim_->rng("cascade-bidask").next());
+      const double senderLoad = demand(sender);
+      // Confirm: ownership passes to the winner's priority queue.
+      sim_->sendMessage(lat, [this, h, id, sender, winner, senderLoad, interStage] {
+        if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
+        Request* q2 = sim_->resolve(h);
+        if (!q2 || q2->instance != sender) {
+          asked_.erase(id);
+          return;
+        }
+        (void)id;
+        ++wins_[static_cast<std::size_t>(winner)];
+        enqueueMove(winner, *q2, senderLoad, interStage);
+        pump(winner);
+      });
+    });
+  });
+}
+
+void CascadeGlobal::enqueueMove(int receiver, const Request& r, double senderLoad, bool interStage) {
+  asked_.insert(r.id);
+  PendingMove m;
+  m.h = sim_->handleOf(r);
+  m.id = r.id;
+  m.sender = r.instance;
+  m.senderLoad = senderLoad;
+  m.tokens = static_cast<std::int64_t>(r.input) + r.generated;
+  m.interStage = interStage;
+  auto& qu = queues_[static_cast<std::size_t>(receiver)];
+  qu.push_back(m);
+  // Highest sender load first; by request id on ties.
+  std::stable_sort(qu.begin(), qu.end(), [](const PendingMove& a, const PendingMove& b) {
+    return a.senderLoad != b.senderLoad ? a.senderLoad > b.senderLoad : a.id < b.id;
+  });
+  inboundTokens_[static_cast<std::size_t>(receiver)] += m.tokens;
+}
+
+bool CascadeGlobal::senderTransmitting(int sender) {
+  auto& out = outgoing_[static_cast<std::size_t>(sender)];
+  std::vector<Request*> cancelled;
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const RequestHandle& h) {
+                             Request* r = sim_->peek(h);  // migration and instance: no lane sync needed
+                             if (r && r->migration < 0 && r->instance == sender) cancelled.push_back(r);
+                             return !r || r->migration < 0 || r->instance != sender;
+                           }),
+            out.end());
+  // A live move the engine abandoned (the request was preempted on its
+  // source): the request may be asked for again.
+  for (Request* r : cancelled) {
+    asked_.erase(r->id);
+    armWatch(*r);
+  }
+  return !out.empty();
+}
+
+void CascadeGlobal::pump(int rcv) {
+  auto& qu = queues_[static_cast<std::size_t>(rcv)];
+  const auto drop = [&](std::size_t k) {
+    inboundTokens_[static_cast<std::size_t>(rcv)] -= qu[k].tokens;
+    if (starvingId_[static_cast<std::size_t>(rcv)] == qu[k].id) starvingId_[static_cast<std::size_t>(rcv)] = -1;
+    qu.erase(qu.begin() + static_cast<std::ptrdiff_t>(k));
+  };
+  for (std::size_t k = 0; k < qu.size();) {
+    if (sim_->liveMigrations(rcv) >= cfg_.migrationCap) return;
+    PendingMove& m = qu[k];
+    // Most entries wait (their sender transmits): the checks below read only
+    // fields a decode lane never changes, and migrateLive and armWatch sync
+    // the request themselves, so it is not synced here.
+    Request* r = sim_->peek(m.h);
+    if (!r || r->instance != m.sender) {  // finished, or moved elsewhere
+      asked_.erase(m.id);
+      drop(k);
+      continue;
+    }
+    const std::int64_t starving = starvingId_[static_cast<std::size_t>(rcv)];
+    if (starving >= 0 && starving != m.id) {  // waiting for a starved request: nothing else
+      ++k;
+      continue;
+    }
+    if (senderTransmitting(m.sender) || sim_->liveMigrations(m.sender) >= cfg_.migrationCap) {
+      if (starving < 0) {
+        ++m.skips;
+        ++skips_;
+        if (m.skips > cfg_.starveLimit) {
+          starvingId_[static_cast<std::size_t>(rcv)] = m.id;
+          ++starvations_;
+          return;  // the sender sends it right after its current transmission
+        }
+      }
+      ++k;
+      continue;
+    }
+    if (!movable(*r)) {  // preempted or prefilling on its sender: try again later
+      ++k;
+      continue;
+    }
+    if (!sim_->migrateLive(*r, rcv)) {
+      // No idle KV slots here (or the engine's transfer cap): the paper
+      // skips the migration and the request keeps running on its sender
+      // (§5 "Migration flow control"). Retried at every pump; after more
+      // than starve_limit refusals the receiver hands the request back and
+      // the sender asks again, so a peer with room can win it instead of
+      // the request waiting on a full receiver (issue 25). The new ask waits
+      // for the request's next token on its sender (the length watch):
+      // asking again at once can loop through zero-latency messages and
+      // refusals without simulated time advancing (a livelock the random
+      // invariants found, seeds 339 and 1204 with starve_limit 0).
+      ++refused_;
+      if (++m.refusals > cfg_.starveLimit) {
+        const bool inter = m.interStage;
+        asked_.erase(m.id);
+        drop(k);
+        ++reasks_;
+        if (inter) armWatch(*r);  // a new bid-ask for the next stage at its next token
+        continue;
+      }
+      ++k;
+      continue;
+    }
+    outgoing_[static_cast<std::size_t>(m.sender)].push_back(m.h);
+    if (m.interStage) ++handovers_;
+    else ++rebalances_;
+    drop(k);
+  }
+}
+
+void CascadeGlobal::pumpAll() {
+  for (int i = 0; i < sim_->numInstances(); ++i)
+    if (!queues_[static_cast<std::size_t>(i)].empty()) pump(i);
+}
+
+void CascadeGlobal::onMigrationDone(Request& r, int src, int dst) {
+  (void)dst;
+  asked_.erase(r.id);
+  senderTransmitting(src);  // prunes the finished transfer
+  armWatch(r);
+  pumpAll();
+}
+
+}  // namespace sl
