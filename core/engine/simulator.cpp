@@ -148,17 +148,6 @@ const Request* Simulator::resolve(RequestHandle h) const {
   return r;
 }
 
-Request* Simulator::peek(RequestHandle h) {
-  return const_cast<Request*>(static_cast<const Simulator&>(*this).peek(h));
-}
-
-const Request* Simulator::peek(RequestHandle h) const {
-  if (h.slot < 0 || static_cast<std::size_t>(h.slot) >= pool_.size() * kChunk) return nullptr;
-  const Request& r = pool_[static_cast<std::size_t>(h.slot) / kChunk][static_cast<std::size_t>(h.slot) % kChunk];
-  if (r.slot != h.slot || r.generation != h.generation || r.state == ReqState::Finished) return nullptr;
-  return &r;
-}
-
 Request& Simulator::request(RequestHandle h) {
   Request* r = resolve(h);
   if (!r)

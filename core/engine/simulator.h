@@ -163,7 +163,7 @@ public:
   /// Live migration: `r` keeps decoding on its source while its KV is copied
   /// in rounds. Returns false if a concurrency cap or memory refuses it.
   bool migrateLive(Request& r, int dst);
-  int liveMigrations(int instance) const;
+  int liveMigrations(int instance) const { return liveCount_[static_cast<std::size_t>(instance)]; }
   /// Deliver `fn` after `delay` (control messages, bid-ask).
   void sendMessage(SimTime delay, std::function<void()> fn);
   void setRole(int instance, InstanceRole role);
@@ -482,5 +482,17 @@ private:
   std::vector<std::uint64_t> commonLead_;  // segment ids every session-less request so far began with
   bool commonLeadSet_ = false;
 };
+
+// Inline: lane-aware policies peek at every queued move on each pump.
+inline const Request* Simulator::peek(RequestHandle h) const {
+  if (h.slot < 0 || static_cast<std::size_t>(h.slot) >= pool_.size() * kChunk) return nullptr;
+  const Request& r = pool_[static_cast<std::size_t>(h.slot) / kChunk][static_cast<std::size_t>(h.slot) % kChunk];
+  if (r.slot != h.slot || r.generation != h.generation || r.state == ReqState::Finished) return nullptr;
+  return &r;
+}
+
+inline Request* Simulator::peek(RequestHandle h) {
+  return const_cast<Request*>(static_cast<const Simulator&>(*this).peek(h));
+}
 
 }  // namespace sl

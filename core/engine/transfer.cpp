@@ -25,8 +25,6 @@ void Simulator::resourcesFor(int src, int dst, int& a, int& b) const {
   }
 }
 
-int Simulator::liveMigrations(int i) const { return liveCount_[static_cast<std::size_t>(i)]; }
-
 std::int64_t Simulator::newMigration(Request& r, int src, int dst, bool live, bool handoff) {
   std::int64_t id;
   if (!freeMigrations_.empty()) {

@@ -289,6 +289,32 @@ TEST(CascadeRefine, SetDivisionTakesEveryMthFromTheMiddleOfTheFirstGroup) {
   EXPECT_EQ(d[2].second, 80);
 }
 
+TEST(CascadeRefine, SetDivisionMatchesThePairSortOnTokensAndOtherValues) {
+  // divide sorts token counts by a 64-bit key; the result must be the
+  // (length, prompt) pair sort's, ties and all, and other values must still
+  // be ordered by the pair sort.
+  const auto reference = [](std::vector<std::pair<double, double>> set, int m) {
+    std::sort(set.begin(), set.end(),
+              [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+    std::vector<std::pair<double, double>> out;
+    for (std::size_t k = static_cast<std::size_t>(m / 2); k < set.size(); k += static_cast<std::size_t>(m)) out.push_back(set[k]);
+    return out;
+  };
+  Rng rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::pair<double, double>> set;
+    const int n = 50 + static_cast<int>(rng.next() % 400);
+    for (int i = 0; i < n; ++i) {
+      const double prompt = static_cast<double>(rng.next() % 64);  // many ties
+      set.emplace_back(prompt, prompt + static_cast<double>(rng.next() % (round < 10 ? 8 : 40000)));
+    }
+    for (int m : {2, 3, 5}) EXPECT_EQ(CascadeGlobal::divide(set, m), reference(set, m)) << "round " << round << " m " << m;
+  }
+  const std::vector<std::pair<double, double>> odd = {{1.5, 10.25}, {0, 3e9}, {2, 10.25}, {1, 10.25}, {7, 4}, {0, 1}};
+  EXPECT_EQ(CascadeGlobal::divide(odd, 2), reference(odd, 2));
+  EXPECT_EQ(CascadeGlobal::divide(odd, 2).front(), (std::pair<double, double>{7, 4}));
+}
+
 TEST(CascadeRefine, MovesTheBoundaryByEmaAndFreezesWithFewRequests) {
   CascadeConfig cc = quietConfig();
   cc.emaAlpha = 0.25;
@@ -445,6 +471,37 @@ TEST(CascadeBidAsk, StarvedRequestIsSentNextAfterTheSendersTransmission) {
   EXPECT_EQ(ends[0].first, 0);
   EXPECT_EQ(ends[1].first, 1);
   EXPECT_EQ(ends[2].first, 2);
+}
+
+// While a receiver waits for a starved request its pump looks at no other
+// entry unless one may have gone stale (CascadeGlobal::markStale): a queued
+// request that finishes meanwhile must still be dropped at the next pump.
+TEST(CascadeBidAsk, EntryThatFinishesWhileTheReceiverWaitsIsDropped) {
+  CascadeConfig cc = quietConfig();
+  cc.starveLimit = 1;
+  // A slow link: A's move from instance 0 lasts far longer than D's life there.
+  CascadeRig rig(cc, 3, {req(0, 100, 4000), req(0, 100, 4000), req(0, 100, 30)}, {1, 2}, {1000000}, 1e2);
+  rig.sim->run(ms(50));
+  Request* a = rig.find(0);
+  Request* b = rig.find(1);
+  Request* d = rig.find(2);
+  ASSERT_TRUE(a && b && d);
+  ASSERT_TRUE(a->prefillDone() && b->prefillDone() && d->prefillDone());
+  rig.global->enqueueMove(1, *a, 9);
+  rig.global->pump(1);
+  ASSERT_EQ(rig.sim->liveMigrations(0), 1);
+  rig.global->enqueueMove(2, *b, 5);
+  rig.global->enqueueMove(2, *d, 1);
+  for (int k = 0; k < 3; ++k) rig.global->pump(2);
+  ASSERT_EQ(rig.global->starvations(), 1);  // B is waited for
+  ASSERT_EQ(rig.global->queueOf(2).size(), 2u);
+  rig.global->pump(2);  // a pump that sees every entry: the queue is clean now
+  ASSERT_NE(rig.find(2), nullptr);
+  rig.sim->run(ms(200));  // D finishes; the pump timer runs every 20 ms
+  EXPECT_EQ(rig.find(2), nullptr);
+  ASSERT_EQ(rig.sim->liveMigrations(0), 1);  // A still moving, B still waited for
+  ASSERT_EQ(rig.global->queueOf(2).size(), 1u);
+  EXPECT_EQ(rig.global->queueOf(2)[0].id, 1);
 }
 
 // Issue 25: a receiver without room for a request it won refuses the

@@ -93,6 +93,13 @@ void CascadeGlobal::enqueueMove(int receiver, const Request& r, double senderLoa
     return a.senderLoad != b.senderLoad ? a.senderLoad > b.senderLoad : a.id < b.id;
   });
   inboundTokens_[static_cast<std::size_t>(receiver)] += m.tokens;
+  queuedAt_.emplace(m.id, receiver);
+  mayBeStale_[static_cast<std::size_t>(receiver)] = 1;  // (tests queue any request)
+}
+
+void CascadeGlobal::markStale(std::int64_t id) {
+  const auto [first, last] = queuedAt_.equal_range(id);
+  for (auto it = first; it != last; ++it) mayBeStale_[static_cast<std::size_t>(it->second)] = 1;
 }
 
 bool CascadeGlobal::senderTransmitting(int sender) {
@@ -117,13 +124,33 @@ bool CascadeGlobal::senderTransmitting(int sender) {
 void CascadeGlobal::pump(int rcv) {
   auto& qu = queues_[static_cast<std::size_t>(rcv)];
   const auto drop = [&](std::size_t k) {
+    const auto [first, last] = queuedAt_.equal_range(qu[k].id);
+    for (auto it = first; it != last; ++it)
+      if (it->second == rcv) {
+        queuedAt_.erase(it);
+        break;
+      }
     inboundTokens_[static_cast<std::size_t>(rcv)] -= qu[k].tokens;
     if (starvingId_[static_cast<std::size_t>(rcv)] == qu[k].id) starvingId_[static_cast<std::size_t>(rcv)] = -1;
     qu.erase(qu.begin() + static_cast<std::ptrdiff_t>(k));
   };
+  // The receiver's live count changes within a pump only by its own
+  // migrateLive below (nothing here cancels a transfer).
+  int rcvLive = sim_->liveMigrations(rcv);
+  // Clean: the last pump looked at every entry and none went stale since
+  // (none finished, was aborted or moved; nothing within a pump does either).
+  // A pump that returns early leaves entries unseen: the queue stays unclean.
+  const bool clean = !mayBeStale_[static_cast<std::size_t>(rcv)] &&
+                     abortsSeen_[static_cast<std::size_t>(rcv)] == sim_->aborted();
+  mayBeStale_[static_cast<std::size_t>(rcv)] = 1;
+  abortsSeen_[static_cast<std::size_t>(rcv)] = sim_->aborted();
   for (std::size_t k = 0; k < qu.size();) {
-    if (sim_->liveMigrations(rcv) >= cfg_.migrationCap) return;
+    if (rcvLive >= cfg_.migrationCap) return;
     PendingMove& m = qu[k];
+    if (clean && starvingId_[static_cast<std::size_t>(rcv)] >= 0 && starvingId_[static_cast<std::size_t>(rcv)] != m.id) {
+      ++k;  // waiting for the starved request, and not stale: what the checks below would find
+      continue;
+    }
     // Most entries wait (their sender transmits): the checks below read only
     // fields a decode lane never changes, and migrateLive and armWatch sync
     // the request themselves, so it is not synced here.
@@ -178,11 +205,13 @@ void CascadeGlobal::pump(int rcv) {
       ++k;
       continue;
     }
+    rcvLive = sim_->liveMigrations(rcv);
     outgoing_[static_cast<std::size_t>(m.sender)].push_back(m.h);
     if (m.interStage) ++handovers_;
     else ++rebalances_;
     drop(k);
   }
+  mayBeStale_[static_cast<std::size_t>(rcv)] = 0;
 }
 
 void CascadeGlobal::pumpAll() {
@@ -192,6 +221,7 @@ void CascadeGlobal::pumpAll() {
 
 void CascadeGlobal::onMigrationDone(Request& r, int src, int dst) {
   (void)dst;
+  markStale(r.id);
   asked_.erase(r.id);
   senderTransmitting(src);  // prunes the finished transfer
   armWatch(r);

@@ -56,6 +56,9 @@ void CascadeGlobal::attach(Simulator& sim) {
   inboundTokens_.assign(n, 0);
   outgoing_.assign(n, {});
   starvingId_.assign(n, -1);
+  mayBeStale_.assign(n, 1);
+  abortsSeen_.assign(n, 0);
+  queuedAt_.clear();
   rebalancing_.assign(n, 0);
   const double bw = sim.config().nvlinkBytesPerSec > 0 ? sim.config().nvlinkBytesPerSec : sim.config().nicBytesPerSec;
   transferBps_.assign(n, bw);
@@ -312,6 +315,7 @@ void CascadeGlobal::onLengthReached(Request& r) {
 }
 
 void CascadeGlobal::onFinished(const Request& r) {
+  markStale(r.id);
   asked_.erase(r.id);
   if (r.synthetic || arrivals_.empty()) return;
   const auto it = std::lower_bound(arrivals_.begin(), arrivals_.end(), r.id,
@@ -328,9 +332,25 @@ void CascadeGlobal::onTimer(int timer) {
 
 std::vector<std::pair<double, double>> CascadeGlobal::divide(std::vector<std::pair<double, double>> set, int m) {
   if (m <= 1) return set;
-  std::sort(set.begin(), set.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+  // Sorted by (current length, prompt). Both are token counts (whole, in
+  // [0, 2^31)), so one 64-bit key orders them exactly as the pair does, and
+  // equal keys are equal pairs: the sequence is the pair sort's.
+  // Other values (none from refineNow) take the pair sort.
+  const auto whole = [](double v) { return !std::signbit(v) && v < 2147483648.0 && v == static_cast<double>(static_cast<std::uint32_t>(v)); };
+  std::vector<std::uint64_t> keys(set.size());
+  for (std::size_t k = 0; k < set.size(); ++k) {
+    if (!whole(set[k].first) || !whole(set[k].second)) {
+      std::sort(set.begin(), set.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+      std::vector<std::pair<double, double>> out;
+      for (std::size_t j = static_cast<std::size_t>(m / 2); j < set.size(); j += static_cast<std::size_t>(m)) out.push_back(set[j]);
+      return out;
+    }
+    keys[k] = static_cast<std::uint64_t>(set[k].second) << 32 | static_cast<std::uint64_t>(set[k].first);
+  }
+  std::sort(keys.begin(), keys.end());
   std::vector<std::pair<double, double>> out;
-  for (std::size_t k = static_cast<std::size_t>(m / 2); k < set.size(); k += static_cast<std::size_t>(m)) out.push_back(set[k]);
+  for (std::size_t k = static_cast<std::size_t>(m / 2); k < keys.size(); k += static_cast<std::size_t>(m))
+    out.emplace_back(static_cast<double>(keys[k] & 0xffffffffu), static_cast<double>(keys[k] >> 32));
   return out;
 }
 
@@ -422,10 +442,14 @@ void CascadeGlobal::refineNow() {
     const std::string label = stageLabel(s);
     for (int m : members(s)) sim_->setPoolLabel(m, label);
   }
-  // The scan above synced every lane member at this instant; armWatch
-  // (watchLength) syncs a member again only when its threshold changes.
+  // armWatch for every placed request, each stage's threshold computed once.
+  // The scan above synced every lane member at this instant; watchLength
+  // syncs a member again only when its threshold changes.
+  std::vector<std::int32_t> threshold(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) threshold[static_cast<std::size_t>(s)] = s + 1 < S ? upper(s) : -1;
   sim_->forEachActiveUnsynced([&](const Request& r) {
-    if (!r.synthetic && r.instance >= 0) armWatch(const_cast<Request&>(r));
+    if (!r.synthetic && r.instance >= 0)
+      sim_->watchLength(const_cast<Request&>(r), threshold[static_cast<std::size_t>(stageOf(r.instance))]);
   });
 }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -154,6 +155,7 @@ private:
   double earliestStart(int receiver) const;
   bool senderTransmitting(int sender);
   void pumpAll();
+  void markStale(std::int64_t id);
 
   CascadeConfig cfg_;
   QoeModel qoe_;
@@ -170,6 +172,12 @@ private:
   std::vector<std::int64_t> starvingId_;      // per receiver: request id it waits for (-1 none)
   std::vector<std::uint8_t> rebalancing_;     // per sender: a rebalance ask in flight
   std::set<std::int64_t> asked_;              // ids with an ask or a queued move
+  // Which receivers' queues may hold an entry gone stale (finished, aborted
+  // or moved) since their last pump: a clean queue's waiting entries need no
+  // look while its receiver waits for a starved request.
+  std::unordered_multimap<std::int64_t, int> queuedAt_;  // queued move's id -> receiver
+  std::vector<std::uint8_t> mayBeStale_;      // per receiver
+  std::vector<std::int64_t> abortsSeen_;      // per receiver: Simulator::aborted() at its last pump
   std::vector<double> transferBps_;           // measured per receiver
   std::vector<std::int64_t> asks_, bids_, wins_;  // bid-ask rounds per instance: started, bid in, won
   struct ArrivalSample {
