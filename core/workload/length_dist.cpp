@@ -1,11 +1,15 @@
 #include "workload/length_dist.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <deque>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -56,9 +60,9 @@ LognormalParams lognormalParams(const LengthDist& d, const std::string& what) {
   return p;
 }
 
-std::vector<double> loadEmpiricalValues(const std::string& path, const std::string& column) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
+namespace {
+
+std::vector<double> readEmpiricalValues(std::istream& in, const std::string& path, const std::string& column) {
   if (column.empty()) throw InputError(path + ": empirical distribution needs a \"column\"");
   bool jsonl = endsWith(path, ".jsonl") || endsWith(path, ".ndjson") || endsWith(path, ".json");
   if (!jsonl && !endsWith(path, ".csv")) {  // sniff the first non-blank character
@@ -116,6 +120,57 @@ std::vector<double> loadEmpiricalValues(const std::string& path, const std::stri
     }
   }
   if (values.empty()) throw InputError(path + ": empirical distribution has no values in \"" + column + "\"");
+  return values;
+}
+
+}  // namespace
+
+namespace {
+std::atomic<std::int64_t> parses{0};
+}  // namespace
+
+std::int64_t detail::empiricalParses() { return parses.load(); }
+
+// A run reads a trace column more than once (a policy's planner samples the
+// same lengths as the workload; a reproduce experiment or sweep runs many
+// points on one trace): the values of the last few files parsed are kept
+// with the file's bytes, and reused only for the same absolute path, column
+// and bytes (an edited file is parsed again). Failed reads are not kept
+// (each reports its error); files over 64 MiB are not kept.
+std::vector<double> loadEmpiricalValues(const std::string& path, const std::string& column) {
+  struct Entry {
+    std::string path, column, bytes;
+    std::vector<double> values;
+  };
+  static std::mutex mu;
+  static std::deque<Entry> cache;  // newest first
+  constexpr std::size_t kKept = 4;
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(path + ": cannot open file");
+  std::error_code ec;
+  const std::string abs = std::filesystem::absolute(path, ec).string();
+  const std::uintmax_t size = ec ? 0 : std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxBytes) {  // streamed, not kept
+    ++parses;
+    return readEmpiricalValues(file, path, column);
+  }
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(file.gcount()));
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    for (const Entry& e : cache)
+      if (e.path == abs && e.column == column && e.bytes == bytes) return e.values;
+  }
+  std::istringstream in(bytes, std::ios::binary);
+  ++parses;
+  std::vector<double> values = readEmpiricalValues(in, path, column);
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    cache.push_front(Entry{abs, column, std::move(bytes), values});
+    if (cache.size() > kKept) cache.pop_back();
+  }
   return values;
 }
 

@@ -128,7 +128,13 @@ LognormalParams lognormalParams(const LengthDist& d, const std::string& what = "
 /// or JSON lines (field name); format from the extension (.jsonl/.ndjson/.json
 /// = JSON lines) or, failing that, from the first non-blank character ('{').
 /// Non-numeric or negative value -> InputError "FILE:LINE: ...".
+/// The values of the last few files parsed are kept with their bytes and
+/// reused for the same absolute path, column and bytes (files <= 64 MiB).
 std::vector<double> loadEmpiricalValues(const std::string& path, const std::string& column);
+namespace detail {
+/// How many times loadEmpiricalValues has parsed a file (tests).
+std::int64_t empiricalParses();
+}  // namespace detail
 
 /// Helpers to build LengthDist values in code (presets, tests).
 LengthDist constantDist(double value);

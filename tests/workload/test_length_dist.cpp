@@ -144,6 +144,29 @@ TEST(LengthDist, EmpiricalErrorsNameFileAndLine) {
   EXPECT_NE(msg.find("missing.csv"), std::string::npos) << msg;
 }
 
+// loadEmpiricalValues keeps the values of the last files it parsed: a
+// rewrite of the same path, even of the same size within one timestamp tick,
+// must be read again, and a column or file that fails must fail every time.
+TEST(LengthDist, EmpiricalValuesKeptOnlyForTheSameBytes) {
+  TempDir dir;
+  const std::string p = dir.write("k.csv", "a,b\n1,5\n2,6\n");
+  const std::int64_t before = detail::empiricalParses();
+  EXPECT_EQ(loadEmpiricalValues(p, "a"), (std::vector<double>{1, 2}));
+  EXPECT_EQ(loadEmpiricalValues(p, "b"), (std::vector<double>{5, 6}));
+  EXPECT_EQ(loadEmpiricalValues(p, "a"), (std::vector<double>{1, 2}));  // kept
+  EXPECT_EQ(detail::empiricalParses() - before, 2);
+  dir.write("k.csv", "a,b\n3,5\n4,6\n");  // same size, at once
+  EXPECT_EQ(loadEmpiricalValues(p, "a"), (std::vector<double>{3, 4}));
+  EXPECT_EQ(detail::empiricalParses() - before, 3);
+  EXPECT_NE(inputErrorOf([&] { loadEmpiricalValues(p, "c"); }).find("no column \"c\""), std::string::npos);
+  EXPECT_NE(inputErrorOf([&] { loadEmpiricalValues(p, "c"); }).find("no column \"c\""), std::string::npos);
+  dir.write("k.csv", "a,b\n3,5\nx,6\n");
+  EXPECT_NE(inputErrorOf([&] { loadEmpiricalValues(p, "a"); }).find("k.csv:3: "), std::string::npos);
+  // Another file with the same bytes under another name is its own entry.
+  const std::string q = dir.write("k2.csv", "a,b\n3,5\n4,6\n");
+  EXPECT_EQ(loadEmpiricalValues(q, "a"), (std::vector<double>{3, 4}));
+}
+
 TEST(LengthDist, ValidationErrors) {
   auto err = [](const LengthDist& d) { return inputErrorOf([&] { LengthSampler s(d, ".", "workload.input_tokens"); }); };
   std::string m = err(lognormalDist(512, 100));
