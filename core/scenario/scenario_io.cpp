@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenario/limits.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -313,7 +314,7 @@ private:
   void cluster(const json& v, const std::string& p, ClusterSpec& c) const {
     object(v, p);
     checkKeys(v, p, kClusterKeys);
-    if (auto* x = find(v, "instances")) c.instances = intField(*x, child(p, "instances"), 1, 4096);
+    if (auto* x = find(v, "instances")) c.instances = intField(*x, child(p, "instances"), 1, kMaxInstances);
     if (auto* x = find(v, "gpu")) c.gpu = nonEmptyString(*x, child(p, "gpu"));
     if (auto* x = find(v, "tp")) c.tp = intField(*x, child(p, "tp"), 1);
     if (auto* x = find(v, "model_dtype")) c.model_dtype = oneOf(*x, child(p, "model_dtype"), kDTypes);

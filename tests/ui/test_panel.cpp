@@ -58,6 +58,40 @@ private slots:
     QCOMPARE(dumpScenario(out), dumpScenario(s));
   }
 
+  // A file's values the form cannot show as they are (512 instances, more
+  // requests than the box's default range, a rate with more decimals than it
+  // shows, a sub-1 Gb/s NIC) come back unchanged from an untouched form;
+  // a value the user edits is read from the box.
+  void valuesTheFormRoundsOrClampsComeBackUnchanged() {
+    Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/default.json");
+    s.cluster.instances = 512;
+    s.workload.requests = 20'000'000;
+    s.workload.arrival.rate = 31.5713;
+    s.cluster.fabric.nic_gbps = 0.5;
+    s.cluster.fabric.gpus_per_node = 32;
+    s.cluster.kv_capacity_fraction = 0.333;
+    ScenarioPanel p;
+    p.setScenario(s);
+    QSpinBox* instances = nullptr;
+    for (QSpinBox* b : p.findChildren<QSpinBox*>())
+      if (b->value() == 512) instances = b;
+    QVERIFY2(instances, "no box shows the 512 instances");
+    Scenario out;
+    QString err;
+    QVERIFY2(p.buildScenario(out, &err), qPrintable(err));
+    QCOMPARE(out.cluster.instances, 512);
+    QCOMPARE(out.workload.requests, std::int64_t{20'000'000});
+    QCOMPARE(out.workload.arrival.rate, 31.5713);
+    QCOMPARE(out.cluster.fabric.nic_gbps, 0.5);
+    QCOMPARE(out.cluster.fabric.gpus_per_node, 32);
+    QCOMPARE(out.cluster.kv_capacity_fraction, 0.333);
+    QCOMPARE(dumpScenario(out), dumpScenario(s));
+    instances->setValue(1000);  // up to the file format's limit
+    QVERIFY2(p.buildScenario(out, &err), qPrintable(err));
+    QCOMPARE(out.cluster.instances, 1000);
+    QCOMPARE(out.workload.arrival.rate, 31.5713);
+  }
+
   // Issue 15: length distributions and a trace's time scale and window are
   // editable in the panel (they were only kept from the file).
   void lengthsAndTraceOptions() {

@@ -23,6 +23,7 @@
 
 #include "cost/presets.h"
 #include "policy/registry.h"
+#include "scenario/limits.h"
 #include "ui/common/theme.h"
 #include "util/error.h"
 #include "workload/presets.h"
@@ -168,7 +169,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   // ---- cluster
   auto* cluster = group(tr("Cluster"), f);
   instances_ = new QSpinBox;
-  instances_->setRange(1, 64);
+  instances_->setRange(1, kMaxInstances);  // what a scenario file may hold
   instances_->setToolTip(tr("Number of serving instances (each one model replica on tp GPUs)"));
   f->addRow(tr("Instances"), instances_);
   gpu_ = new QComboBox;

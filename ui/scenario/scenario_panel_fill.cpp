@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "cost/presets.h"
 #include "policy/registry.h"
@@ -34,10 +35,37 @@
 
 namespace sl::ui {
 
+namespace {
+
+// setScenario shows a file's value (the box's range widened to hold it) and
+// remembers what the box shows; buildScenario gives back the scenario's own
+// value while the box still shows that, so a value the box rounds (a rate's
+// decimals) or could not hold is never changed by Apply or Save.
+template <class Box, class T>
+void showFilled(Box* b, T v) {
+  using V = decltype(b->value());
+  const V shown = static_cast<V>(std::clamp<double>(static_cast<double>(v), static_cast<double>(std::numeric_limits<V>::lowest()),
+                                                    static_cast<double>(std::numeric_limits<V>::max())));
+  if (shown < b->minimum()) b->setMinimum(shown);
+  if (shown > b->maximum()) b->setMaximum(shown);
+  b->setValue(shown);
+  b->setProperty("filled", QVariant::fromValue(b->value()));
+}
+
+template <class Box, class T>
+T readBack(const Box* b, T fileValue) {
+  using V = decltype(b->value());
+  const QVariant f = b->property("filled");
+  if (f.isValid() && b->value() == f.value<V>()) return fileValue;
+  return static_cast<T>(b->value());
+}
+
+}  // namespace
+
 void ScenarioPanel::setScenario(const Scenario& s) {
   filling_ = true;
   base_ = s;
-  instances_->setValue(s.cluster.instances);
+  showFilled(instances_, s.cluster.instances);
   auto pick = [](QComboBox* c, const QVariant& v) {
     int i = c->findData(v);
     if (i < 0) {
@@ -50,19 +78,19 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   pick(tp_, s.cluster.tp);
   pick(modelDtype_, QString::fromStdString(s.cluster.model_dtype));
   pick(kvDtype_, QString::fromStdString(s.cluster.kv_dtype));
-  kvFraction_->setValue(s.cluster.kv_capacity_fraction);
-  nicGbps_->setValue(s.cluster.fabric.nic_gbps);
-  gpusPerNode_->setValue(s.cluster.fabric.gpus_per_node);
+  showFilled(kvFraction_, s.cluster.kv_capacity_fraction);
+  showFilled(nicGbps_, s.cluster.fabric.nic_gbps);
+  showFilled(gpusPerNode_, s.cluster.fabric.gpus_per_node);
   // Models may be named by alias in the file.
   QString modelId = QString::fromStdString(s.model);
   if (PresetRegistry::builtin().hasModel(s.model)) modelId = QString::fromStdString(PresetRegistry::builtin().model(s.model).id);
   pick(model_, modelId);
   pick(workload_, s.workload.preset ? QString::fromStdString(*s.workload.preset) : QString());
   fillLengths();
-  requests_->setValue(static_cast<int>(std::min<std::int64_t>(s.workload.requests, 10'000'000)));
-  rate_->setValue(s.workload.arrival.rate);
+  showFilled(requests_, s.workload.requests);
+  showFilled(rate_, s.workload.arrival.rate);
   rateEdited_ = false;
-  cv_->setValue(s.workload.arrival.cv);
+  showFilled(cv_, s.workload.arrival.cv);
   const char* arr = s.workload.trace                                                ? "trace"
                     : s.workload.arrival.process == ArrivalSpec::Process::Gamma    ? "gamma"
                     : s.workload.arrival.process == ArrivalSpec::Process::Schedule ? "schedule"
@@ -90,12 +118,12 @@ void ScenarioPanel::setScenario(const Scenario& s) {
 
 bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
   Scenario s = base_;
-  s.cluster.instances = instances_->value();
+  s.cluster.instances = readBack(instances_, base_.cluster.instances);
   s.cluster.gpu = gpu_->currentData().toString().toStdString();
   s.cluster.tp = tp_->currentData().toInt();
   s.cluster.model_dtype = modelDtype_->currentData().toString().toStdString();
   s.cluster.kv_dtype = kvDtype_->currentData().toString().toStdString();
-  s.cluster.kv_capacity_fraction = kvFraction_->value();
+  s.cluster.kv_capacity_fraction = readBack(kvFraction_, base_.cluster.kv_capacity_fraction);
   const std::string newModel = model_->currentData().toString().toStdString();
   if (!PresetRegistry::builtin().hasModel(s.model) || PresetRegistry::builtin().model(s.model).id != newModel)
     s.model = newModel;
@@ -139,10 +167,10 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
       *dists[i] = d;
     }
   }
-  s.workload.requests = requests_->value();
-  s.workload.arrival.rate = rate_->value();
-  s.cluster.fabric.nic_gbps = nicGbps_->value();
-  s.cluster.fabric.gpus_per_node = gpusPerNode_->value();
+  s.workload.requests = readBack(requests_, base_.workload.requests);
+  s.workload.arrival.rate = readBack(rate_, base_.workload.arrival.rate);
+  s.cluster.fabric.nic_gbps = readBack(nicGbps_, base_.cluster.fabric.nic_gbps);
+  s.cluster.fabric.gpus_per_node = readBack(gpusPerNode_, base_.cluster.fabric.gpus_per_node);
   const QString arr = arrivals_->currentData().toString();
   if (arr == "trace") {
     if (traceFile_.isEmpty()) {
@@ -166,7 +194,7 @@ bool ScenarioPanel::buildScenario(Scenario& out, QString* error) const {
     s.workload.trace.reset();
     if (arr == "gamma") {
       s.workload.arrival.process = ArrivalSpec::Process::Gamma;
-      s.workload.arrival.cv = cv_->value();
+      s.workload.arrival.cv = readBack(cv_, base_.workload.arrival.cv);
     } else if (arr == "schedule") {
       if (base_.workload.arrival.schedule.empty()) {
         if (error) *error = tr("workload.arrival: this scenario has no rate schedule (set one in the file)");
