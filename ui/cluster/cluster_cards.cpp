@@ -435,13 +435,14 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   if (!tag.isEmpty()) policyTexts_[static_cast<std::size_t>(index)] << tag.trimmed();
   p.setPen(theme::kMuted);
   {
-    // "batch 16 · 40 held" where it fits, shorter on a tiny card (hover: the card's tooltip).
+    // "batch 16 · 40 held" where it fits, shorter on a tiny card, nothing
+    // where even "16 · 40" would run into the id (hover: the card's tooltip).
     const QFontMetrics sfm(small);
     const int nameW = sfm.horizontalAdvance(QString("%1%2 ").arg(in.id).arg(tag));
     p.drawText(QRect(c.left(), c.top(), c.width(), sh), Qt::AlignRight | Qt::AlignVCenter,
                firstThatFits({tr("batch %1 · %2 held").arg(in.batchSize).arg(queued),
                               tr("batch %1 · %2").arg(in.batchSize).arg(queued),
-                              tr("%1 · %2").arg(in.batchSize).arg(queued)},
+                              tr("%1 · %2").arg(in.batchSize).arg(queued), QString()},
                              sfm, c.width() - nameW - sfm.horizontalAdvance(QStringLiteral("  "))));
   }
   int y = c.top() + sh + 1;
