@@ -131,10 +131,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> CascadeGlobal::lengthSample()
     const std::int64_t first = arrivals_.front().id;
     sim_->forEachActive([&](const Request& r) {
       if (r.synthetic || r.id < first) return;
-      const auto it = std::lower_bound(arrivals_.begin(), arrivals_.end(), r.id,
-                                       [](const ArrivalSample& a, std::int64_t id) { return a.id < id; });
-      if (it != arrivals_.end() && it->id == r.id)
-        generated[static_cast<std::size_t>(it - arrivals_.begin())] = r.generated;
+      if (const std::ptrdiff_t i = arrivalIndex(r.id); i >= 0) generated[static_cast<std::size_t>(i)] = r.generated;
     });
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
@@ -318,9 +315,17 @@ void CascadeGlobal::onFinished(const Request& r) {
   markStale(r.id);
   asked_.erase(r.id);
   if (r.synthetic || arrivals_.empty()) return;
-  const auto it = std::lower_bound(arrivals_.begin(), arrivals_.end(), r.id,
-                                   [](const ArrivalSample& a, std::int64_t id) { return a.id < id; });
-  if (it != arrivals_.end() && it->id == r.id) it->out = r.outputLen();
+  if (const std::ptrdiff_t i = arrivalIndex(r.id); i >= 0) arrivals_[static_cast<std::size_t>(i)].out = r.outputLen();
+}
+
+std::ptrdiff_t CascadeGlobal::arrivalIndex(std::int64_t id) const {
+  if (arrivals_.empty() || id < arrivals_.front().id) return -1;
+  // Arrival ids are usually consecutive: position id − first, checked, else a search.
+  const auto guess = static_cast<std::size_t>(id - arrivals_.front().id);
+  if (guess < arrivals_.size() && arrivals_[guess].id == id) return static_cast<std::ptrdiff_t>(guess);
+  const auto it = std::lower_bound(arrivals_.begin(), arrivals_.end(), id,
+                                   [](const ArrivalSample& a, std::int64_t x) { return a.id < x; });
+  return it != arrivals_.end() && it->id == id ? it - arrivals_.begin() : -1;
 }
 
 void CascadeGlobal::onTimer(int timer) {

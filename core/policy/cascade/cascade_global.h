@@ -10,9 +10,9 @@
 // sheds a request to a peer through the same protocol.
 #include <cstdint>
 #include <deque>
-#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -171,7 +171,7 @@ private:
   std::vector<std::vector<RequestHandle>> outgoing_;  // live moves this policy started, per sender
   std::vector<std::int64_t> starvingId_;      // per receiver: request id it waits for (-1 none)
   std::vector<std::uint8_t> rebalancing_;     // per sender: a rebalance ask in flight
-  std::set<std::int64_t> asked_;              // ids with an ask or a queued move
+  std::unordered_set<std::int64_t> asked_;    // ids with an ask or a queued move (never iterated)
   // Which receivers' queues may hold an entry gone stale (finished, aborted
   // or moved) since their last pump: a clean queue's waiting entries need no
   // look while its receiver waits for a starved request.
@@ -185,6 +185,8 @@ private:
   };
   static constexpr std::size_t kLengthSample = 4096;
   std::deque<ArrivalSample> arrivals_;  // the last arrivals, by id (ascending)
+  /// Index of `id` in arrivals_, or -1.
+  std::ptrdiff_t arrivalIndex(std::int64_t id) const;
   std::int64_t arrivalsSinceReplan_ = 0;
   SimTime lastReplan_ = 0;
   int tReplan_ = -1, tRefine_ = -1, tRebalance_ = -1, tPump_ = -1;
