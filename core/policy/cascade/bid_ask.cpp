@@ -24,8 +24,9 @@ int CascadeGlobal::chooseBid(std::vector<CascadeBid> bids, std::uint64_t pick) {
 }
 
 double CascadeGlobal::earliestStart(int receiver) const {
-  double buffered = 0;
-  for (const PendingMove& m : queues_[static_cast<std::size_t>(receiver)]) buffered += static_cast<double>(m.tokens);
+  // The queue's tokens: inboundTokens_ is their running sum (the same value
+  // as summing the entries in doubles: whole numbers far below 2^53).
+  const double buffered = static_cast<double>(inboundTokens_[static_cast<std::size_t>(receiver)]);
   return buffered * sim_->config().kvBytesPerToken / transferBps_[static_cast<std::size_t>(receiver)];
 }
 
@@ -87,11 +88,14 @@ void CascadeGlobal::enqueueMove(int receiver, const Request& r, double senderLoa
   m.tokens = static_cast<std::int64_t>(r.input) + r.generated;
   m.interStage = interStage;
   auto& qu = queues_[static_cast<std::size_t>(receiver)];
-  qu.push_back(m);
-  // Highest sender load first; by request id on ties.
-  std::stable_sort(qu.begin(), qu.end(), [](const PendingMove& a, const PendingMove& b) {
+  // Highest sender load first; by request id on ties. The queue is kept in
+  // that order (entries only leave; their keys never change), so the new
+  // entry goes where a stable sort would put it: after every entry not
+  // ordered behind it.
+  const auto behind = std::upper_bound(qu.begin(), qu.end(), m, [](const PendingMove& a, const PendingMove& b) {
     return a.senderLoad != b.senderLoad ? a.senderLoad > b.senderLoad : a.id < b.id;
   });
+  qu.insert(behind, m);
   inboundTokens_[static_cast<std::size_t>(receiver)] += m.tokens;
   queuedAt_.emplace(m.id, receiver);
   mayBeStale_[static_cast<std::size_t>(receiver)] = 1;  // (tests queue any request)
