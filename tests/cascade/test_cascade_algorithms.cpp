@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "cascade_test_util.h"
 #include "policy/cascade/planner.h"
@@ -180,6 +181,63 @@ TEST(CascadePlanner, HistogramIsTheStepPopulation) {
   EXPECT_DOUBLE_EQ(h.bucket[0].sumI, 28 * 100.0);
   EXPECT_DOUBLE_EQ(h.straddling[1], 200);  // crosses 128 and 256, not 512
   EXPECT_DOUBLE_EQ(h.straddling[2], 200);
+}
+
+// buildHistogram visits only the buckets and edges a request's lengths
+// reach; every sum must be the all-bucket scan's, bit for bit.
+TEST(CascadePlanner, HistogramMatchesTheAllBucketScan) {
+  const auto reference = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& reqs,
+                            const std::vector<std::int64_t>& edges, double population) {
+    LengthHistogram h;
+    const int nb = static_cast<int>(edges.size()) - 1;
+    h.bucket.assign(static_cast<std::size_t>(nb), {});
+    h.straddling.assign(edges.size(), 0.0);
+    double steps = 0;
+    for (const auto& [in, out] : reqs) steps += static_cast<double>(std::max<std::int64_t>(1, out));
+    const double w = population / steps, perRequest = population / static_cast<double>(reqs.size());
+    for (const auto& [in, out0] : reqs) {
+      const std::int64_t out = std::max<std::int64_t>(1, out0);
+      const double I = static_cast<double>(in);
+      for (int b = 0; b < nb; ++b) {
+        const std::int64_t x = std::max(in, edges[static_cast<std::size_t>(b)]);
+        const std::int64_t y = std::min(in + out, b + 1 == nb ? std::numeric_limits<std::int64_t>::max()
+                                                              : edges[static_cast<std::size_t>(b) + 1]);
+        if (y <= x) continue;
+        const double cnt = static_cast<double>(y - x);
+        QoeFeatures& f = h.bucket[static_cast<std::size_t>(b)];
+        f.n += w * cnt;
+        f.sumI += w * cnt * I;
+        f.sumI2 += w * cnt * I * I;
+        f.sumL += w * cnt * (static_cast<double>(x + y - 1) / 2.0);
+      }
+      for (int k = 1; k < nb; ++k) {
+        const std::int64_t e = edges[static_cast<std::size_t>(k)];
+        if (in < e && in + out > e) h.straddling[static_cast<std::size_t>(k)] += perRequest;
+      }
+    }
+    return h;
+  };
+  Rng rng(17);
+  for (const std::vector<std::int64_t>& edges :
+       {std::vector<std::int64_t>{0, 128, 256, 512, 1024, 2048}, std::vector<std::int64_t>{0, 64},
+        std::vector<std::int64_t>{0, 100, 100, 300}, exponentialEdges(32, 20000)}) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> reqs;
+    for (int i = 0; i < 500; ++i)
+      reqs.emplace_back(static_cast<std::int64_t>(rng.next() % 3000), static_cast<std::int64_t>(rng.next() % 3000));
+    reqs.emplace_back(edges.back(), 0);  // out 0 counts as one step
+    reqs.emplace_back(0, 1);
+    const LengthHistogram h = buildHistogram(reqs, edges, 123.0);
+    const LengthHistogram r = reference(reqs, edges, 123.0);
+    ASSERT_EQ(h.buckets(), r.buckets());
+    for (int b = 0; b < h.buckets(); ++b) {
+      const auto i = static_cast<std::size_t>(b);
+      EXPECT_EQ(h.bucket[i].n, r.bucket[i].n) << b;
+      EXPECT_EQ(h.bucket[i].sumI, r.bucket[i].sumI) << b;
+      EXPECT_EQ(h.bucket[i].sumI2, r.bucket[i].sumI2) << b;
+      EXPECT_EQ(h.bucket[i].sumL, r.bucket[i].sumL) << b;
+    }
+    EXPECT_EQ(h.straddling, r.straddling);
+  }
 }
 
 // Issue 25: prefill arrivals in the stage cost. Each arrival's prefill

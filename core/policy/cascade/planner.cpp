@@ -30,7 +30,11 @@ LengthHistogram buildHistogram(const std::vector<std::pair<std::int64_t, std::in
   for (const auto& [in, out0] : requests) {
     const std::int64_t out = std::max<std::int64_t>(1, out0);
     const double I = static_cast<double>(in);
-    for (int b = 0; b < nb; ++b) {
+    // Only the buckets [in, in + out) overlaps add anything: from the first
+    // whose upper edge is above `in` (the last has none) while its lower
+    // edge is below in + out. The others were skipped by `y <= x` anyway.
+    const int first = static_cast<int>(std::upper_bound(edges.begin() + 1, edges.begin() + nb, in) - (edges.begin() + 1));
+    for (int b = first; b < nb && edges[static_cast<std::size_t>(b)] < in + out; ++b) {
       const std::int64_t x = std::max(in, edges[static_cast<std::size_t>(b)]);
       const std::int64_t y = std::min(in + out, b + 1 == nb ? std::numeric_limits<std::int64_t>::max()
                                                             : edges[static_cast<std::size_t>(b) + 1]);
@@ -44,9 +48,10 @@ LengthHistogram buildHistogram(const std::vector<std::pair<std::int64_t, std::in
     }
     // A request whose sequence grows across edge k is migrated there once;
     // its share of the population straddles the cut.
-    for (int k = 1; k < nb; ++k) {
+    for (int k = first + 1; k < nb; ++k) {  // edges[first + 1] is the first above `in`
       const std::int64_t e = edges[static_cast<std::size_t>(k)];
-      if (in < e && in + out > e) h.straddling[static_cast<std::size_t>(k)] += perRequest;
+      if (in + out <= e) break;
+      if (in < e) h.straddling[static_cast<std::size_t>(k)] += perRequest;
     }
   }
   return h;
