@@ -494,20 +494,29 @@ TEST(CascadeHandover, LastStageAndSingleStageNeverHandOver) {
   EXPECT_EQ(rig.sim->migrations(), 0);
 }
 
+// The start of the bid-ask queue tests: three requests on instance 0,
+// prefilled by 50 ms; the first (A) is queued to receiver 1 and sent, so
+// instance 0 transmits. Empty when a request is missing or not prefilled.
+std::vector<Request*> sendFirstFromInstanceZero(CascadeRig& rig) {
+  rig.sim->run(ms(50));
+  std::vector<Request*> q = {rig.find(0), rig.find(1), rig.find(2)};
+  for (const Request* r : q)
+    if (!r || !r->prefillDone()) return {};
+  rig.global->enqueueMove(1, *q[0], 9);
+  rig.global->pump(1);
+  return q;
+}
+
 TEST(CascadeBidAsk, StarvedRequestIsSentNextAfterTheSendersTransmission) {
   CascadeConfig cc = quietConfig();
   cc.starveLimit = 3;
   // Everything on instance 0 (stage 1 has only it); a 100 kB/s link: a move lasts a few ms.
   CascadeRig rig(cc, 3, {req(0, 100, 4000), req(0, 100, 4000), req(0, 100, 4000)}, {1, 2}, {1000000}, 1e5);
-  rig.sim->run(ms(50));
-  Request* a = rig.find(0);
-  Request* b = rig.find(1);
-  Request* c = rig.find(2);
-  ASSERT_TRUE(a && b && c);
-  ASSERT_TRUE(a->prefillDone() && b->prefillDone() && c->prefillDone());
-  rig.global->enqueueMove(1, *a, 9);
-  rig.global->pump(1);  // A leaves instance 0: the sender is transmitting
+  const std::vector<Request*> q = sendFirstFromInstanceZero(rig);  // A leaves: the sender is transmitting
+  ASSERT_EQ(q.size(), 3u);
   ASSERT_EQ(rig.sim->liveMigrations(0), 1);
+  Request* b = q[1];
+  Request* c = q[2];
   rig.global->enqueueMove(2, *b, 5);
   rig.global->enqueueMove(2, *c, 1);
   for (int k = 0; k < 3; ++k) rig.global->pump(2);
@@ -539,15 +548,11 @@ TEST(CascadeBidAsk, EntryThatFinishesWhileTheReceiverWaitsIsDropped) {
   cc.starveLimit = 1;
   // A slow link: A's move from instance 0 lasts far longer than D's life there.
   CascadeRig rig(cc, 3, {req(0, 100, 4000), req(0, 100, 4000), req(0, 100, 30)}, {1, 2}, {1000000}, 1e2);
-  rig.sim->run(ms(50));
-  Request* a = rig.find(0);
-  Request* b = rig.find(1);
-  Request* d = rig.find(2);
-  ASSERT_TRUE(a && b && d);
-  ASSERT_TRUE(a->prefillDone() && b->prefillDone() && d->prefillDone());
-  rig.global->enqueueMove(1, *a, 9);
-  rig.global->pump(1);
+  const std::vector<Request*> q = sendFirstFromInstanceZero(rig);
+  ASSERT_EQ(q.size(), 3u);
   ASSERT_EQ(rig.sim->liveMigrations(0), 1);
+  Request* b = q[1];
+  Request* d = q[2];
   rig.global->enqueueMove(2, *b, 5);
   rig.global->enqueueMove(2, *d, 1);
   for (int k = 0; k < 3; ++k) rig.global->pump(2);

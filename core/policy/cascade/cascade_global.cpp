@@ -272,8 +272,7 @@ int CascadeGlobal::stageForLength(std::int64_t len) const {
 }
 
 void CascadeGlobal::armWatch(Request& r) {
-  const int s = r.instance >= 0 ? stageOf(r.instance) : stageForLength(r.input);
-  sim_->watchLength(r, s + 1 < stages() ? upper(s) : -1);
+  sim_->watchLength(r, watchThreshold(r.instance >= 0 ? stageOf(r.instance) : stageForLength(r.input)));
 }
 
 double CascadeGlobal::demand(int i) const {
@@ -286,8 +285,7 @@ void CascadeGlobal::onArrival(Request& r) {
     arrivals_.push_back({r.id, r.input, -1});
     if (arrivals_.size() > kLengthSample) arrivals_.pop_front();
   }
-  const int s = stageForLength(r.input);
-  sim_->watchLength(r, s + 1 < stages() ? upper(s) : -1);
+  sim_->watchLength(r, watchThreshold(stageForLength(r.input)));
 }
 
 int CascadeGlobal::route(const Request& r) {
@@ -451,7 +449,7 @@ void CascadeGlobal::refineNow() {
   // The scan above synced every lane member at this instant; watchLength
   // syncs a member again only when its threshold changes.
   std::vector<std::int32_t> threshold(static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) threshold[static_cast<std::size_t>(s)] = s + 1 < S ? upper(s) : -1;
+  for (int s = 0; s < S; ++s) threshold[static_cast<std::size_t>(s)] = watchThreshold(s);
   sim_->forEachActiveUnsynced([&](const Request& r) {
     if (!r.synthetic && r.instance >= 0)
       sim_->watchLength(const_cast<Request&>(r), threshold[static_cast<std::size_t>(stageOf(r.instance))]);

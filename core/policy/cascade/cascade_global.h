@@ -94,6 +94,8 @@ public:
   /// Upper bound of stage s (tokens); the last stage's is "none" (INT32_MAX).
   std::int32_t upper(int s) const;
   std::int32_t lower(int s) const { return s == 0 ? 0 : upper(s - 1); }
+  /// The length watch of a request in stage s: its upper bound (none in the last stage).
+  std::int32_t watchThreshold(int s) const { return s + 1 < stages() ? upper(s) : -1; }
   const std::vector<int>& members(int s) const { return members_[static_cast<std::size_t>(s)]; }
   const QoeModel& qoe() const { return qoe_; }
   double qoeFitError() const { return qoeErr_; }
