@@ -136,7 +136,7 @@ std::int64_t detail::empiricalParses() { return parses.load(); }
 // points on one trace): the values of the last few files parsed are kept
 // with the file's bytes, and reused only for the same absolute path, column
 // and bytes (an edited file is parsed again). Failed reads are not kept
-// (each reports its error); files over 64 MiB are not kept.
+// (each reports its error); files over 16 MiB are not kept (length_dist.h).
 std::vector<double> loadEmpiricalValues(const std::string& path, const std::string& column) {
   struct Entry {
     std::string path, column, bytes;
@@ -144,14 +144,12 @@ std::vector<double> loadEmpiricalValues(const std::string& path, const std::stri
   };
   static std::mutex mu;
   static std::deque<Entry> cache;  // newest first
-  constexpr std::size_t kKept = 4;
-  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError(path + ": cannot open file");
   std::error_code ec;
   const std::string abs = std::filesystem::absolute(path, ec).string();
   const std::uintmax_t size = ec ? 0 : std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxBytes) {  // streamed, not kept
+  if (ec || size > detail::kEmpiricalKeptMaxBytes) {  // streamed, not kept
     ++parses;
     return readEmpiricalValues(file, path, column);
   }
@@ -169,7 +167,7 @@ std::vector<double> loadEmpiricalValues(const std::string& path, const std::stri
   {
     const std::lock_guard<std::mutex> lock(mu);
     cache.push_front(Entry{abs, column, std::move(bytes), values});
-    if (cache.size() > kKept) cache.pop_back();
+    if (cache.size() > detail::kEmpiricalKept) cache.pop_back();
   }
   return values;
 }

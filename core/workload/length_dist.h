@@ -5,6 +5,7 @@
 // mixtures; each may clip with clipMin / clipMax. The same distributions
 // give closed-loop think times in seconds (sampleReal). Validation happens at construction and throws
 // sl::InputError naming the field (`what` given by the caller).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -129,9 +130,14 @@ LognormalParams lognormalParams(const LengthDist& d, const std::string& what = "
 /// = JSON lines) or, failing that, from the first non-blank character ('{').
 /// Non-numeric or negative value -> InputError "FILE:LINE: ...".
 /// The values of the last few files parsed are kept with their bytes and
-/// reused for the same absolute path, column and bytes (files <= 64 MiB).
+/// reused for the same absolute path, column and bytes (files up to
+/// detail::kEmpiricalKeptMaxBytes; larger ones are parsed at every call).
 std::vector<double> loadEmpiricalValues(const std::string& path, const std::string& column);
 namespace detail {
+/// loadEmpiricalValues keeps this many files, each at most this size: with
+/// their values the cache stays well under 0.2 GB.
+inline constexpr std::size_t kEmpiricalKept = 4;
+inline constexpr std::size_t kEmpiricalKeptMaxBytes = std::size_t{16} << 20;
 /// How many times loadEmpiricalValues has parsed a file (tests).
 std::int64_t empiricalParses();
 }  // namespace detail

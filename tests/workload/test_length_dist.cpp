@@ -167,6 +167,29 @@ TEST(LengthDist, EmpiricalValuesKeptOnlyForTheSameBytes) {
   EXPECT_EQ(loadEmpiricalValues(q, "a"), (std::vector<double>{3, 4}));
 }
 
+TEST(LengthDist, EmpiricalValuesOfLargeFilesAreNotKept) {
+  // A file of exactly the limit is kept; one byte more and it is parsed at
+  // every call (the cache's memory stays bounded: length_dist.h).
+  TempDir dir;
+  const auto fileOf = [](std::size_t bytes) {
+    std::string body = "a\n";
+    if ((bytes - body.size()) % 2 != 0) body += "17\n";  // then rows of two bytes fill it exactly
+    body.reserve(bytes);
+    while (body.size() < bytes) body += "7\n";
+    return body;
+  };
+  const std::string atLimit = dir.write("at.csv", fileOf(detail::kEmpiricalKeptMaxBytes));
+  const std::string over = dir.write("over.csv", fileOf(detail::kEmpiricalKeptMaxBytes + 1));
+  const std::int64_t before = detail::empiricalParses();
+  const std::vector<double> first = loadEmpiricalValues(atLimit, "a");
+  ASSERT_GT(first.size(), std::size_t{1000000});
+  EXPECT_EQ(loadEmpiricalValues(atLimit, "a"), first);
+  EXPECT_EQ(detail::empiricalParses() - before, 1);
+  EXPECT_EQ(loadEmpiricalValues(over, "a").size(), first.size());
+  EXPECT_EQ(loadEmpiricalValues(over, "a").size(), first.size());
+  EXPECT_EQ(detail::empiricalParses() - before, 3);
+}
+
 TEST(LengthDist, ValidationErrors) {
   auto err = [](const LengthDist& d) { return inputErrorOf([&] { LengthSampler s(d, ".", "workload.input_tokens"); }); };
   std::string m = err(lognormalDist(512, 100));
