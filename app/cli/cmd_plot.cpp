@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/charts_helper.h"
 #include "util/error.h"
 
 #ifdef SERVELAB_HAVE_UI
@@ -45,9 +46,19 @@ bool parseSize(const std::string& s, int& w, int& h) {
 int runPlot(const PlotArgs& a) {
 #ifndef SERVELAB_HAVE_UI
   (void)a;
+#ifdef SERVELAB_CHARTS_HELPER
+  // The charts are drawn by the Qt twin (charts_helper.h): it takes over
+  // this call; execChartsHelper returns only if it could not start.
+  const std::string why = execChartsHelper();
+  std::fprintf(stderr,
+               "servelab-cli: error: plot: the charts are drawn by servelab-cli-charts, built with the Qt GUI next "
+               "to servelab-cli, and it could not be started (%s)\n",
+               why.c_str());
+#else
   std::fprintf(stderr,
                "servelab-cli: error: plot: this servelab-cli was built without the Qt GUI "
                "(SERVELAB_BUILD_UI=OFF or Qt 6 not found); rebuild with the GUI to render charts\n");
+#endif
   return 2;
 #else
   if (a.chart == "list") {

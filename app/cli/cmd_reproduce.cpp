@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/charts_helper.h"
 #include "experiments/experiment.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -50,6 +51,18 @@ int runReproduce(const ReproduceArgs& a) {
     for (const auto& x : exp::experimentRegistry()) known += (known.empty() ? "" : ", ") + x.id;
     throw InputError("unknown experiment '" + a.id + "' (known: " + known + ")");
   }
+#if !defined(SERVELAB_HAVE_UI) && defined(SERVELAB_CHARTS_HELPER)
+  // With --out the PNGs next to the chart CSVs are drawn by the Qt twin
+  // (charts_helper.h): it runs the whole call. If it cannot start, the
+  // tables and CSVs are still written, without PNGs.
+  if (!a.out.empty()) {
+    const std::string why = execChartsHelper();
+    std::fprintf(stderr,
+                 "servelab-cli: note: no PNGs: the charts are drawn by servelab-cli-charts, built with the Qt GUI "
+                 "next to servelab-cli, and it could not be started (%s)\n",
+                 why.c_str());
+  }
+#endif
   exp::ExperimentOptions opt;
   opt.quick = a.quick;
   if (a.seedOpt && a.seedOpt->count() > 0) opt.seed = a.seedValue;

@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 
+#include "cli/charts_helper.h"
 #include "cli/cmd_calibrate.h"
 #include "cli/cmd_plot.h"
 #include "cli/cmd_reproduce.h"
@@ -41,6 +42,7 @@ void addRunOptions(CLI::App* c, sl::cli::RunArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sl::cli::rememberArgs(argc, argv);
   CLI::App app{"ServeLab: a what-if lab for LLM serving schedulers (headless CLI)", "servelab-cli"};
   app.set_version_flag("--version", std::string("servelab-cli ") + sl::kServeLabVersion);
   app.require_subcommand(1);

@@ -68,6 +68,24 @@ reproduce_png)
   [ "$(png_size "$tmp/a/pascal-fig12-throughput/throughput_vs_rate.png")" = "960x600" ] \
     || fail "missing throughput_vs_rate.png next to its CSV"
   ;;
+plot_no_helper)
+  # servelab-cli links no Qt; the charts twin does the drawing. Without the
+  # twin next to it, plot says what is missing (exit 2) and reproduce
+  # still writes its tables and CSVs, with a note instead of PNGs.
+  if ldd "$cli" | grep -q "libQt6"; then fail "servelab-cli links Qt: $(ldd "$cli" | grep libQt6 | head -1)"; fi
+  ldd "$(dirname "$cli")/servelab-cli-charts" | grep -q "libQt6Charts" || fail "servelab-cli-charts does not link Qt Charts"
+  mkdir "$tmp/alone" && cp "$cli" "$tmp/alone/servelab-cli"
+  expect_code 2 "$tmp/alone/servelab-cli" plot /tmp --chart throughput --png "$tmp/x.png"
+  grep -q "servelab-cli-charts" "$tmp/err" || fail "missing twin not named: $(cat "$tmp/err")"
+  grep -q "$tmp/alone/servelab-cli-charts" "$tmp/err" || fail "the path looked at is not named: $(cat "$tmp/err")"
+  expect_code 0 "$tmp/alone/servelab-cli" reproduce pascal-fig12-throughput --quick --quiet --out "$tmp/a"
+  [ -s "$tmp/a/pascal-fig12-throughput/throughput_vs_rate.csv" ] || fail "missing chart CSV"
+  grep -q "no PNGs" "$tmp/err" || fail "no note about the PNGs: $(cat "$tmp/err")"
+  ls "$tmp/a/pascal-fig12-throughput/"*.png 2>/dev/null && fail "PNGs written without the twin"
+  # With the twin the same call exits as the twin does: a bad id is exit 2 either way.
+  expect_code 2 "$cli" reproduce no-such-experiment --quick --out "$tmp/b"
+  grep -q "unknown experiment" "$tmp/err" || fail "bad id not named: $(cat "$tmp/err")"
+  ;;
 plot_no_gui)
   expect_code 2 "$cli" plot /tmp --chart throughput --png "$tmp/x.png"
   grep -q "built without the Qt GUI" "$tmp/err" || fail "no clear message: $(cat "$tmp/err")"
