@@ -20,6 +20,33 @@ double percentileOf(const std::vector<double>& x, double p) {
   return xlo + (h - static_cast<double>(lo)) * (xhi - xlo);
 }
 
+// The first position in [p, e) whose value does not go before `v`: for
+// kUpper the first value greater than v (upper_bound), else the first not
+// less (lower_bound). The changes of a sample are spread over the window, so
+// the next one is usually a few steps ahead of the last: the search gallops
+// from `p` (1, 2, 4, ... ahead) and then halves the last gap without
+// branches (a conditional move per step). std::lower_bound's data-dependent
+// branch mispredicted at about every other step (applyChanges was 7.5 % of
+// W3's `run --out`, 5.9 % after).
+template <bool kUpper>
+const double* searchAhead(const double* p, const double* e, double v) {
+  const auto before = [v](double x) { return kUpper ? !(v < x) : x < v; };
+  const auto n = static_cast<std::size_t>(e - p);
+  std::size_t lo = 0, hi = 1;  // answer in [p + lo, p + min(hi, n)]
+  while (hi <= n && before(p[hi - 1])) {
+    lo = hi;
+    hi *= 2;
+  }
+  const double* base = p + lo;
+  std::size_t len = std::min(hi, n) - lo;
+  while (len > 1) {
+    const std::size_t half = len / 2;
+    base = before(base[half]) ? base + half : base;
+    len -= half;
+  }
+  return base + (len == 1 && before(*base) ? 1 : 0);
+}
+
 // sorted := (sorted ∪ add) − del as multisets (del ⊆ sorted ∪ add). Equal
 // doubles are interchangeable, and the values are finite and never -0 (TTFT
 // and TPOT are differences of non-negative times), so which copy of a value
@@ -49,12 +76,12 @@ void applyChanges(std::vector<double>& sorted, std::vector<double>& add, std::ve
       ++id;
     } else if (id < del.size() && (ia == add.size() || del[id] < add[ia])) {
       // Not (any longer) among the adds: one copy is in `sorted`.
-      copyUpTo(std::lower_bound(s, se, del[id]));
+      copyUpTo(searchAhead<false>(s, se, del[id]));
       assert(s != se && *s == del[id]);
       ++s;
       ++id;
     } else {
-      copyUpTo(std::upper_bound(s, se, add[ia]));
+      copyUpTo(searchAhead<true>(s, se, add[ia]));
       *o++ = add[ia++];
     }
   }
