@@ -31,13 +31,17 @@ std::string chartsHelperPath() {
 
 std::string execChartsHelper() {
   const std::string path = chartsHelperPath();
-  if (gArgc <= 0 || gArgv == nullptr) return path + ": no arguments kept to pass on";
-  std::vector<char*> args(gArgv, gArgv + gArgc);
-  args.push_back(nullptr);
-  std::cout.flush();
-  std::fflush(nullptr);
-  ::execv(path.c_str(), args.data());
-  return path + ": " + std::strerror(errno);
+  std::string why = "no arguments kept to pass on";
+  if (gArgc > 0 && gArgv != nullptr) {
+    std::vector<char*> args(gArgv, gArgv + gArgc);
+    args.push_back(nullptr);
+    std::cout.flush();
+    std::fflush(nullptr);
+    ::execv(path.c_str(), args.data());
+    why = std::strerror(errno);
+  }
+  return "the charts are drawn by servelab-cli-charts, built with the Qt GUI next to servelab-cli, and it could "
+         "not be started (" + path + ": " + why + ")";
 }
 
 }  // namespace sl::cli

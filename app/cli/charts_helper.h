@@ -17,8 +17,8 @@ void rememberArgs(int argc, char** argv);
 std::string chartsHelperPath();
 
 /// Replaces this process by the charts twin, called with this call's
-/// arguments. Returns only when that fails, with the reason (a missing or
-/// non-executable file names its path).
+/// arguments. Returns only when that fails, with the sentence that says why
+/// (naming the path looked at), for plot's error and reproduce's note.
 std::string execChartsHelper();
 
 }  // namespace sl::cli

@@ -49,11 +49,7 @@ int runPlot(const PlotArgs& a) {
 #ifdef SERVELAB_CHARTS_HELPER
   // The charts are drawn by the Qt twin (charts_helper.h): it takes over
   // this call; execChartsHelper returns only if it could not start.
-  const std::string why = execChartsHelper();
-  std::fprintf(stderr,
-               "servelab-cli: error: plot: the charts are drawn by servelab-cli-charts, built with the Qt GUI next "
-               "to servelab-cli, and it could not be started (%s)\n",
-               why.c_str());
+  std::fprintf(stderr, "servelab-cli: error: plot: %s\n", execChartsHelper().c_str());
 #else
   std::fprintf(stderr,
                "servelab-cli: error: plot: this servelab-cli was built without the Qt GUI "

@@ -55,13 +55,7 @@ int runReproduce(const ReproduceArgs& a) {
   // With --out the PNGs next to the chart CSVs are drawn by the Qt twin
   // (charts_helper.h): it runs the whole call. If it cannot start, the
   // tables and CSVs are still written, without PNGs.
-  if (!a.out.empty()) {
-    const std::string why = execChartsHelper();
-    std::fprintf(stderr,
-                 "servelab-cli: note: no PNGs: the charts are drawn by servelab-cli-charts, built with the Qt GUI "
-                 "next to servelab-cli, and it could not be started (%s)\n",
-                 why.c_str());
-  }
+  if (!a.out.empty()) std::fprintf(stderr, "servelab-cli: note: no PNGs: %s\n", execChartsHelper().c_str());
 #endif
   exp::ExperimentOptions opt;
   opt.quick = a.quick;
