@@ -1,100 +1,88 @@
 #include "metrics/rolling.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 
 namespace sl {
 
-namespace {
-// The p-percentile of sorted x (h = (n−1)p, interpolate x[lo], x[lo+1], as
-// percentileSorted() and as the former nth_element form: the same order
-// statistics, so the same bits).
-double percentileOf(const std::vector<double>& x, double p) {
-  const std::size_t n = x.size();
-  const double h = static_cast<double>(n - 1) * p;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const double xlo = x[lo];
-  if (lo + 1 >= n) return xlo;
-  const double xhi = x[lo + 1];
-  return xlo + (h - static_cast<double>(lo)) * (xhi - xlo);
+// ---------------------------------------------------------------- OrderIndex
+
+int OrderIndex::bucketOf(double v) {
+  const auto bits = std::bit_cast<std::uint64_t>(v);
+  if ((bits >> 63) != 0) return 0;  // negative: below every positive value
+  // A non-negative double's bits order as its value: bits >> 45 is the
+  // biased exponent and the mantissa's top 7 bits, 128 buckets an octave.
+  constexpr std::int64_t kLowest = std::int64_t{1023 - 20} << 7;  // 2^-20
+  const std::int64_t b = static_cast<std::int64_t>(bits >> 45) - kLowest;
+  return static_cast<int>(std::clamp<std::int64_t>(b, 0, kBuckets - 1));
 }
 
-// The first position in [p, e) whose value does not go before `v`: for
-// kUpper the first value greater than v (upper_bound), else the first not
-// less (lower_bound). The changes of a sample are spread over the window, so
-// the next one is usually a few steps ahead of the last: the search gallops
-// from `p` (1, 2, 4, ... ahead) and then halves the last gap without
-// branches (a conditional move per step). std::lower_bound's data-dependent
-// branch mispredicted at about every other step (applyChanges was 7.5 % of
-// W3's `run --out`, 5.9 % after).
-template <bool kUpper>
-const double* searchAhead(const double* p, const double* e, double v) {
-  const auto before = [v](double x) { return kUpper ? !(v < x) : x < v; };
-  const auto n = static_cast<std::size_t>(e - p);
-  std::size_t lo = 0, hi = 1;  // answer in [p + lo, p + min(hi, n)]
-  while (hi <= n && before(p[hi - 1])) {
-    lo = hi;
-    hi *= 2;
-  }
-  const double* base = p + lo;
-  std::size_t len = std::min(hi, n) - lo;
-  while (len > 1) {
-    const std::size_t half = len / 2;
-    base = before(base[half]) ? base + half : base;
-    len -= half;
-  }
-  return base + (len == 1 && before(*base) ? 1 : 0);
+void OrderIndex::reset(std::size_t slots) {
+  count_.assign(kBuckets, 0);
+  blockCount_.assign(kBuckets / kBlock, 0);
+  head_.assign(kBuckets, -1);
+  tail_.assign(kBuckets, -1);
+  next_.assign(slots, -1);
 }
 
-// sorted := (sorted ∪ add) − del as multisets (del ⊆ sorted ∪ add). Equal
-// doubles are interchangeable, and the values are finite and never -0 (TTFT
-// and TPOT are differences of non-negative times), so which copy of a value
-// goes does not matter. `add` and `del` are sorted here and emptied.
-// The k changes are few next to the window's n values (a probe a second
-// sees ~1/30 of a 30 s window change): each is placed by binary search and
-// the runs of `sorted` between them are block copies, O(n + k log n) with a
-// memcpy for the O(n) part (issue 27: an element-wise merge and set
-// difference were 6 % of W3's `run --out`).
-void applyChanges(std::vector<double>& sorted, std::vector<double>& add, std::vector<double>& del,
-                  std::vector<double>& scratch) {
-  if (add.empty() && del.empty()) return;
-  std::sort(add.begin(), add.end());
-  std::sort(del.begin(), del.end());
-  scratch.resize(sorted.size() + add.size());
-  const double* s = sorted.data();
-  const double* const se = s + sorted.size();
-  double* o = scratch.data();
-  const auto copyUpTo = [&](const double* to) {
-    o = std::copy(s, to, o);
-    s = to;
-  };
-  std::size_t ia = 0, id = 0;
-  while (ia < add.size() || id < del.size()) {
-    if (id < del.size() && ia < add.size() && del[id] == add[ia]) {
-      ++ia;  // added and taken out again: cancel
-      ++id;
-    } else if (id < del.size() && (ia == add.size() || del[id] < add[ia])) {
-      // Not (any longer) among the adds: one copy is in `sorted`.
-      copyUpTo(searchAhead<false>(s, se, del[id]));
-      assert(s != se && *s == del[id]);
-      ++s;
-      ++id;
-    } else {
-      copyUpTo(searchAhead<true>(s, se, add[ia]));
-      *o++ = add[ia++];
-    }
-  }
-  copyUpTo(se);
-  scratch.resize(static_cast<std::size_t>(o - scratch.data()));
-  sorted.swap(scratch);
-  add.clear();
-  del.clear();
+void OrderIndex::push(std::int32_t slot, double v) {
+  const int b = bucketOf(v);
+  ++count_[static_cast<std::size_t>(b)];
+  ++blockCount_[static_cast<std::size_t>(b / kBlock)];
+  next_[static_cast<std::size_t>(slot)] = -1;
+  std::int32_t& tail = tail_[static_cast<std::size_t>(b)];
+  if (tail >= 0) next_[static_cast<std::size_t>(tail)] = slot;
+  else head_[static_cast<std::size_t>(b)] = slot;
+  tail = slot;
 }
-}  // namespace
+
+void OrderIndex::popOldest(double v) {
+  const auto b = static_cast<std::size_t>(bucketOf(v));
+  assert(count_[b] > 0 && head_[b] >= 0);
+  --count_[b];
+  --blockCount_[b / kBlock];
+  std::int32_t& head = head_[b];
+  head = next_[static_cast<std::size_t>(head)];
+  if (head < 0) tail_[b] = -1;
+}
+
+template <class ValueOf>
+void OrderIndex::at(std::size_t k, ValueOf&& value, double& kth, double& next, std::vector<double>& scratch) const {
+  // The bucket holding the k-th: whole blocks, then buckets.
+  std::size_t below = 0, blk = 0;
+  while (below + blockCount_[blk] <= k) below += blockCount_[blk++];
+  std::size_t b = blk * kBlock;
+  while (below + count_[b] <= k) below += count_[b++];
+  scratch.clear();
+  for (std::int32_t s = head_[b]; s >= 0; s = next_[static_cast<std::size_t>(s)]) scratch.push_back(value(s));
+  const std::size_t r = k - below;
+  const auto kIt = scratch.begin() + static_cast<std::ptrdiff_t>(r);
+  std::nth_element(scratch.begin(), kIt, scratch.end());
+  kth = *kIt;
+  if (r + 1 < scratch.size()) {
+    next = *std::min_element(kIt + 1, scratch.end());
+    return;
+  }
+  // The smallest value of the next bucket that has any.
+  std::size_t c = b + 1;
+  while (c < kBuckets && count_[c] == 0) {
+    if (c % kBlock == 0 && blockCount_[c / kBlock] == 0) c += kBlock;
+    else ++c;
+  }
+  if (c >= kBuckets) return;  // k was the largest
+  std::int32_t s = head_[c];
+  next = value(s);
+  for (s = next_[static_cast<std::size_t>(s)]; s >= 0; s = next_[static_cast<std::size_t>(s)])
+    next = std::min(next, value(s));
+}
+
+// ---------------------------------------------------------------- RollingWindow
 
 void RollingWindow::add(SimTime time, double ttft, double tpot, bool sloOk, bool qoeViolated) {
   evict(time);
+  bool grew = false;
   if (count_ == buf_.size()) {  // grow: unroll the ring into a larger buffer
     std::vector<Entry> bigger;
     bigger.reserve(std::max<std::size_t>(16, buf_.size() * 2));
@@ -102,17 +90,20 @@ void RollingWindow::add(SimTime time, double ttft, double tpot, bool sloOk, bool
     bigger.resize(bigger.capacity());
     buf_.swap(bigger);
     head_ = 0;
+    grew = true;
   }
-  buf_[(head_ + count_) % buf_.size()] = Entry{time, ttft, tpot, sloOk, qoeViolated};
+  const std::size_t slot = (head_ + count_) % buf_.size();
+  buf_[slot] = Entry{time, ttft, tpot, sloOk, qoeViolated};
   ++count_;
   ok_ += sloOk ? 1 : 0;
   viol_ += qoeViolated ? 1 : 0;
-  if (tracking_) {
-    addTtft_.push_back(ttft);
-    addTpot_.push_back(tpot);
-    // More changes pending than the window holds: a rebuild is cheaper.
-    if (addTtft_.size() + delTtft_.size() > 2 * count_ + 1024) dropSorted();
+  if (!tracking_) return;
+  if (grew) {  // the slots moved
+    rebuildIndex();
+    return;
   }
+  ttftIndex_.push(static_cast<std::int32_t>(slot), ttft);
+  tpotIndex_.push(static_cast<std::int32_t>(slot), tpot);
 }
 
 void RollingWindow::evict(SimTime now) {
@@ -122,46 +113,47 @@ void RollingWindow::evict(SimTime now) {
     ok_ -= e.sloOk ? 1 : 0;
     viol_ -= e.qoeViolated ? 1 : 0;
     if (tracking_) {
-      delTtft_.push_back(e.ttft);
-      delTpot_.push_back(e.tpot);
+      ttftIndex_.popOldest(e.ttft);
+      tpotIndex_.popOldest(e.tpot);
     }
     head_ = (head_ + 1) % buf_.size();
     --count_;
   }
 }
 
-void RollingWindow::dropSorted() {
-  tracking_ = false;
-  for (auto* v : {&ttftSorted_, &tpotSorted_, &addTtft_, &addTpot_, &delTtft_, &delTpot_}) v->clear();
+void RollingWindow::rebuildIndex() {
+  ttftIndex_.reset(buf_.size());
+  tpotIndex_.reset(buf_.size());
+  for (std::size_t i = 0; i < count_; ++i) {
+    const auto slot = static_cast<std::int32_t>((head_ + i) % buf_.size());
+    ttftIndex_.push(slot, at(i).ttft);
+    tpotIndex_.push(slot, at(i).tpot);
+  }
+  tracking_ = true;
 }
 
-void RollingWindow::updateSorted() {
-  if (!tracking_) {
-    ttftSorted_.resize(count_);
-    tpotSorted_.resize(count_);
-    for (std::size_t i = 0; i < count_; ++i) {
-      ttftSorted_[i] = at(i).ttft;
-      tpotSorted_[i] = at(i).tpot;
-    }
-    std::sort(ttftSorted_.begin(), ttftSorted_.end());
-    std::sort(tpotSorted_.begin(), tpotSorted_.end());
-    tracking_ = true;
-    return;
-  }
-  applyChanges(ttftSorted_, addTtft_, delTtft_, scratch_);
-  applyChanges(tpotSorted_, addTpot_, delTpot_, scratch_);
+// The p-percentile as percentileSorted() takes it (h = (n−1)p, interpolate
+// x[lo], x[lo+1]): the same order statistics, so the same bits.
+double RollingWindow::percentile(const OrderIndex& index, double Entry::*field, double p) {
+  const std::size_t n = count_;
+  const double h = static_cast<double>(n - 1) * p;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  double xlo = 0, xhi = 0;
+  index.at(lo, [&](std::int32_t s) { return buf_[static_cast<std::size_t>(s)].*field; }, xlo, xhi, scratch_);
+  if (lo + 1 >= n) return xlo;
+  return xlo + (h - static_cast<double>(lo)) * (xhi - xlo);
 }
 
 RollingSample RollingWindow::sample(SimTime now) {
   evict(now);
-  updateSorted();
+  if (!tracking_) rebuildIndex();
   RollingSample s;
   s.n = static_cast<std::int64_t>(count_);
   if (count_ == 0) return s;
-  s.ttft_p50 = percentileOf(ttftSorted_, 0.50);
-  s.ttft_p99 = percentileOf(ttftSorted_, 0.99);
-  s.tpot_p50 = percentileOf(tpotSorted_, 0.50);
-  s.tpot_p99 = percentileOf(tpotSorted_, 0.99);
+  s.ttft_p50 = percentile(ttftIndex_, &Entry::ttft, 0.50);
+  s.ttft_p99 = percentile(ttftIndex_, &Entry::ttft, 0.99);
+  s.tpot_p50 = percentile(tpotIndex_, &Entry::tpot, 0.50);
+  s.tpot_p99 = percentile(tpotIndex_, &Entry::tpot, 0.99);
   s.slo_attainment = static_cast<double>(ok_) / static_cast<double>(count_);
   s.qoe_violation_rate = static_cast<double>(viol_) / static_cast<double>(count_);
   return s;

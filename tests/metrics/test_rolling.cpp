@@ -12,6 +12,17 @@
 namespace sl {
 namespace {
 
+// The sample's percentiles equal those of the window's values sorted afresh
+// (bit for bit).
+void expectExactPercentiles(const RollingSample& s, std::vector<double> ttft, std::vector<double> tpot) {
+  std::sort(ttft.begin(), ttft.end());
+  std::sort(tpot.begin(), tpot.end());
+  EXPECT_EQ(s.ttft_p50, percentileSorted(ttft, 0.50));
+  EXPECT_EQ(s.ttft_p99, percentileSorted(ttft, 0.99));
+  EXPECT_EQ(s.tpot_p50, percentileSorted(tpot, 0.50));
+  EXPECT_EQ(s.tpot_p99, percentileSorted(tpot, 0.99));
+}
+
 TEST(RollingWindow, EvictsOldEntries) {
   RollingWindow w(30 * kNsPerSecond);
   EXPECT_EQ(w.sample(0).n, 0);
@@ -66,10 +77,10 @@ TEST(RollingWindow, MatchesSortedPercentiles) {
   }
 }
 
-// Issue 27: the sorted copies kept between samples give exactly (bit for
+// Issue 27: the order index kept between samples gives exactly (bit for
 // bit) the percentiles of the window sorted afresh, with duplicates, bursts
-// of adds between samples (the rebuild when changes outnumber the window),
-// samples that find nothing new, and a window that empties.
+// of adds between samples, samples that find nothing new, and a window that
+// empties.
 TEST(RollingWindow, IncrementalPercentilesAreExact) {
   std::mt19937_64 rng(7);
   RollingWindow w(3 * kNsPerSecond);
@@ -102,17 +113,70 @@ TEST(RollingWindow, IncrementalPercentilesAreExact) {
         }
       ASSERT_EQ(s.n, static_cast<std::int64_t>(a.size()));
       if (a.empty()) continue;
-      std::sort(a.begin(), a.end());
-      std::sort(b.begin(), b.end());
-      EXPECT_EQ(s.ttft_p50, percentileSorted(a, 0.50));
-      EXPECT_EQ(s.ttft_p99, percentileSorted(a, 0.99));
-      EXPECT_EQ(s.tpot_p50, percentileSorted(b, 0.50));
-      EXPECT_EQ(s.tpot_p99, percentileSorted(b, 0.99));
+      expectExactPercentiles(s, a, b);
       EXPECT_EQ(s.slo_attainment, static_cast<double>(okN) / static_cast<double>(a.size()));
       ++samples;
     }
   }
   EXPECT_GT(samples, 500);
+}
+
+// The order index's buckets follow the values' order everywhere, the end
+// buckets included (values below 2^-20 or above 2^12, zero, negatives).
+TEST(RollingWindow, OrderIndexBucketsAreMonotone) {
+  std::mt19937_64 rng(3);
+  std::vector<double> v = {-1e300, -2.5, -0.0, 0.0, 1e-300, 1e-7, 0.5, 1.0, 4095.0, 4096.0, 1e6, 1e300};
+  for (int i = 0; i < 20000; ++i) v.push_back(std::ldexp(static_cast<double>(rng() % 1000000) / 1e6, static_cast<int>(rng() % 80) - 40));
+  std::sort(v.begin(), v.end());
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    ASSERT_LE(OrderIndex::bucketOf(v[i - 1]), OrderIndex::bucketOf(v[i])) << v[i - 1] << " " << v[i];
+    ASSERT_GE(OrderIndex::bucketOf(v[i]), 0);
+    ASSERT_LT(OrderIndex::bucketOf(v[i]), OrderIndex::kBuckets);
+  }
+  // 128 buckets an octave: 1.0 and 1.0078125 (1 + 2^-7) differ by one.
+  EXPECT_EQ(OrderIndex::bucketOf(1.0078125) - OrderIndex::bucketOf(1.0), 1);
+}
+
+// Values spread over many octaves (most buckets and blocks empty, the
+// k-th and the (k+1)-th often in buckets far apart, values in the clamped
+// end buckets) and values crowded into one bucket.
+TEST(RollingWindow, OrderIndexExactOverSparseAndCrowdedBuckets) {
+  {
+    // 1.0 and 2.0 begin blocks of 64 buckets with an empty block between:
+    // the (k+1)-th is found past the empty block, at its next block's start.
+    RollingWindow two(kNsPerSecond);
+    two.add(1, 1.0, 2.0, true, false);
+    two.add(2, 2.0, 1.0, true, false);
+    const RollingSample s = two.sample(2);
+    EXPECT_EQ(s.ttft_p50, 1.5);
+    EXPECT_EQ(s.tpot_p50, 1.5);
+    EXPECT_EQ(s.ttft_p99, 1.99);
+  }
+  std::mt19937_64 rng(11);
+  RollingWindow w(2 * kNsPerSecond);
+  std::vector<std::tuple<SimTime, double, double>> all;
+  SimTime t = 0;
+  int samples = 0;
+  for (int i = 0; i < 6000; ++i) {
+    t += static_cast<SimTime>(rng() % 30'000'000);
+    const double wide = std::ldexp(1.0 + static_cast<double>(rng() % 1000) / 1000.0, static_cast<int>(rng() % 90) - 45);
+    const double crowded = 0.01 + static_cast<double>(rng() % 7) * 1e-9;  // one bucket, duplicates
+    w.add(t, wide, crowded, true, false);
+    all.emplace_back(t, wide, crowded);
+    if (i % 17 == 0) {
+      const RollingSample s = w.sample(t);
+      std::vector<double> a, b;
+      for (const auto& [tt, x, y] : all)
+        if (tt > t - 2 * kNsPerSecond && tt <= t) {
+          a.push_back(x);
+          b.push_back(y);
+        }
+      ASSERT_EQ(s.n, static_cast<std::int64_t>(a.size()));
+      expectExactPercentiles(s, std::move(a), std::move(b));
+      ++samples;
+    }
+  }
+  EXPECT_GT(samples, 300);
 }
 
 }  // namespace
