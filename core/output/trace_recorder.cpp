@@ -1,6 +1,7 @@
 #include "output/trace_recorder.h"
 
 #include <algorithm>
+#include <cassert>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -73,14 +74,30 @@ const char* TraceRecorder::runningName(const Request& r) {
 }
 
 void TraceRecorder::openSpan(std::int64_t id, const char* name, SimTime t, int instance) {
-  open_[id] = Open{name, t, instance};
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= open_.size()) open_.resize(std::max(i + 1, 2 * open_.size()));
+  if (!open_[i].name) ++openCount_;
+  open_[i] = Open{name, t, instance};
 }
 
 void TraceRecorder::closeSpan(std::int64_t id, SimTime t) {
-  auto it = open_.find(id);
-  if (it == open_.end()) return;
-  span(it->second.name, "request", it->second.instance + 1, id + 1, it->second.start, t, id);
-  open_.erase(it);
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= open_.size() || !open_[i].name) return;
+  const Open o = open_[i];
+  open_[i].name = nullptr;
+  --openCount_;
+  span(o.name, "request", o.instance + 1, id + 1, o.start, t, id);
+}
+
+void TraceRecorder::threadName(int inst, std::int64_t id) {
+  std::string& o = events_;
+  o += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":";
+  appendInt(inst + 1, o);
+  o += ",\"tid\":";
+  appendInt(id + 1, o);
+  o += ",\"args\":{\"name\":\"request ";
+  appendInt(id, o);
+  o += "\"}},\n";
 }
 
 void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, SimTime t) {
@@ -89,9 +106,7 @@ void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, S
   const std::int64_t id = r.id;
   switch (e) {
     case RequestEvent::Arrived:
-      events_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(inst + 1) +
-                 ",\"tid\":" + std::to_string(id + 1) + ",\"args\":{\"name\":\"request " + std::to_string(id) +
-                 "\"}},\n";
+      threadName(inst, id);
       openSpan(id, "queued", t, inst);
       break;
     case RequestEvent::FirstScheduled:
@@ -124,9 +139,7 @@ void TraceRecorder::onRequestEvent(RequestEvent e, const Request& r, int inst, S
     }
     case RequestEvent::MigrationEnd: {
       closeSpan(id, t);
-      events_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(inst + 1) +
-                 ",\"tid\":" + std::to_string(id + 1) + ",\"args\":{\"name\":\"request " + std::to_string(id) +
-                 "\"}},\n";
+      threadName(inst, id);
       openSpan(id, r.state == ReqState::Running ? runningName(r) : "queued", t, inst);
       if (auto f = flowOf_.find(id); f != flowOf_.end()) {
         events_ += "{\"name\":\"migration\",\"cat\":\"migration\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
@@ -162,6 +175,12 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
 }
 
 void TraceRecorder::rollOver() {
+  if (sink_) {
+    const std::size_t body = events_.size() - 2;  // every event ends with ",\n"
+    sink_->write(events_.data(), static_cast<std::streamsize>(body));
+    events_.erase(0, body);
+    return;
+  }
   full_.push_back(std::move(events_));
   events_ = std::string();
   events_.reserve(kBlock + 4096);
@@ -231,10 +250,8 @@ void TraceRecorder::appendDecisions(const DecisionLog& log, const DecisionCodeNa
 
 void TraceRecorder::closeAll(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names) {
   if (decisions) appendDecisions(*decisions, names);
-  std::vector<std::int64_t> ids;
-  for (const auto& [id, _] : open_) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());  // deterministic order
-  for (std::int64_t id : ids) closeSpan(id, end);
+  for (std::size_t id = 0; id < open_.size() && openCount_ > 0; ++id)  // by id: deterministic
+    closeSpan(static_cast<std::int64_t>(id), end);
 }
 
 namespace {
@@ -248,9 +265,22 @@ std::string TraceRecorder::finish(SimTime end, const DecisionLog* decisions, con
   return std::move(os).str();
 }
 
+void TraceRecorder::streamTo(std::ostream& os) {
+  assert(!sink_ && full_.empty());
+  os.write(kTraceHead.data(), static_cast<std::streamsize>(kTraceHead.size()));
+  sink_ = &os;
+}
+
 void TraceRecorder::finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions,
                              const DecisionCodeNames* names) {
   closeAll(end, decisions, names);
+  if (sink_) {  // the head and the full blocks are written already
+    assert(&os == sink_);
+    const std::size_t body = events_.empty() ? 0 : events_.size() - 2;
+    os.write(events_.data(), static_cast<std::streamsize>(body));
+    os.write(kTraceTail.data(), static_cast<std::streamsize>(kTraceTail.size()));
+    return;
+  }
   if (events_.empty() && !full_.empty()) {  // the last event ends the last full block
     events_ = std::move(full_.back());
     full_.pop_back();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/observer.h"
 
@@ -36,6 +37,11 @@ public:
   /// string (issue 27: trace.json of a big run is tens of MB).
   void finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions = nullptr,
                 const DecisionCodeNames* names = nullptr);
+  /// Stream the document to `os` as the run goes (issue 27: a big run's
+  /// trace is never held whole): the head now, each full block of events as
+  /// it fills, the rest at finishTo() with the same `os`. The same bytes as
+  /// finish(). Call before the first event.
+  void streamTo(std::ostream& os);
   /// The thread id of the instances' "decisions" tracks (above every
   /// request's track).
   std::int64_t decisionsTid() const;
@@ -47,18 +53,22 @@ private:
   /// Decisions, then every open span closed at `end`: events_ is complete.
   void closeAll(SimTime end, const DecisionLog* decisions, const DecisionCodeNames* names);
   struct Open {
-    const char* name;
-    SimTime start;
-    int instance;
+    const char* name = nullptr;  // nullptr: no span open
+    SimTime start = 0;
+    int instance = 0;
   };
   void span(const char* name, const char* cat, int pid, std::int64_t tid, SimTime start, SimTime end,
             std::int64_t request);
   void openSpan(std::int64_t id, const char* name, SimTime t, int instance);
   void closeSpan(std::int64_t id, SimTime t);
+  /// The "request <id>" name of its track on instance `inst`.
+  void threadName(int inst, std::int64_t id);
   static const char* runningName(const Request& r);
 
   // The events so far: full blocks of ~1 MB, then the one being filled
   // (issue 27: a single growing string copied itself at every doubling).
+  // Streaming, a full block goes to sink_ but for its last ",\n", which
+  // begins the next one (the document's last event has none).
   static constexpr std::size_t kBlock = std::size_t{1} << 20;
   void roll() {
     if (events_.size() >= kBlock) [[unlikely]] rollOver();
@@ -66,9 +76,11 @@ private:
   void rollOver();
   std::vector<std::string> full_;
   std::string events_;
+  std::ostream* sink_ = nullptr;
   std::int64_t requestLimit_, iterationLimit_, iterations_ = 0;
   std::int64_t flowIds_ = 0;
-  std::unordered_map<std::int64_t, Open> open_;
+  std::vector<Open> open_;  // by request id (ids are dense from 0)
+  std::size_t openCount_ = 0;
   std::unordered_map<std::int64_t, std::int64_t> flowOf_;
   int instances_;
 };

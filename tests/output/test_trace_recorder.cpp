@@ -16,6 +16,7 @@
 #include "engine/policy_api.h"
 #include "policy/pascal/pascal_decisions.h"
 #include "engine/decision_log.h"
+#include "engine/request.h"
 #include "output/trace_recorder.h"
 #include "run/execute.h"
 #include "run/run.h"
@@ -219,6 +220,71 @@ TEST(TraceDecisions, PoliciesWithoutALogAddNothing) {
   const json doc = runAndReadTrace(smallRun("fcfs"), dir.str());
   EXPECT_TRUE(decisionEvents(doc).empty());
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "decisions.csv"));
+}
+
+// Streamed as the run goes (streamTo), the document is the same bytes as
+// built whole (finish): many blocks of ~1 MB, spans still open at the end,
+// decisions; and a trace small enough for one block.
+TEST(TraceStream, StreamedBytesEqualTheWholeDocument) {
+  for (const int requests : {3, 40000}) {
+    TraceRecorder whole(3, requests), streamed(3, requests);
+    std::ostringstream os;
+    streamed.streamTo(os);
+    DecisionLog log;
+    Request r;
+    r.answer = 10;
+    for (int i = 0; i < requests; ++i) {
+      r.id = i;
+      const int inst = i % 3;
+      const SimTime t = 1000 * static_cast<SimTime>(i);
+      for (TraceRecorder* rec : {&whole, &streamed}) {
+        rec->onRequestEvent(RequestEvent::Arrived, r, inst, t);
+        rec->onRequestEvent(RequestEvent::FirstScheduled, r, inst, t + 7);
+        if (i % 5 != 0) rec->onRequestEvent(RequestEvent::Finished, r, inst, t + 123'456'789);  // else still open
+      }
+      if (i % 1000 == 0) {
+        Decision d;
+        d.time = t;
+        d.requestId = i;
+        d.from = -1;
+        d.chosen = d.instance = inst;
+        log.add(d, std::vector<std::int32_t>{0, 1, 2});
+      }
+    }
+    const std::string doc = whole.finish(9'000'000'000'000, &log);
+    streamed.finishTo(os, 9'000'000'000'000, &log);
+    if (requests > 3) {
+      EXPECT_GT(doc.size(), std::size_t{8} << 20);  // several blocks
+    }
+    EXPECT_TRUE(os.str() == doc) << requests << " requests: " << os.str().size() << " bytes streamed, " << doc.size();
+    EXPECT_EQ(json::parse(os.str())["traceEvents"].size(), json::parse(doc)["traceEvents"].size());
+  }
+}
+
+// trace.json is streamed into its temporary in the output folder while the
+// run goes; a run refused part-way leaves neither the folder (nor the
+// parents it created) nor a temporary behind.
+TEST(TraceStream, RunRefusedPartWayLeavesNoFolder) {
+  testutil::TempDir dir("servelab-trace");
+  const std::string out = dir.str() + "/new/nested";
+  auto prepared = prepareRun(smallRun("fcfs"), "trace-test");
+  RunOptions opt;
+  opt.outDir = out;
+  bool called = false;
+  opt.progress = [&](double, double) {
+    called = true;
+    EXPECT_TRUE(std::filesystem::is_directory(out));  // the temporary is being written
+    throw std::runtime_error("cancelled");
+  };
+  EXPECT_THROW(executeRun(*prepared, opt), std::runtime_error);
+  EXPECT_TRUE(called);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "new"));
+  // An existing folder stays (only what the run created goes).
+  std::filesystem::create_directories(out);
+  auto again = prepareRun(smallRun("fcfs"), "trace-test");
+  EXPECT_THROW(executeRun(*again, opt), std::runtime_error);
+  EXPECT_TRUE(std::filesystem::is_directory(out));
+  EXPECT_TRUE(std::filesystem::is_empty(out));
 }
 
 TEST(TraceDecisions, SameRunSameTrace) {
