@@ -1,9 +1,10 @@
 # Instruction-count guard (issue 16 item 5; docs/performance.md "Regression guard").
 #
 # cmake -DBENCH=servelab-bench-macro -DVALGRIND=valgrind -DBASELINE=instructions_baseline.json
-#       -DCOMPILER="GNU 12.2.0" -DOUT_DIR=dir [-DUPDATE=1] -P check_instructions.cmake
+#       -DCOMPILER="GNU 12.2.0" -DOUT_DIR=dir [-DSCENARIO=G-out] [-DUPDATE=1] -P check_instructions.cmake
 #
-# Runs the macro bench's fixed guard scenario (`--only G --no-fork`) under
+# Runs the macro bench's fixed guard scenario (`--only G --no-fork`; or
+# SCENARIO, e.g. G-out: the same run writing every output file) under
 # callgrind, counting only the instructions executed inside sl::executeRun
 # (the event loop and the summary; no start-up, no JSON printing), and
 # compares the count with the committed baseline. Instruction counts do not
@@ -26,19 +27,22 @@ if(NOT update AND NOT COMPILER STREQUAL baseCompiler)
   return()
 endif()
 
+if(NOT SCENARIO)
+  set(SCENARIO G)
+endif()
 file(MAKE_DIRECTORY "${OUT_DIR}")
-set(outFile "${OUT_DIR}/callgrind.guard.out")
+set(outFile "${OUT_DIR}/callgrind.guard.${SCENARIO}.out")
 file(REMOVE "${outFile}")
 execute_process(
   COMMAND ${VALGRIND} --tool=callgrind --callgrind-out-file=${outFile} --toggle-collect=sl::executeRun*
-          ${BENCH} --only G --no-fork --json
+          ${BENCH} --only ${SCENARIO} --no-fork --json
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "callgrind run failed (${rc}):\n${err}\n${out}")
 endif()
 # The guard scenario must still be the one the baseline counted: same
 # trajectory (fingerprint) as recorded with it.
-string(JSON fp GET "${out}" G fingerprint)
+string(JSON fp GET "${out}" ${SCENARIO} fingerprint)
 string(JSON baseFp GET "${base}" fingerprint)
 file(STRINGS "${outFile}" totals REGEX "^(summary|totals): ")
 if(NOT totals)
@@ -67,7 +71,7 @@ else()
 endif()
 math(EXPR permille "${absDiff} * 1000 / ${baseCount}")
 math(EXPR limit "${tolerance} * 10")
-message(STATUS "instructions in executeRun: ${count} (baseline ${baseCount}, change ${diff}, ${permille} per mille; "
+message(STATUS "instructions in executeRun (${SCENARIO}): ${count} (baseline ${baseCount}, change ${diff}, ${permille} per mille; "
                "tolerance ${tolerance} %)")
 if(permille GREATER limit)
   if(diff GREATER 0)

@@ -19,6 +19,8 @@
 //   G   the instruction-count guard's fixed scenario (B2's setting, 4 000
 //       requests); only when named, run under callgrind by CTest
 //       (bench/check_instructions.cmake).
+//   G-out  G writing every output file (the second guard: the recorders,
+//       the rolling window, the file writers).
 //
 // Each scenario runs in a forked child, so its peak RSS (wait4's ru_maxrss)
 // is its own. Wall time covers prepareRun + executeRun without output files
@@ -412,13 +414,13 @@ std::string cpuModel() {
 
 void usage() {
   std::puts(
-      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,V3-out,B5,H,G,A,C]] [--policy ID] [--router ID]\n"
+      "servelab-bench-macro [--json] [--quick] [--only B1[,B2,B3,V3,V3-out,B5,H,G,G-out,A,C]] [--policy ID] [--router ID]\n"
       "                     [--b1-rate R] [--b2-rate R] [--b2-requests N] [--b5-requests N]\n"
       "                     [--v3-trace FILE] [--a-trace FILE] [--repeat N] [--no-fork]\n"
       "  --json      print the results as one JSON object on stdout\n"
       "  --quick     small sizes (smoke test, a few seconds); includes B5 at a small size\n"
-      "  --only      run only these scenarios (default: all but B5, which is long, and G, the\n"
-      "              instruction guard's scenario)\n"
+      "  --only      run only these scenarios (default: all but B5, which is long, and G and\n"
+      "              G-out, the instruction guards' scenarios)\n"
       "  --policy    B1's policy id (default pascal, the spec's B1; e.g. fcfs)\n"
       "  --router    B1's router (default least-kv; ignored by policies with their own placement, e.g. pascal)\n"
       "  --b1-rate, --b2-rate, --b2-requests  override B1's/B2's arrival rate, B2's size (profiling)\n"
@@ -486,8 +488,9 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& id : o.only)
-    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "V3-out" && id != "B5" && id != "H" && id != "G" && id != "A" && id != "C") {
-      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3, V3, V3-out, B5, H, G, A, C)\n",
+    if (id != "B1" && id != "B2" && id != "B3" && id != "V3" && id != "V3-out" && id != "B5" && id != "H" && id != "G" && id != "G-out" && id != "A" &&
+        id != "C") {
+      std::fprintf(stderr, "servelab-bench-macro: --only: unknown scenario %s (B1, B2, B3, V3, V3-out, B5, H, G, G-out, A, C)\n",
                    id.c_str());
       return 2;
     }
@@ -673,6 +676,13 @@ int main(int argc, char** argv) {
     ordered_json j = measure(scenarioB2(g, kGuardRequests), g, "G");
     check(j);
     out["G"] = j;
+  }
+  if (std::find(o.only.begin(), o.only.end(), "G-out") != o.only.end()) {
+    Options g = o;
+    g.b2Rate.reset();
+    ordered_json j = measure(scenarioB2(g, kGuardRequests), g, "G-out", true);
+    check(j);
+    out["G-out"] = j;
   }
 
   if (o.json) {
