@@ -226,11 +226,14 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
       ended = true;
       break;
     }
-    if (opt.progress && (++n & 0xFFFF) == 0) {
-      double frac = 0;
-      if (const auto stop = s.run.stopTimeS()) frac = nsToSeconds(sim.now()) / *stop;
-      else if (total > 0) frac = static_cast<double>(sim.finishedCount()) / total;
-      opt.progress(std::clamp(frac, 0.0, 1.0), nsToSeconds(sim.now()));
+    if ((++n & 0xFFFF) == 0) {
+      if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) throw RunCancelled();
+      if (opt.progress) {
+        double frac = 0;
+        if (const auto stop = s.run.stopTimeS()) frac = nsToSeconds(sim.now()) / *stop;
+        else if (total > 0) frac = static_cast<double>(sim.finishedCount()) / total;
+        opt.progress(std::clamp(frac, 0.0, 1.0), nsToSeconds(sim.now()));
+      }
     }
   }
   // The changes at the boundary where the loop stopped (the end, or
@@ -407,6 +410,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     group.push_back(f.stream ? f.stream : &texts.back());
     res.files.push_back(f.path);
   }
+  if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) throw RunCancelled();
   commitAll(group);
   folders.keep();
   if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;

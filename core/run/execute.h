@@ -2,9 +2,11 @@
 // Running a prepared scenario to the end and writing its outputs
 // (60-cli-formats.md "Outputs"): summary.json, requests.csv, timeseries.csv,
 // trace.json, each written atomically.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,18 @@ struct RunOptions {
   /// RunResult::fingerprintAtCheck (-1: no check). `servelab-cli run` checks
   /// a saved run against the fingerprint the GUI saved (run/saved_run.h).
   std::int64_t checkAtEvents = -1;
+  /// When set and it turns true (e.g. from a SIGINT handler: a lock-free
+  /// atomic store is async-signal-safe), the run stops at its next check
+  /// (every 65 536 events, and once more before the files are committed)
+  /// by throwing RunCancelled: nothing is written, the temporaries and the
+  /// folders the run created are removed.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// Thrown by executeRun when RunOptions::cancel turned true.
+class RunCancelled : public std::runtime_error {
+public:
+  RunCancelled() : std::runtime_error("run cancelled") {}
 };
 
 struct RunResult {

@@ -43,6 +43,44 @@ assert len(ts) > 100 and "i3_gpu_blocks" in ts[0]
 assert s["scenario"]["cluster"]["instances"] == 4 and s["policy"] == "fcfs"
 PY
   ;;
+interrupt)
+  # SIGINT (Ctrl-C) or SIGTERM while `run --out` goes: the run stops,
+  # removes trace.json's temporary (streamed since the run began) and the
+  # folders it created, says so, and ends by the signal (128 + its number).
+  set -m  # job control: the background run does not inherit an ignored SIGINT
+  for sig in INT TERM; do
+    "$cli" run "$src/bench/w3.json" --quiet --out "$tmp/new/$sig" --set workload.requests=3000000 \
+      >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    for _ in $(seq 600); do
+      compgen -G "$tmp/new/$sig/trace.json.tmp.*" >/dev/null && break
+      sleep 0.05
+    done
+    compgen -G "$tmp/new/$sig/trace.json.tmp.*" >/dev/null || { kill -KILL $pid; fail "$sig: no trace.json temporary"; }
+    kill -$sig $pid
+    wait $pid
+    code=$?
+    want=$((128 + $(kill -l $sig)))
+    [ "$code" = "$want" ] || fail "$sig: exit $code, expected $want: $(cat "$tmp/err")"
+    grep -qF "servelab-cli: interrupted by SIG$sig: the run in progress wrote nothing" "$tmp/err" \
+      || fail "$sig: message: $(cat "$tmp/err")"
+    [ -e "$tmp/new/$sig" ] && fail "$sig: left $(ls -R "$tmp/new")"
+  done
+  [ -e "$tmp/new" ] && fail "left the parent folder the runs created"
+  # Into an existing folder: the folder and its files stay as they were.
+  mkdir -p "$tmp/keep" && echo old >"$tmp/keep/summary.json"
+  "$cli" run "$src/bench/w3.json" --quiet --out "$tmp/keep" --set workload.requests=3000000 >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 600); do
+    compgen -G "$tmp/keep/trace.json.tmp.*" >/dev/null && break
+    sleep 0.05
+  done
+  kill -INT $pid
+  wait $pid
+  [ "$(ls "$tmp/keep")" = "summary.json" ] && [ "$(cat "$tmp/keep/summary.json")" = old ] \
+    || fail "existing folder changed: $(ls "$tmp/keep")"
+  set +m
+  ;;
 outputs)
   # --outputs (issue 27): each group its files, the same bytes as a full run's.
   expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/full" --quiet --set workload.requests=300
