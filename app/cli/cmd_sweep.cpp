@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "policy/registry.h"
 #include "sweep/capacity.h"
 #include "sweep/parallel.h"
@@ -78,9 +79,21 @@ int runSweepCmd(const SweepArgs& a) {
   o.resume = a.resume;
   PointProgress bar(!a.quiet);
   o.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
+  // Ctrl-C / SIGTERM: no new point starts; those under way finish and are
+  // kept (their files committed, nothing half-written), and --resume goes on.
+  o.cancel = &interruptFlag();
   const auto t0 = std::chrono::steady_clock::now();
-  const sweep::SweepRunReport r = sweep::runSweep(spec, o);
+  sweep::SweepRunReport r;
+  {
+    InterruptScope interrupts;
+    r = sweep::runSweep(spec, o);
+  }
   bar.done();
+  if (r.cancelled && interruptSignal() != 0) {
+    const std::string what = std::to_string(r.ran + r.reused) + " of " + std::to_string(r.points) +
+                             " points done and kept in " + a.out + "; --resume finishes the sweep";
+    endByInterrupt(what.c_str());
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("sweep %s: %zu points", spec.hash.c_str(), r.points);
   if (o.shard.count > 1) std::printf(" in shard %d/%d (of %zu)", o.shard.index, o.shard.count, spec.points.size());

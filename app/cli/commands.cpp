@@ -1,13 +1,12 @@
 #include "cli/commands.h"
 
 #include <algorithm>
-#include <atomic>
-#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
+#include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "cost/cost_report.h"
 #include "cost/engine_presets.h"
@@ -82,42 +81,6 @@ OutputSet outputsOf(const RunArgs& a) {
   return parseOutputSet(a.outputs);
 }
 
-std::atomic<bool> gInterrupted{false};
-volatile std::sig_atomic_t gSignal = 0;
-static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
-
-extern "C" void onInterrupt(int sig) {
-  gSignal = sig;
-  gInterrupted.store(true, std::memory_order_relaxed);
-}
-
-// SIGINT and SIGTERM while a run goes: its RunOptions::cancel. The first
-// one resets the handler (SA_RESETHAND), so a second one kills at once. A
-// signal the caller ignores (a background job of a script ignores SIGINT)
-// stays ignored.
-class InterruptScope {
-public:
-  InterruptScope() {
-    struct sigaction sa {};
-    sa.sa_handler = onInterrupt;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, nullptr, &oldInt_);
-    sigaction(SIGTERM, nullptr, &oldTerm_);
-    if (oldInt_.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, nullptr);
-    if (oldTerm_.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, nullptr);
-  }
-  ~InterruptScope() {
-    sigaction(SIGINT, &oldInt_, nullptr);
-    sigaction(SIGTERM, &oldTerm_, nullptr);
-  }
-  InterruptScope(const InterruptScope&) = delete;
-  InterruptScope& operator=(const InterruptScope&) = delete;
-
-private:
-  struct sigaction oldInt_ {}, oldTerm_ {};
-};
-
 RunResult runOne(const Scenario& s, const std::string& source, const std::string& out, const OutputSet& outputs,
                  bool quiet,
                  bool recordWallTime, bool traceLine = false, bool jsonOut = false,
@@ -134,7 +97,7 @@ RunResult runOne(const Scenario& s, const std::string& source, const std::string
   opt.recordWallTime = recordWallTime;
   opt.progress = [&bar](double f, double simS) { bar.update(f, simS); };
   opt.checkAtEvents = checkAt;
-  opt.cancel = &gInterrupted;
+  opt.cancel = &interruptFlag();
   InterruptScope interrupts;
   RunResult r = live ? executeRun(*liveRun, live->changes, opt) : executeRun(*prepared, opt);
   bar.done();
@@ -169,8 +132,6 @@ std::string writtenFiles(const RunResult& r) {
 }
 
 }  // namespace
-
-int interruptSignal() { return gSignal; }
 
 int cmdRun(const RunArgs& a) {
   const OutputSet outputs = outputsOf(a);

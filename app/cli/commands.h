@@ -34,12 +34,6 @@ struct RunArgs {
 Scenario loadWithOverrides(const ScenarioArgs& a, std::optional<LiveChanges>* live = nullptr,
                            const char* ignoredBy = nullptr);
 
-/// The signal (SIGINT or SIGTERM) that interrupted a run of `run` or
-/// `compare` (0: none). While such a run goes, the first of these signals
-/// makes it stop at its next check and remove what it had begun to write
-/// (executeRun throws RunCancelled); a second one ends the process at once.
-int interruptSignal();
-
 int cmdRun(const RunArgs& a);
 int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies);
 int cmdValidate(const ScenarioArgs& a, bool printCanonical);

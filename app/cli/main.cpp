@@ -1,11 +1,11 @@
 // servelab-cli: everything the GUI does, headless (60-cli-formats.md).
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 
 #include "cli/charts_helper.h"
+#include "cli/interrupt.h"
 #include "run/execute.h"
 #include "cli/cmd_calibrate.h"
 #include "cli/cmd_plot.h"
@@ -122,15 +122,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;
   } catch (const sl::RunCancelled&) {
-    // What the run had begun to write is gone; end as the signal would
-    // have ended us (a shell sees 128 + the signal's number).
-    const int sig = sl::cli::interruptSignal() != 0 ? sl::cli::interruptSignal() : SIGINT;
-    std::fprintf(stderr, "servelab-cli: interrupted by %s: the run in progress wrote nothing\n",
-                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    std::fflush(stderr);
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-    return 128 + sig;
+    // What the run had begun to write is gone (cli/interrupt.h).
+    sl::cli::endByInterrupt("the run in progress wrote nothing");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "servelab-cli: internal error: %s\n", e.what());
     return 1;

@@ -13,6 +13,14 @@ expect_code() {  # expect_code CODE cmd...
   "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
   [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "'$*' exited $got, expected $want"; }
 }
+wait_points() {  # wait_points DIR N: until DIR/points holds N point records (30 s at most)
+  local n
+  for _ in $(seq 1 600); do
+    n=$(ls "$1/points" 2>/dev/null | grep -c '^[0-9]*\.json$')
+    [ "$n" -ge "$2" ] && return
+    sleep 0.05
+  done
+}
 same() {  # same FILE_A FILE_B
   cmp -s "$1" "$2" || { diff "$1" "$2" | head -5 >&2; fail "$1 and $2 differ"; }
 }
@@ -73,11 +81,7 @@ resume_after_kill)
   expect_code 0 "$cli" sweep "$tmp/long.json" --out "$tmp/ref" --jobs 2 --quiet
   "$cli" sweep "$tmp/long.json" --out "$tmp/k" --jobs 2 --quiet >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do
-    n=$(ls "$tmp/k/points" 2>/dev/null | grep -c '^[0-9]*\.json$')
-    [ "$n" -ge 5 ] && break
-    sleep 0.05
-  done
+  wait_points "$tmp/k" 5
   kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
   done_before=$(ls "$tmp/k/points" | grep -c '^[0-9]*\.json$')
   [ "$done_before" -ge 5 ] && [ "$done_before" -lt 24 ] || fail "kill came at a bad time ($done_before of 24 done)"
@@ -87,6 +91,34 @@ resume_after_kill)
   reused=$(sed -n 's/.* \([0-9]*\) run, \([0-9]*\) reused.*/\2/p' "$tmp/out")
   [ "$reused" -ge 5 ] || fail "resume reused $reused points, expected >= 5: $(cat "$tmp/out")"
   for f in results.csv results.json; do same "$tmp/ref/$f" "$tmp/k/$f"; done
+  ;;
+interrupt_then_resume)
+  # Ctrl-C (SIGINT) during `sweep --keep-runs`: no new point starts, those
+  # under way finish with their files (no temporary left anywhere), the CLI
+  # says how many points are kept and ends by the signal (exit 130); then
+  # --resume finishes with the results of an uninterrupted sweep.
+  sed -e 's/"requests": 60/"requests": 400/' -e 's/"values": \[1, 2\]/"values": [1, 2, 3, 4]/' \
+    "$tmp/sweep.json" > "$tmp/long.json"
+  expect_code 0 "$cli" sweep "$tmp/long.json" --out "$tmp/ref" --jobs 2 --quiet
+  set -m  # job control: the background sweep does not inherit an ignored SIGINT
+  "$cli" sweep "$tmp/long.json" --out "$tmp/i" --jobs 2 --keep-runs --quiet >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  wait_points "$tmp/i" 3
+  kill -INT $pid
+  wait $pid
+  code=$?
+  set +m
+  [ "$code" = 130 ] || fail "exit $code after SIGINT, expected 130: $(cat "$tmp/err")"
+  kept=$(ls "$tmp/i/points" | grep -c '^[0-9]*\.json$')
+  [ "$kept" -ge 3 ] && [ "$kept" -lt 24 ] || fail "SIGINT came at a bad time ($kept of 24 done)"
+  grep -qF "servelab-cli: interrupted by SIGINT: $kept of 24 points done and kept in $tmp/i; --resume finishes the sweep" \
+    "$tmp/err" || fail "message: $(cat "$tmp/err")"
+  left=$(find "$tmp/i" -name '*.tmp.*')
+  [ -z "$left" ] || fail "temporaries left: $left"
+  [ "$(ls "$tmp/i/runs" | wc -l)" = "$kept" ] || fail "runs/ holds $(ls "$tmp/i/runs" | wc -l) folders, $kept points kept"
+  [ -e "$tmp/i/results.csv" ] && fail "results.csv exists after an interrupt"
+  expect_code 0 "$cli" sweep "$tmp/long.json" --out "$tmp/i" --jobs 2 --keep-runs --resume --quiet
+  for f in results.csv results.json; do same "$tmp/ref/$f" "$tmp/i/$f"; done
   ;;
 k8s_indexed_local)
   # The Indexed Job's own commands (deploy/k8s/sweep-job.yaml), run as N local
