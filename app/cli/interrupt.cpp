@@ -17,25 +17,20 @@ extern "C" void onInterrupt(int sig) {
 }
 }  // namespace
 
-struct InterruptScope::Saved {
-  struct sigaction oldInt {}, oldTerm {};
-};
-
-InterruptScope::InterruptScope() : saved_(new Saved) {
+InterruptScope::InterruptScope() {
   struct sigaction sa {};
   sa.sa_handler = onInterrupt;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, nullptr, &saved_->oldInt);
-  sigaction(SIGTERM, nullptr, &saved_->oldTerm);
-  if (saved_->oldInt.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, nullptr);
-  if (saved_->oldTerm.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, nullptr, &oldInt_);
+  sigaction(SIGTERM, nullptr, &oldTerm_);
+  if (oldInt_.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, nullptr);
+  if (oldTerm_.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, nullptr);
 }
 
 InterruptScope::~InterruptScope() {
-  sigaction(SIGINT, &saved_->oldInt, nullptr);
-  sigaction(SIGTERM, &saved_->oldTerm, nullptr);
-  delete saved_;
+  sigaction(SIGINT, &oldInt_, nullptr);
+  sigaction(SIGTERM, &oldTerm_, nullptr);
 }
 
 const std::atomic<bool>& interruptFlag() { return gInterrupted; }

@@ -4,6 +4,7 @@
 // and removes what it had begun to write) or a sweep (SweepRunOptions::
 // cancel: no new point starts; those under way finish and are kept).
 #include <atomic>
+#include <csignal>
 
 namespace sl::cli {
 
@@ -18,8 +19,7 @@ public:
   InterruptScope& operator=(const InterruptScope&) = delete;
 
 private:
-  struct Saved;
-  Saved* saved_;
+  struct sigaction oldInt_ {}, oldTerm_ {};
 };
 
 /// Set by the handler; what the cancel options point at.

@@ -5,13 +5,12 @@
 #include <iostream>
 
 #include "cli/charts_helper.h"
-#include "cli/interrupt.h"
-#include "run/execute.h"
 #include "cli/cmd_calibrate.h"
 #include "cli/cmd_plot.h"
 #include "cli/cmd_reproduce.h"
 #include "cli/cmd_sweep.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "run/execute.h"
 #include "util/error.h"
 

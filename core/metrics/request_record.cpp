@@ -157,18 +157,15 @@ void appendDecimal(std::int64_t units, int decimals, std::string& out) {
   char* p = buf;
   const std::uint64_t mag = units < 0 ? 0 - static_cast<std::uint64_t>(units) : static_cast<std::uint64_t>(units);
   if (units < 0) *p++ = '-';
-  if (decimals == 3) {  // trace.json's microseconds: divisions by a constant
-    p = writeUint(mag / 1000, p);
-    *p++ = '.';
-    p = writeDigits(mag % 1000, 3, p);
-  } else {
-    const std::uint64_t scale = kPow10[decimals];
+  const auto write = [&](std::uint64_t scale) {
     p = writeUint(mag / scale, p);
     if (decimals > 0) {
       *p++ = '.';
       p = writeDigits(mag % scale, decimals, p);
     }
-  }
+  };
+  if (decimals == 3) write(1000);  // trace.json's microseconds: divisions by a constant
+  else write(kPow10[decimals]);
   out.append(buf, p);
 }
 

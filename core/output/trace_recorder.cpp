@@ -175,15 +175,19 @@ void TraceRecorder::onIteration(const Instance& in, SimTime start, SimTime end) 
 }
 
 void TraceRecorder::rollOver() {
+  // Every event ends with ",\n": a full block keeps its events, the ",\n"
+  // of its last one begins the next block.
+  const std::size_t body = events_.size() - 2;
   if (sink_) {
-    const std::size_t body = events_.size() - 2;  // every event ends with ",\n"
     sink_->write(events_.data(), static_cast<std::streamsize>(body));
     events_.erase(0, body);
     return;
   }
   full_.push_back(std::move(events_));
+  full_.back().resize(body);
   events_ = std::string();
   events_.reserve(kBlock + 4096);
+  events_ = ",\n";
 }
 
 std::int64_t TraceRecorder::decisionsTid() const {
@@ -274,19 +278,12 @@ void TraceRecorder::streamTo(std::ostream& os) {
 void TraceRecorder::finishTo(std::ostream& os, SimTime end, const DecisionLog* decisions,
                              const DecisionCodeNames* names) {
   closeAll(end, decisions, names);
-  if (sink_) {  // the head and the full blocks are written already
-    assert(&os == sink_);
-    const std::size_t body = events_.empty() ? 0 : events_.size() - 2;
-    os.write(events_.data(), static_cast<std::streamsize>(body));
-    os.write(kTraceTail.data(), static_cast<std::streamsize>(kTraceTail.size()));
-    return;
+  if (sink_) {
+    assert(&os == sink_);  // the head and the full blocks are written already
+  } else {
+    os.write(kTraceHead.data(), static_cast<std::streamsize>(kTraceHead.size()));
+    for (const std::string& b : full_) os.write(b.data(), static_cast<std::streamsize>(b.size()));
   }
-  if (events_.empty() && !full_.empty()) {  // the last event ends the last full block
-    events_ = std::move(full_.back());
-    full_.pop_back();
-  }
-  os.write(kTraceHead.data(), static_cast<std::streamsize>(kTraceHead.size()));
-  for (const std::string& b : full_) os.write(b.data(), static_cast<std::streamsize>(b.size()));
   const std::size_t body = events_.empty() ? 0 : events_.size() - 2;  // without the last ",\n"
   os.write(events_.data(), static_cast<std::streamsize>(body));
   os.write(kTraceTail.data(), static_cast<std::streamsize>(kTraceTail.size()));

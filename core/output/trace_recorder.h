@@ -67,8 +67,9 @@ private:
 
   // The events so far: full blocks of ~1 MB, then the one being filled
   // (issue 27: a single growing string copied itself at every doubling).
-  // Streaming, a full block goes to sink_ but for its last ",\n", which
-  // begins the next one (the document's last event has none).
+  // A full block is kept (or, streaming, written to sink_) without its last
+  // event's ",\n", which begins the next block: the document's last event
+  // has none.
   static constexpr std::size_t kBlock = std::size_t{1} << 20;
   void roll() {
     if (events_.size() >= kBlock) [[unlikely]] rollOver();

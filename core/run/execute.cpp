@@ -187,6 +187,9 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   // trace.json goes to its temporary while the run goes (issue 27: held
   // whole, W3's 12.5 MB were ~3 % of its `run --out` in page faults alone).
   CreatedFolders folders;
+  const auto stopIfCancelled = [&opt] {
+    if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) throw RunCancelled();
+  };
   std::optional<AtomicFileWriter> traceFile;
   if (!tracePath.empty()) {
     if (writing) folders.ensure(opt.outDir);
@@ -227,7 +230,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
       break;
     }
     if ((++n & 0xFFFF) == 0) {
-      if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) throw RunCancelled();
+      stopIfCancelled();
       if (opt.progress) {
         double frac = 0;
         if (const auto stop = s.run.stopTimeS()) frac = nsToSeconds(sim.now()) / *stop;
@@ -410,7 +413,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     group.push_back(f.stream ? f.stream : &texts.back());
     res.files.push_back(f.path);
   }
-  if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) throw RunCancelled();
+  stopIfCancelled();
   commitAll(group);
   folders.keep();
   if (opt.recordWallTime || !writing) res.summaryJson["wall_s"] = wall;
