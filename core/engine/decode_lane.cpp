@@ -17,7 +17,7 @@ std::size_t DecodeLane::bucketOf(const Request& r) const {
 }
 
 void DecodeLane::join(Request& r, std::int32_t blockSize) {
-  assert(eligible(r, blockSize) && r.laneIndex < 0 && !stepping_);
+  assert(steady(r, blockSize) && r.laneIndex < 0 && !stepping_);
   if (blockSize_ == 0) {
     blockSize_ = blockSize;
     buckets_.assign(static_cast<std::size_t>(blockSize), 0);
@@ -92,17 +92,21 @@ void DecodeLane::leave(Request& r) {
 }
 
 std::vector<Request*> DecodeLane::leaveAll() {
+  std::vector<Request*> out(members_.begin(), members_.end());
+  dissolve();
+  std::sort(out.begin(), out.end(), arrivalOrder);
+  return out;
+}
+
+void DecodeLane::dissolve() {
   assert(!stepping_);
   syncAll();
-  std::vector<Request*> out;
-  out.swap(members_);
-  for (Request* r : out) r->laneIndex = -1;
-  std::sort(out.begin(), out.end(), arrivalOrder);
+  for (Request* r : members_) r->laneIndex = -1;
+  members_.clear();
   finishes_.clear();
   watches_.clear();
   std::fill(buckets_.begin(), buckets_.end(), 0);
   s1_ = s2_ = 0;
-  return out;
 }
 
 std::int64_t DecodeLane::blockDemand() const {
@@ -169,7 +173,9 @@ void DecodeLane::sync(Request& r) {
   r.kvTokens += di;
   r.quantumUsed += di;
   const SimTime* t = log_.data() + (r.laneSince - logBase_);
-  r.pacer.onTokens(t, d);  // every member's tokens are answer tokens
+  // A member's tokens are all answer tokens past the first, or (PascalLocal)
+  // all reasoning tokens before the last: only the former pace the answer.
+  if (r.generated - di > r.reasoning) r.pacer.onTokens(t, d);
   r.gLast = t[d - 1];
   r.laneSince = steps_;
 }

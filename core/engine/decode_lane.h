@@ -22,6 +22,12 @@
 // or its leaving the lane. The pacer is replayed from the log of step end
 // times (a tight loop over one array), so the QoE is computed token by
 // token exactly as before. See docs/engine.md "Lazy decode lane".
+//
+// PascalLocal's lane (issue 27) also takes reasoning requests (steady(), not
+// eligible()): their landmarks, finishes, quantum ends and demotions are
+// kept out of its steps by the policy, which dissolves the lane before the
+// first step whose token would be one; their synced reasoning tokens do
+// not touch the pacer.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -36,10 +42,16 @@ public:
   /// coming step, may join: all its remaining tokens are plain and its KV
   /// holds less than one spare block beyond its tokens.
   static bool eligible(const Request& r, std::int32_t blockSize) {
+    return steady(r, blockSize) && r.generated >= r.reasoning + 1;
+  }
+  /// eligible() without the phase: `r` may also be reasoning. A policy
+  /// whose members reason (PascalLocal) must keep every landmark token (the
+  /// reasoning end, the first answer token) out of the lane's steps itself.
+  static bool steady(const Request& r, std::int32_t blockSize) {
     const std::int64_t spare = static_cast<std::int64_t>(r.blocksGpu) * blockSize - r.kvTokens;
     return r.state == ReqState::Running && r.prefillDone() && r.scheduled && r.blockingStart < 0 &&
-           r.generated >= 1 && r.generated >= r.reasoning + 1 && !r.synthetic &&
-           !r.pendingMigration && r.migration < 0 && r.batchIndex < 0 && spare >= 0 && spare < blockSize;
+           r.generated >= 1 && !r.synthetic && !r.pendingMigration && r.migration < 0 &&
+           r.batchIndex < 0 && spare >= 0 && spare < blockSize;
   }
 
   std::size_t size() const { return members_.size(); }
@@ -50,12 +62,15 @@ public:
   /// Steps taken so far (iterations that decoded the lane).
   std::int64_t steps() const { return steps_; }
 
-  /// Take `r` (eligible(r)); its decode token of the coming step is the lane's.
+  /// Take `r` (steady(r), and its coming token not a landmark); its decode
+  /// token of the coming step is the lane's.
   void join(Request& r, std::int32_t blockSize);
   /// `r` leaves (synced first). Not during a step.
   void leave(Request& r);
   /// Every member leaves, synced, in arrival order (then id): FCFS's order.
   std::vector<Request*> leaveAll();
+  /// Every member leaves, synced, in no particular order. Not during a step.
+  void dissolve();
 
   /// Blocks the coming step needs (members crossing a block boundary).
   std::int64_t blockDemand() const;

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "engine/decode_lane.h"
 #include "engine_test_util.h"
 #include "policy/cascade/cascade_global.h"
+#include "policy/pascal/pascal_global.h"
+#include "policy/pascal/pascal_local.h"
 #include "util/rng.h"
 
 namespace sl::enginetest {
@@ -29,6 +33,13 @@ struct LaneCase {
   std::optional<SimTime> stopAt;   // end with requests in flight
   RouterKind router = RouterKind::LeastLoaded;
   int mover = 0;  // a lane-aware global policy that watches and moves requests: 1 live moves, 2 also stop-and-copy
+  // PASCAL (PascalGlobal + PascalLocal, whose lane holds reasoning requests too).
+  bool pascal = false;
+  PascalLocalConfig pascalLocal{};
+  PascalGlobalConfig pascalGlobal{};
+  std::int64_t knobAt = -1;  // after this many events: setPolicyKnob(knob, knobValue)
+  std::string knob;
+  double knobValue = 0;
 };
 
 // A lane-aware global policy (GlobalPolicy::laneAware) that does to lane
@@ -94,6 +105,8 @@ struct LaneOutcome {
   std::vector<std::vector<ChipKey>> snaps;  // every 5th step
   std::vector<std::int32_t> batchSizes;
   std::int64_t laneSteps = 0;
+  std::vector<std::tuple<SimTime, std::int64_t, int, int, std::uint8_t, std::uint8_t>> decisions;  // PASCAL's
+  std::int64_t demotions = 0;
 };
 
 std::vector<RequestSpec> workload(const LaneCase& c) {
@@ -103,7 +116,7 @@ std::vector<RequestSpec> workload(const LaneCase& c) {
   for (int i = 0; i < c.requests; ++i) {
     t += static_cast<SimTime>(g.uniform01() * 2.0 * static_cast<double>(c.gap));
     const auto input = static_cast<std::int32_t>(1 + g.below(300));
-    const auto reasoning = c.reasoning ? static_cast<std::int32_t>(g.below(60)) : 0;
+    const auto reasoning = c.reasoning ? static_cast<std::int32_t>(g.below(c.pascal ? 300 : 60)) : 0;
     const auto answer = static_cast<std::int32_t>(1 + g.below(g.uniform01() < 0.2 ? 400 : 60));
     out.push_back(spec(i, t, input, reasoning, answer));
   }
@@ -122,15 +135,28 @@ LaneOutcome runCase(const LaneCase& c, bool observe) {
   cfg.stopAt = c.stopAt;
   cfg.seed = c.seed;
   std::unique_ptr<GlobalPolicy> global;
-  if (c.mover > 0) global = std::make_unique<LaneAwareMover>(c.mover == 2);
-  else global = std::make_unique<RouterPolicy>(c.router);
-  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(workload(c)), std::move(global), fcfsFactory());
+  LocalPolicyFactory local = fcfsFactory();
+  const PascalGlobal* pascal = nullptr;
+  if (c.pascal) {
+    auto pg = std::make_unique<PascalGlobal>(c.pascalGlobal);
+    pascal = pg.get();
+    global = std::move(pg);
+    local = [lc = c.pascalLocal](int) { return std::make_unique<PascalLocal>(lc); };
+  } else if (c.mover > 0) {
+    global = std::make_unique<LaneAwareMover>(c.mover == 2);
+  } else {
+    global = std::make_unique<RouterPolicy>(c.router);
+  }
+  Simulator sim(cfg, cost, std::make_unique<ListWorkload>(workload(c)), std::move(global), std::move(local));
   SimObserver watcher;  // does nothing: its presence alone turns the lanes off
   if (observe) sim.addObserver(&watcher);
   LaneOutcome o;
   Snapshot snap;
   std::int64_t n = 0;
   while (sim.step()) {
+    if (n + 1 == c.knobAt) {
+      EXPECT_TRUE(sim.setPolicyKnob(c.knob, c.knobValue));
+    }
     if (++n % 5 == 0) {
       sim.fillSnapshot(snap);
       std::vector<ChipKey> chips;
@@ -157,7 +183,11 @@ LaneOutcome runCase(const LaneCase& c, bool observe) {
     o.counters.insert(o.counters.end(), {in.tokensProduced(), in.assignedTokens(), in.gpuBlocksUsed(),
                                          in.cpuBlocksUsed(), in.iterations(), in.queuedPrefillTokens()});
     if (const DecodeLane* lane = in.policy().decodeLane()) o.laneSteps += lane->steps();
+    if (const auto* pl = dynamic_cast<const PascalLocal*>(&in.policy())) o.demotions += pl->demotions();
   }
+  if (pascal)
+    for (const Decision& d : pascal->log().entries())
+      o.decisions.emplace_back(d.time, d.requestId, d.chosen, d.instance, d.action, d.selection);
   return o;
 }
 
@@ -168,6 +198,8 @@ void expectSameRun(const LaneOutcome& lazy, const LaneOutcome& eager) {
   EXPECT_EQ(lazy.migrations, eager.migrations);
   EXPECT_EQ(lazy.counters, eager.counters);
   EXPECT_EQ(lazy.batchSizes, eager.batchSizes);
+  EXPECT_EQ(lazy.demotions, eager.demotions);
+  EXPECT_TRUE(lazy.decisions == eager.decisions);
   ASSERT_EQ(lazy.records.size(), eager.records.size());
   for (std::size_t i = 0; i < lazy.records.size(); ++i)
     EXPECT_TRUE(recordKey(lazy.records[i]) == recordKey(eager.records[i])) << "record " << i;
@@ -269,6 +301,73 @@ TEST(DecodeLane, LaneAwarePolicyWatchesAndMovesMembers) {
     }
 }
 
+// PASCAL's lane (PascalLocal): reasoning and answering members, rotations
+// and demotions at the lane's horizon, waiting and swapped requests behind
+// the members, migrations at </think> with displacement, knob changes in the
+// middle of a run, a run stopped midway.
+LaneCase pascalCase(std::uint64_t seed) {
+  LaneCase c;
+  c.seed = seed;
+  c.pascal = true;
+  c.reasoning = true;
+  c.instances = 3;
+  c.requests = 160;
+  c.gap = 3 * kMs;
+  c.pascalLocal.reasoningQuantum = 40 + static_cast<int>(seed % 3) * 30;
+  c.pascalLocal.answeringQuantum = 25 + static_cast<int>(seed % 2) * 50;
+  c.pascalLocal.demoteTokens = 250 + static_cast<int>(seed % 4) * 60;
+  return c;
+}
+
+TEST(DecodeLane, PascalRoomyAndTightMatchEagerRun) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    LaneCase c = pascalCase(seed);
+    c.gpuBlocks = seed % 2 ? 4000 : 260;  // tight: waiting and swapped requests, preemptions
+    c.chunked = seed % 3 != 0;
+    const LaneOutcome lazy = runCase(c, false);
+    EXPECT_GT(lazy.demotions, 0);
+    if (seed % 2 == 0) {
+      EXPECT_GT(lazy.preemptions, 0);
+    }
+    EXPECT_GT(lazy.migrations, 0);  // Algorithm 2 moves requests at </think>
+    checkCase(c);
+  }
+}
+
+TEST(DecodeLane, PascalRecomputeOddBlocksLimitsAndByQuantaOff) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed)
+    for (std::int32_t bs : {1, 7, 16}) {
+      LaneCase c = pascalCase(seed);
+      c.blockSize = bs;
+      c.gpuBlocks = 3600 / bs;
+      c.cpuBlocks = seed % 2 ? 0 : 1000;
+      c.maxNumSeqs = seed == 3 ? 5 : 256;
+      c.maxTokens = seed == 4 ? 300 : 8192;
+      c.pascalLocal.byQuanta = seed != 2;
+      c.pascalLocal.quantaPerInstance = seed == 1;
+      c.pascalGlobal.displace = seed != 4;
+      checkCase(c);
+    }
+}
+
+TEST(DecodeLane, PascalKnobChangesAndARunStoppedMidway) {
+  const std::pair<const char*, double> knobs[] = {
+      {"reasoning_quantum", 15}, {"answering_quantum", 10}, {"demote_tokens", 120}, {"reasoning_quantum", 400}};
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    LaneCase c = pascalCase(seed);
+    c.gpuBlocks = seed % 2 ? 3000 : 300;
+    c.knobAt = 500 + static_cast<std::int64_t>(seed) * 97;
+    c.knob = knobs[seed % 4].first;
+    c.knobValue = knobs[seed % 4].second;
+    if (seed > 4) {
+      c.stopAt = 200 * kMs;  // ends with lane members in flight: their records are synced
+      const LaneOutcome lazy = runCase(c, false);
+      EXPECT_FALSE(lazy.open.empty());
+    }
+    checkCase(c);
+  }
+}
+
 TEST(DecodeLane, OnlyPlainFcfsWithAProgressBlindRouterUsesIt) {
   FcfsLocal fcfs;
   EXPECT_NE(fcfs.decodeLane(), nullptr);
@@ -283,6 +382,9 @@ TEST(DecodeLane, OnlyPlainFcfsWithAProgressBlindRouterUsesIt) {
   EXPECT_TRUE(LaneAwareMover(false).laneAware());
   EXPECT_TRUE(CascadeGlobal(CascadeConfig{}).laneAware());  // its stages run on the lane (issue 27)
   EXPECT_TRUE(LlumnixGlobal(LlumnixConfig{}).laneAware());
+  EXPECT_TRUE(PascalGlobal(PascalGlobalConfig{}).laneAware());  // PascalLocal's lane (issue 27)
+  PascalLocal pascal(PascalLocalConfig{});
+  EXPECT_NE(pascal.decodeLane(), nullptr);
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // timeseries.csv, policy_series.csv and trace.json are lane-safe, so a run
 // with --out keeps its decode lanes (engine/decode_lane.h). Every file it
 // writes must be the same bytes as with the lanes forced off (a watcher that
-// is not lane-safe attached, as the GUI's bridge is), for the FCFS samples
-// (the only ones whose lanes run). Also: --outputs (parseOutputSet) and what
+// is not lane-safe attached, as the GUI's bridge is), for the FCFS and
+// PASCAL samples (the ones whose lanes run). Also: --outputs (parseOutputSet) and what
 // each group writes.
 #include <gtest/gtest.h>
 
@@ -98,6 +98,18 @@ INSTANTIATE_TEST_SUITE_P(FcfsSamples, OutputsLane,
                                            "pascal-char-reasoning-fcfs", "selfsched-math-fcfs", "prefix-system-prompt",
                                            "prefix-sessions", "closed-loop-chat-think", "rate-schedule-tp2-70b",
                                            "trace-azure-random-router"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// PASCAL (its own global policy and PascalLocal's lane; decisions.csv and
+// policy_series.csv too), with and without migration, multi-node.
+INSTANTIATE_TEST_SUITE_P(PascalSamples, OutputsLane,
+                         ::testing::Values("pascal-phase-aware", "pascal-ablation-nomigration",
+                                           "pascal-ablation-nonadaptive", "pascal-multinode"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

@@ -134,8 +134,8 @@ struct Watched {
 std::int64_t longRunningRequest(const Snapshot& s, const TimelineStore& store) {
   std::int64_t best = -1, most = 0;
   for (const InstanceSnapshot& in : s.instances)
-    for (const QueueSnapshot& q : in.queues)
-      if (q.name == "running")
+    for (const QueueSnapshot& q : in.queues)  // ("running", or PASCAL's "reasoning" and "answering")
+      if (q.name != "waiting")
         for (const RequestChip& r : q.requests)
           if (auto t = store.request(r.id); t && r.inBatch && r.generated > 1) {
             const std::int64_t left = std::int64_t{t->reasoning} + t->answer - r.generated;
@@ -197,8 +197,10 @@ private slots:
   void lanesOnEqualLanesOff_data() {
     QTest::addColumn<QString>("name");
     // FCFS under the plain router (the lanes run): chat, reasoning, prefix
-    // caching, a closed loop.
-    for (const char* n : {"default", "pascal-char-reasoning-fcfs", "prefix-system-prompt", "closed-loop-chat-think"})
+    // caching, a closed loop; PASCAL (its own lane, its policy fields read
+    // through PascalLocal::synced).
+    for (const char* n : {"default", "pascal-char-reasoning-fcfs", "prefix-system-prompt", "closed-loop-chat-think",
+                          "pascal-phase-aware"})
       QTest::newRow(n) << QString(n);
   }
 

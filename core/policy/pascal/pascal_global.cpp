@@ -57,10 +57,11 @@ bool PascalGlobal::onPace(int i, const Request* except) const {
   const SimTime now = sim_->now();
   if (const PascalLocal* L = local(i)) {
     // A request behind pace tends to stay so: the one found last time first.
+    // (A member of the instance's lane is synced before its pacer is read.)
     const Request* w = L->paceWitness();
-    if (w && w != except && !w->inReasoning() && behindPace(*w, now)) return false;
+    if (w && w != except && !L->synced(*w).inReasoning() && behindPace(*w, now)) return false;
     for (const Request* q : L->lowQueue())
-      if (q != except && !q->inReasoning() && behindPace(*q, now)) {
+      if (q != except && !L->synced(*q).inReasoning() && behindPace(*q, now)) {
         L->setPaceWitness(q);
         return false;
       }

@@ -63,6 +63,11 @@ class PascalGlobal : public GlobalPolicy {
   int route(const Request& r) override;
   void onReasoningEnd(Request& r) override;
   void onMigrationDone(Request& r, int src, int dst) override;
+  /// PascalLocal's lanes may run: this policy reads its members' pacers and
+  /// quanta through PascalLocal::synced, and moves only a request at its
+  /// reasoning end (never a member) or, by displacement, residents between
+  /// their instance's iterations (PascalLocal::displaceable ends the lane).
+  bool laneAware() const override { return true; }
   const DecisionLog* decisionLog() const override { return &log_; }
 
   const PascalGlobalConfig& config() const { return cfg_; }

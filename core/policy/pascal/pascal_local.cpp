@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 #include "engine/instance.h"
 #include "engine/request.h"
@@ -36,6 +37,7 @@ void PascalLocal::insertFresh(std::int32_t q, Request& r) {
 }
 
 void PascalLocal::enqueue(Request& r) {
+  if (!lane_.empty()) laneStale_ = true;  // the newcomer is no member: the lane ends before the next iteration
   if (r.inReasoning() && r.kvTokens <= cfg_.demoteTokens) {
     insertFresh(kHigh, r);
   } else {  // answering (migrated in, or handed over), or already too large
@@ -56,6 +58,17 @@ bool PascalLocal::erase(std::int32_t q, const Request& r) {
 
 void PascalLocal::remove(Request& r) {
   if (&r == paceWitness_) paceWitness_ = nullptr;
+  if (r.laneIndex >= 0) {
+    // The engine removes a request between its iterations (a move out is
+    // deferred to the end of the one it is in).
+    assert(!lane_.stepping());
+    if (lane_.stepping()) {
+      lane_.release(r);
+      laneStale_ = true;
+    } else {
+      dissolveLane();
+    }
+  }
   const std::int32_t q = r.queue == kHigh ? kHigh : kLow;
   if (!erase(q, r)) erase(q == kHigh ? kLow : kHigh, r);  // defensive: scratch overwritten elsewhere
 }
@@ -121,6 +134,10 @@ void PascalLocal::rotate(std::int32_t q, int quantum, bool whole) {
 }
 
 void PascalLocal::schedule(IterationBuilder& b) {
+  if (!lane_.empty()) {
+    if (stepLane(b)) return;
+    dissolveLane();
+  }
   if (rotateHigh_ != kRotateNone || cfg_.reasoningQuantum <= 0) {
     rotate(kHigh, cfg_.reasoningQuantum, rotateHigh_ == kRotateAll || cfg_.reasoningQuantum <= 0);
     rotateHigh_ = kRotateNone;
@@ -129,7 +146,117 @@ void PascalLocal::schedule(IterationBuilder& b) {
     rotate(kLow, cfg_.answeringQuantum, rotateLow_ == kRotateAll || cfg_.answeringQuantum <= 0);
     rotateLow_ = kRotateNone;
   }
+  if (b.laneAllowed() && formLane(b)) return;
   runningBound_ = b.runPrefix(std::span<Request* const>(queues_).first(prefixOrderLength(b)));
+}
+
+// ---- the lazy decode lane (pascal_local.h)
+
+std::int64_t PascalLocal::plainSteps(const Request& r) const {
+  // Step j (0: the coming one) produces token k = generated + 1 + j; after
+  // it kvTokens is kv + 1 + j and quantumUsed is used + 1 + j (onToken's view).
+  const std::int64_t g = r.generated, reasoning = r.reasoning;
+  std::int64_t n = reasoning + r.answer - g - 1;   // its last token (a finish)
+  if (g < reasoning) n = std::min(n, reasoning - g - 1);  // `</think>` (k == R)
+  else if (g == reasoning) n = 0;                  // the first answer token (k == R + 1)
+  const bool high = r.queue == kHigh;
+  const std::int64_t quantum = high ? cfg_.reasoningQuantum : cfg_.answeringQuantum;
+  n = std::min(n, quantum - r.quantumUsed - 1);    // the token that uses its quantum up (a rotation)
+  if (high) {
+    if (g >= reasoning) n = 0;                                           // leaves high at its next token
+    n = std::min(n, static_cast<std::int64_t>(cfg_.demoteTokens) - r.kvTokens);  // demotion: kv + 1 + j > D
+  }
+  return std::max<std::int64_t>(0, n);
+}
+
+bool PascalLocal::formLane(IterationBuilder& b) {
+  // What runPrefix would do with these queues when they start with m
+  // running requests past their prefill and hold none further on: the m
+  // fit (their new blocks fit the free ones; the sequence and token limits)
+  // and the request after them, waiting or swapped, does not (its blocks
+  // plus the watermark on top of theirs), or the sequence limit stops the
+  // prefix there. Then it adds the m decodes in queue order -- an order that
+  // matters to nothing here, since no token of the lane's steps is a
+  // landmark or a finish, or moves a request between or within the queues
+  // (plainSteps). No prefix cache (its shared blocks count otherwise).
+  const std::size_t size = queues_.size();
+  if (size == 0 || b.instance().prefixCache() != nullptr) return false;
+  const std::int32_t bs = b.blockSize();
+  std::int64_t horizon = std::numeric_limits<std::int64_t>::max(), demand = 0;
+  std::size_t m = 0;
+  for (; m < size; ++m) {
+    const Request* r = queues_[m];
+    if (r->state != ReqState::Running) break;
+    if (!DecodeLane::steady(*r, bs) || r->lengthWatch >= 0) return false;
+    horizon = std::min(horizon, plainSteps(*r));
+    if (horizon == 0) return false;
+    demand += static_cast<std::int64_t>(r->kvTokens) + 1 > static_cast<std::int64_t>(r->blocksGpu) * bs;
+  }
+  if (m == 0) return false;
+  for (std::size_t i = m + 1; i < std::min(size, runningBound_); ++i)  // (none runs from runningBound_ on)
+    if (queues_[i]->state == ReqState::Running) return false;
+  const auto seqs = static_cast<std::int64_t>(m);
+  const std::int64_t free = b.freeBlocks();
+  if (seqs > b.seqSlotsLeft() || seqs > b.tokenBudgetLeft() || demand > free) return false;
+  cutNeed_ = -1;
+  if (m < std::min(size, static_cast<std::size_t>(std::max(0, b.config().maxNumSeqs)))) {
+    const Request& cut = *queues_[m];
+    cutNeed_ = std::max<std::int64_t>(b.blocksToRun(cut), cut.blocksGpu) + b.config().watermarkBlocks;
+    if (demand + cutNeed_ <= free) return false;  // it would be admitted or swapped in
+  }
+  for (std::size_t i = 0; i < m; ++i) lane_.join(*queues_[i], bs);
+  laneEnd_ = lane_.steps() + horizon;
+  laneStale_ = false;
+  runningBound_ = m;
+  b.runLane();
+  return true;
+}
+
+bool PascalLocal::stepLane(IterationBuilder& b) {
+  if (laneStale_ || !b.laneAllowed() || lane_.steps() >= laneEnd_ || rotateHigh_ != kRotateNone ||
+      rotateLow_ != kRotateNone)
+    return false;
+  // The queues are as they were (laneStale_): formLane's test with the
+  // lane's block demand. The free blocks may have changed meanwhile (a copy
+  // out ended, a copy in reserved its blocks).
+  const std::int64_t demand = lane_.blockDemand(), free = b.freeBlocks();
+  if (demand > free || (cutNeed_ >= 0 && demand + cutNeed_ <= free)) return false;
+  b.runLane();
+  return true;
+}
+
+void PascalLocal::dissolveLane() {
+  lane_.dissolve();
+  laneStale_ = false;
+}
+
+void PascalLocal::releaseFromLane(Request& r) {
+  // A member starts to move: the lane ends (now, or after the running step,
+  // where the engine hands `r` back through laneReturned; it stays queued).
+  if (lane_.stepping()) {
+    lane_.release(r);
+    laneStale_ = true;
+  } else {
+    dissolveLane();
+  }
+}
+
+void PascalLocal::laneReturned(std::span<Request* const> /*rs*/) {
+  laneStale_ = true;  // (they never left the queues)
+}
+
+void PascalLocal::onIterationEnd() {
+  if (!knobInStep_) return;
+  // A knob changed while the lane stepped: the eager path would have looked
+  // at that step's tokens with the new values (onTokens, in batch order,
+  // i.e. queue order). They are looked at now, before anything reads them.
+  knobInStep_ = false;
+  scratch_.swap(knobMembers_);
+  knobMembers_.clear();
+  if (!lane_.stepping() && !lane_.empty()) dissolveLane();
+  for (Request* r : scratch_)
+    if (std::find(queues_.begin(), queues_.end(), r) != queues_.end()) tokenOf(*r);
+  scratch_.clear();
 }
 
 std::size_t PascalLocal::prefixOrderLength(IterationBuilder& b) const {
@@ -181,10 +308,24 @@ bool PascalLocal::setKnob(const std::string& name, double value) {
   } else {
     return false;
   }
+  if (!lane_.empty()) {
+    if (!lane_.stepping()) {
+      dissolveLane();
+    } else if (!knobInStep_) {  // see onIterationEnd
+      knobInStep_ = true;
+      knobMembers_.clear();
+      for (Request* r : queues_)
+        if (r->laneIndex >= 0) knobMembers_.push_back(r);
+    }
+  }
   return true;
 }
 
 void PascalLocal::displaceable(const Request& /*incoming*/, std::vector<Request*>& out) const {
+  // The engine evicts these between this instance's iterations: the lane
+  // ends first (its members' fields synced; the next iteration sees anew).
+  assert(!lane_.stepping());
+  if (!lane_.empty() && !lane_.stepping()) lane_.dissolve();
   if (!cfg_.byQuanta) return;
   const auto low = lowQueue();
   for (auto it = low.rbegin(); it != low.rend() && (*it)->policyKey > 0; ++it) out.push_back(*it);

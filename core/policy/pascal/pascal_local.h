@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/decode_lane.h"
 #include "engine/policy_api.h"
 #include "engine/request.h"
 
@@ -52,6 +53,26 @@ class PascalLocal : public LocalPolicy {
   }
   std::size_t size() const override { return queues_.size(); }
   void describe(std::vector<QueueView>& out) const override;
+  void onIterationEnd() override;
+  /// The lazy decode lane (engine/decode_lane.h), all or nothing: when every
+  /// queued request is running a decode whose token is plain for the engine
+  /// and for PASCAL (no landmark, no finish, no quantum used up, no
+  /// demotion) and all of them fit, they all join and step together, up to
+  /// the first step at which one of them would not be plain. Members keep
+  /// their places in the queues; anything that changes the queues, or the
+  /// memory that does not fit the next step, dissolves it (issue 27).
+  DecodeLane* decodeLane() override { return &lane_; }
+  void releaseFromLane(Request& r) override;
+  void laneReturned(std::span<Request* const> rs) override;
+  /// Brings `r`'s progress fields up to date when it is a lane member: for
+  /// readers of its tokens, KV, quantum or pacer (PascalGlobal).
+  const Request& synced(const Request& r) const {
+    if (r.laneIndex >= 0) [[unlikely]]
+      lane_.sync(const_cast<Request&>(r));
+    return r;
+  }
+  /// Lane steps taken on this instance so far (tests, profiling).
+  std::int64_t laneSteps() const { return lane_.steps(); }
   /// A migrant joins the low queue fresh: with the by-quanta order the
   /// low-queue requests on a later quantum rank below it (tail first); with
   /// the circular order it joins the very tail and none does.
@@ -70,7 +91,7 @@ class PascalLocal : public LocalPolicy {
   std::int64_t freshAnsweringCount(const Request* except = nullptr) const;
   /// Whether `r` (held by this policy) is still in its first low-queue quantum.
   bool inFirstAnsweringQuantum(const Request& r) const {
-    return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
+    return r.queue == kLow && r.policyKey == 0 && synced(r).quantumUsed < cfg_.answeringQuantum;
   }
   /// A low-queue request the global policy last found behind its pacer, to
   /// test first next time (null once it left the queue). A cache: no effect
@@ -107,7 +128,25 @@ class PascalLocal : public LocalPolicy {
   /// exactly as the whole (every running request, and the request it stops at).
   std::size_t prefixOrderLength(IterationBuilder& b) const;
 
+  /// Steps the lane (true) when it may take this iteration, or forms it
+  /// from every queued request when they all qualify (the queues as they
+  /// are after rotation); false: the caller runs the iteration eagerly.
+  bool stepLane(IterationBuilder& b);
+  bool formLane(IterationBuilder& b);
+  /// Every member leaves, synced (between steps).
+  void dissolveLane();
+  /// Steps from now until `r`'s first token that is not plain: a landmark,
+  /// its last token, the one that uses its quantum up or demotes it.
+  std::int64_t plainSteps(const Request& r) const;
+
   PascalLocalConfig cfg_;
+  // The lane: its members are in queues_ as well, in their places.
+  mutable DecodeLane lane_;   // (syncing a member is logically const)
+  std::int64_t laneEnd_ = 0;  // the lane step whose token is some member's first non-plain one
+  bool laneStale_ = false;    // the queues changed: dissolve before the next iteration
+  std::int64_t cutNeed_ = -1;  // blocks + watermark the request after the members needs (-1: none looked at)
+  bool knobInStep_ = false;   // a knob changed during a lane step: its tokens are looked at anew
+  std::vector<Request*> knobMembers_;  // that step's members, in queue order
   // Both queues in one vector, high then low: the order schedule() hands to
   // IterationBuilder::runPrefix as it is, with no copy per iteration.
   std::vector<Request*> queues_;
