@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace sl {
 
@@ -16,7 +17,7 @@ std::size_t DecodeLane::bucketOf(const Request& r) const {
   return static_cast<std::size_t>((r.laneSince + spare) % blockSize_);
 }
 
-void DecodeLane::join(Request& r, std::int32_t blockSize) {
+void DecodeLane::join(Request& r, std::int32_t blockSize, std::int64_t until) {
   assert(steady(r, blockSize) && r.laneIndex < 0 && !stepping_);
   if (blockSize_ == 0) {
     blockSize_ = blockSize;
@@ -31,10 +32,38 @@ void DecodeLane::join(Request& r, std::int32_t blockSize) {
   const std::int64_t L = static_cast<std::int64_t>(r.kvTokens) + 1;
   s1_ += L;
   s2_ += L * L;
+  if (until >= 0) {
+    assert(until > steps_ && r.lengthWatch < 0);
+    due_.push_back(Due{until, &r, r.laneTicket});
+    std::push_heap(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return a.step > b.step; });
+    return;
+  }
   const std::int64_t left = static_cast<std::int64_t>(r.reasoning) + r.answer - r.generated;  // >= 1
   finishes_.push_back(Finish{steps_ + left - 1, r.arrival, r.id, &r, r.laneTicket});
   std::push_heap(finishes_.begin(), finishes_.end(), later<Finish>);
   if (r.lengthWatch >= 0) pushWatch(r);
+}
+
+std::int64_t DecodeLane::nextDue() {
+  const auto later = [](const Due& a, const Due& b) { return a.step > b.step; };
+  while (!due_.empty() && !isMember(*due_.front().r, due_.front().ticket)) {  // left since
+    std::pop_heap(due_.begin(), due_.end(), later);
+    due_.pop_back();
+  }
+  return due_.empty() ? std::numeric_limits<std::int64_t>::max() : due_.front().step;
+}
+
+void DecodeLane::takeDue(std::vector<Request*>& out) {
+  assert(!stepping_);
+  const auto later = [](const Due& a, const Due& b) { return a.step > b.step; };
+  while (nextDue() <= steps_) {
+    Request* r = due_.front().r;
+    assert(due_.front().step == steps_);
+    std::pop_heap(due_.begin(), due_.end(), later);
+    due_.pop_back();
+    leave(*r);
+    out.push_back(r);
+  }
 }
 
 void DecodeLane::pushWatch(Request& r) {
@@ -87,6 +116,7 @@ void DecodeLane::leave(Request& r) {
   if (members_.empty()) {
     finishes_.clear();
     watches_.clear();
+    due_.clear();
     s1_ = s2_ = 0;
   }
 }
@@ -105,6 +135,7 @@ void DecodeLane::dissolve() {
   members_.clear();
   finishes_.clear();
   watches_.clear();
+  due_.clear();
   std::fill(buckets_.begin(), buckets_.end(), 0);
   s1_ = s2_ = 0;
 }

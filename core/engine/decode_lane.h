@@ -64,7 +64,17 @@ public:
 
   /// Take `r` (steady(r), and its coming token not a landmark); its decode
   /// token of the coming step is the lane's.
-  void join(Request& r, std::int32_t blockSize);
+  void join(Request& r, std::int32_t blockSize) { join(r, blockSize, -1); }
+  /// The same for a member that must leave before step `until` (a
+  /// policy's horizon, PascalLocal): no finish entry (its finish lies past
+  /// `until`); takeDue() hands it back when the lane reaches that step.
+  void join(Request& r, std::int32_t blockSize, std::int64_t until);
+  /// The earliest step a member joined with `until` must leave before
+  /// (INT64_MAX when none).
+  std::int64_t nextDue();
+  /// Members whose `until` is the coming step leave (synced) and are
+  /// appended to `out`, in no particular order. Not during a step.
+  void takeDue(std::vector<Request*>& out);
   /// `r` leaves (synced first). Not during a step.
   void leave(Request& r);
   /// Every member leaves, synced, in arrival order (then id): FCFS's order.
@@ -137,6 +147,12 @@ private:
   std::vector<Request*> members_;
   std::vector<Finish> finishes_;      // min-heap by (step, arrival, id)
   std::vector<Watch> watches_;        // min-heap by (step, arrival, id)
+  struct Due {
+    std::int64_t step;
+    Request* r;
+    std::int64_t ticket;
+  };
+  std::vector<Due> due_;              // min-heap by step: members joined with `until`
   std::vector<Request*> leaving_;     // released during the running step
   std::vector<std::int32_t> buckets_; // per step mod blockSize: members crossing a block boundary
   std::vector<SimTime> log_;          // end times of steps logBase_, logBase_ + 1, ...

@@ -37,7 +37,7 @@ void PascalLocal::insertFresh(std::int32_t q, Request& r) {
 }
 
 void PascalLocal::enqueue(Request& r) {
-  if (!lane_.empty()) laneStale_ = true;  // the newcomer is no member: the lane ends before the next iteration
+  if (!lane_.empty()) laneRecheck_ = true;  // the next iteration looks at the queues anew (buildLane)
   if (r.inReasoning() && r.kvTokens <= cfg_.demoteTokens) {
     insertFresh(kHigh, r);
   } else {  // answering (migrated in, or handed over), or already too large
@@ -68,6 +68,8 @@ void PascalLocal::remove(Request& r) {
     } else {
       dissolveLane();
     }
+  } else if (!lane_.empty()) {
+    laneRecheck_ = true;
   }
   const std::int32_t q = r.queue == kHigh ? kHigh : kLow;
   if (!erase(q, r)) erase(q == kHigh ? kLow : kHigh, r);  // defensive: scratch overwritten elsewhere
@@ -134,10 +136,9 @@ void PascalLocal::rotate(std::int32_t q, int quantum, bool whole) {
 }
 
 void PascalLocal::schedule(IterationBuilder& b) {
-  if (!lane_.empty()) {
-    if (stepLane(b)) return;
-    dissolveLane();
-  }
+  if (!lane_.empty() && (laneStale_ || !b.laneAllowed())) dissolveLane();
+  // (A rotation reads its members' quantumUsed unsynced: none of them has
+  // used its quantum up -- the lane's horizon -- so none rotates.)
   if (rotateHigh_ != kRotateNone || cfg_.reasoningQuantum <= 0) {
     rotate(kHigh, cfg_.reasoningQuantum, rotateHigh_ == kRotateAll || cfg_.reasoningQuantum <= 0);
     rotateHigh_ = kRotateNone;
@@ -146,7 +147,11 @@ void PascalLocal::schedule(IterationBuilder& b) {
     rotate(kLow, cfg_.answeringQuantum, rotateLow_ == kRotateAll || cfg_.answeringQuantum <= 0);
     rotateLow_ = kRotateNone;
   }
-  if (b.laneAllowed() && formLane(b)) return;
+  if (b.laneAllowed()) {
+    if (!lane_.empty() && !laneRecheck_ && stepLane(b)) return;
+    if (buildLane(b)) return;
+    if (!lane_.empty()) dissolveLane();
+  }
   runningBound_ = b.runPrefix(std::span<Request* const>(queues_).first(prefixOrderLength(b)));
 }
 
@@ -169,30 +174,44 @@ std::int64_t PascalLocal::plainSteps(const Request& r) const {
   return std::max<std::int64_t>(0, n);
 }
 
-bool PascalLocal::formLane(IterationBuilder& b) {
+bool PascalLocal::buildLane(IterationBuilder& b) {
   // What runPrefix would do with these queues when they start with m
   // running requests past their prefill and hold none further on: the m
   // fit (their new blocks fit the free ones; the sequence and token limits)
   // and the request after them, waiting or swapped, does not (its blocks
   // plus the watermark on top of theirs), or the sequence limit stops the
-  // prefix there. Then it adds the m decodes in queue order -- an order that
-  // matters to nothing here, since no token of the lane's steps is a
-  // landmark or a finish, or moves a request between or within the queues
-  // (plainSteps). No prefix cache (its shared blocks count otherwise).
+  // prefix there. Then it adds the m decodes in queue order. Here those
+  // whose coming tokens are plain (plainSteps) step in the lane; the others
+  // (a member whose horizon is now, a landmark, a quantum end...) are added
+  // eagerly, in queue order among themselves -- the only order that
+  // matters, since a lane token finishes, rotates or moves nothing. No
+  // prefix cache (its shared blocks count otherwise).
   const std::size_t size = queues_.size();
   if (size == 0 || b.instance().prefixCache() != nullptr) return false;
   const std::int32_t bs = b.blockSize();
-  std::int64_t horizon = std::numeric_limits<std::int64_t>::max(), demand = 0;
+  if (!lane_.empty()) {
+    scratch_.clear();
+    lane_.takeDue(scratch_);  // members whose horizon is this step: eager from now
+  }
+  eager_.clear();
+  joining_.clear();
+  std::int64_t demand = lane_.blockDemand();
   std::size_t m = 0;
   for (; m < size; ++m) {
-    const Request* r = queues_[m];
+    Request* r = queues_[m];
     if (r->state != ReqState::Running) break;
-    if (!DecodeLane::steady(*r, bs) || r->lengthWatch >= 0) return false;
-    horizon = std::min(horizon, plainSteps(*r));
-    if (horizon == 0) return false;
-    demand += static_cast<std::int64_t>(r->kvTokens) + 1 > static_cast<std::int64_t>(r->blocksGpu) * bs;
+    if (r->laneIndex >= 0) continue;
+    if (!r->prefillDone() || r->batchIndex >= 0) return false;
+    const std::int64_t h = DecodeLane::steady(*r, bs) && r->lengthWatch < 0 ? plainSteps(*r) : 0;
+    if (h > 0) {
+      joining_.emplace_back(r, h);
+      demand += static_cast<std::int64_t>(r->kvTokens) + 1 > static_cast<std::int64_t>(r->blocksGpu) * bs;
+    } else {
+      eager_.push_back(r);
+      demand += std::max<std::int64_t>(0, b.blocksToRun(*r) - r->blocksGpu);
+    }
   }
-  if (m == 0) return false;
+  if (m == 0 || (joining_.empty() && lane_.empty())) return false;
   for (std::size_t i = m + 1; i < std::min(size, runningBound_); ++i)  // (none runs from runningBound_ on)
     if (queues_[i]->state == ReqState::Running) return false;
   const auto seqs = static_cast<std::int64_t>(m);
@@ -204,21 +223,24 @@ bool PascalLocal::formLane(IterationBuilder& b) {
     cutNeed_ = std::max<std::int64_t>(b.blocksToRun(cut), cut.blocksGpu) + b.config().watermarkBlocks;
     if (demand + cutNeed_ <= free) return false;  // it would be admitted or swapped in
   }
-  for (std::size_t i = 0; i < m; ++i) lane_.join(*queues_[i], bs);
-  laneEnd_ = lane_.steps() + horizon;
-  laneStale_ = false;
-  runningBound_ = m;
+  for (const auto& [r, h] : joining_) lane_.join(*r, bs, lane_.steps() + h);
+  for (Request* r : eager_) {
+    const bool ok = b.addDecode(*r);
+    assert(ok);
+    (void)ok;
+  }
   b.runLane();
+  runningBound_ = m;
+  laneStale_ = false;
+  laneRecheck_ = !eager_.empty();  // their tokens may rotate, move or finish them
   return true;
 }
 
 bool PascalLocal::stepLane(IterationBuilder& b) {
-  if (laneStale_ || !b.laneAllowed() || lane_.steps() >= laneEnd_ || rotateHigh_ != kRotateNone ||
-      rotateLow_ != kRotateNone)
-    return false;
-  // The queues are as they were (laneStale_): formLane's test with the
-  // lane's block demand. The free blocks may have changed meanwhile (a copy
-  // out ended, a copy in reserved its blocks).
+  // The queues are as the last buildLane left them (laneRecheck_ is not
+  // set): its test again, with the lane's block demand. The free blocks may
+  // have changed meanwhile (a copy out ended, a copy in reserved blocks).
+  if (lane_.steps() >= lane_.nextDue()) return false;
   const std::int64_t demand = lane_.blockDemand(), free = b.freeBlocks();
   if (demand > free || (cutNeed_ >= 0 && demand + cutNeed_ <= free)) return false;
   b.runLane();
@@ -227,7 +249,7 @@ bool PascalLocal::stepLane(IterationBuilder& b) {
 
 void PascalLocal::dissolveLane() {
   lane_.dissolve();
-  laneStale_ = false;
+  laneStale_ = laneRecheck_ = false;
 }
 
 void PascalLocal::releaseFromLane(Request& r) {
@@ -245,17 +267,33 @@ void PascalLocal::laneReturned(std::span<Request* const> /*rs*/) {
   laneStale_ = true;  // (they never left the queues)
 }
 
+void PascalLocal::onTokens(std::span<Request* const> rs) {
+  if (knobInStep_) [[unlikely]] {
+    replayKnobStep(rs);
+    return;
+  }
+  for (Request* r : rs) tokenOf(*r);
+}
+
 void PascalLocal::onIterationEnd() {
-  if (!knobInStep_) return;
+  if (knobInStep_) [[unlikely]]
+    replayKnobStep({});  // a step of lane tokens only (onTokens was not called)
+}
+
+void PascalLocal::replayKnobStep(std::span<Request* const> rs) {
   // A knob changed while the lane stepped: the eager path would have looked
-  // at that step's tokens with the new values (onTokens, in batch order,
-  // i.e. queue order). They are looked at now, before anything reads them.
+  // at every token of that step with the new values (onTokens, in batch
+  // order, i.e. queue order). The lane's members and the eager entries `rs`
+  // are looked at now, in queue order, before anything reads them.
   knobInStep_ = false;
-  scratch_.swap(knobMembers_);
+  scratch_.clear();
+  for (Request* r : queues_)
+    if (std::find(knobMembers_.begin(), knobMembers_.end(), r) != knobMembers_.end() ||
+        std::find(rs.begin(), rs.end(), r) != rs.end())
+      scratch_.push_back(r);
   knobMembers_.clear();
   if (!lane_.stepping() && !lane_.empty()) dissolveLane();
-  for (Request* r : scratch_)
-    if (std::find(queues_.begin(), queues_.end(), r) != queues_.end()) tokenOf(*r);
+  for (Request* r : scratch_) tokenOf(*r);
   scratch_.clear();
 }
 

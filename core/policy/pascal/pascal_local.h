@@ -48,19 +48,19 @@ class PascalLocal : public LocalPolicy {
   void remove(Request& r) override;
   void schedule(IterationBuilder& b) override;
   void onToken(Request& r) override { tokenOf(r); }
-  void onTokens(std::span<Request* const> rs) override {
-    for (Request* r : rs) tokenOf(*r);
-  }
+  void onTokens(std::span<Request* const> rs) override;
   std::size_t size() const override { return queues_.size(); }
   void describe(std::vector<QueueView>& out) const override;
   void onIterationEnd() override;
-  /// The lazy decode lane (engine/decode_lane.h), all or nothing: when every
-  /// queued request is running a decode whose token is plain for the engine
-  /// and for PASCAL (no landmark, no finish, no quantum used up, no
-  /// demotion) and all of them fit, they all join and step together, up to
-  /// the first step at which one of them would not be plain. Members keep
-  /// their places in the queues; anything that changes the queues, or the
-  /// memory that does not fit the next step, dissolves it (issue 27).
+  /// The lazy decode lane (engine/decode_lane.h): when the queues start
+  /// with running decodes that all fit and the request after them does not
+  /// (runPrefix would run exactly those), the ones whose coming tokens are
+  /// plain for the engine and for PASCAL (no landmark, no finish, no
+  /// quantum used up, no demotion) step together in the lane, each up to its
+  /// horizon (the step before its first such token), and the others run
+  /// eagerly. Members keep their places in the queues. A move of a member, a
+  /// displacement, a knob change, an observer that is not lane-safe, or
+  /// queues runPrefix would treat otherwise dissolve it (issue 27).
   DecodeLane* decodeLane() override { return &lane_; }
   void releaseFromLane(Request& r) override;
   void laneReturned(std::span<Request* const> rs) override;
@@ -132,7 +132,10 @@ class PascalLocal : public LocalPolicy {
   /// from every queued request when they all qualify (the queues as they
   /// are after rotation); false: the caller runs the iteration eagerly.
   bool stepLane(IterationBuilder& b);
-  bool formLane(IterationBuilder& b);
+  bool buildLane(IterationBuilder& b);
+  /// A knob changed during a lane step: that step's tokens (the members'
+  /// and the eager entries `rs`) go through tokenOf now, in queue order.
+  void replayKnobStep(std::span<Request* const> rs);
   /// Every member leaves, synced (between steps).
   void dissolveLane();
   /// Steps from now until `r`'s first token that is not plain: a landmark,
@@ -142,8 +145,10 @@ class PascalLocal : public LocalPolicy {
   PascalLocalConfig cfg_;
   // The lane: its members are in queues_ as well, in their places.
   mutable DecodeLane lane_;   // (syncing a member is logically const)
-  std::int64_t laneEnd_ = 0;  // the lane step whose token is some member's first non-plain one
-  bool laneStale_ = false;    // the queues changed: dissolve before the next iteration
+  bool laneStale_ = false;    // a member was released: dissolve before the next iteration
+  bool laneRecheck_ = false;  // the queues changed, or eager tokens ran: buildLane looks anew
+  std::vector<Request*> eager_;                             // buildLane: decodes added eagerly
+  std::vector<std::pair<Request*, std::int64_t>> joining_;  // buildLane: newcomers and their horizons
   std::int64_t cutNeed_ = -1;  // blocks + watermark the request after the members needs (-1: none looked at)
   bool knobInStep_ = false;   // a knob changed during a lane step: its tokens are looked at anew
   std::vector<Request*> knobMembers_;  // that step's members, in queue order
