@@ -192,6 +192,7 @@ bool PascalLocal::buildLane(IterationBuilder& b) {
   if (!lane_.empty()) {
     scratch_.clear();
     lane_.takeDue(scratch_);  // members whose horizon is this step: eager from now
+    if (!laneRecheck_ && !scratch_.empty()) return stepWithDue(b);
   }
   eager_.clear();
   joining_.clear();
@@ -230,9 +231,35 @@ bool PascalLocal::buildLane(IterationBuilder& b) {
     (void)ok;
   }
   b.runLane();
+  nextDue_ = lane_.nextDue();
   runningBound_ = m;
   laneStale_ = false;
   laneRecheck_ = !eager_.empty();  // their tokens may rotate, move or finish them
+  return true;
+}
+
+bool PascalLocal::stepWithDue(IterationBuilder& b) {
+  // The queues are as the last buildLane left them: the same m running
+  // requests and the same request after them. The members whose horizon is
+  // this step (scratch_) are its only eager entries, in queue order.
+  if (scratch_.size() > 1) {
+    eager_.clear();
+    for (Request* r : queues_)  // (pointers only: nothing is read)
+      if (std::find(scratch_.begin(), scratch_.end(), r) != scratch_.end()) eager_.push_back(r);
+    scratch_.swap(eager_);
+  }
+  std::int64_t demand = lane_.blockDemand();
+  for (const Request* r : scratch_) demand += std::max<std::int64_t>(0, b.blocksToRun(*r) - r->blocksGpu);
+  const std::int64_t free = b.freeBlocks();
+  if (demand > free || (cutNeed_ >= 0 && demand + cutNeed_ <= free) || lane_.empty()) return false;
+  for (Request* r : scratch_) {
+    const bool ok = b.addDecode(*r);
+    assert(ok);
+    (void)ok;
+  }
+  b.runLane();
+  laneRecheck_ = true;  // their tokens may rotate, move or finish them
+  nextDue_ = lane_.nextDue();
   return true;
 }
 
@@ -240,7 +267,7 @@ bool PascalLocal::stepLane(IterationBuilder& b) {
   // The queues are as the last buildLane left them (laneRecheck_ is not
   // set): its test again, with the lane's block demand. The free blocks may
   // have changed meanwhile (a copy out ended, a copy in reserved blocks).
-  if (lane_.steps() >= lane_.nextDue()) return false;
+  if (lane_.steps() >= nextDue_) return false;
   const std::int64_t demand = lane_.blockDemand(), free = b.freeBlocks();
   if (demand > free || (cutNeed_ >= 0 && demand + cutNeed_ <= free)) return false;
   b.runLane();

@@ -133,6 +133,8 @@ class PascalLocal : public LocalPolicy {
   /// are after rotation); false: the caller runs the iteration eagerly.
   bool stepLane(IterationBuilder& b);
   bool buildLane(IterationBuilder& b);
+  /// buildLane when only members reached their horizon (in scratch_).
+  bool stepWithDue(IterationBuilder& b);
   /// A knob changed during a lane step: that step's tokens (the members'
   /// and the eager entries `rs`) go through tokenOf now, in queue order.
   void replayKnobStep(std::span<Request* const> rs);
@@ -147,6 +149,7 @@ class PascalLocal : public LocalPolicy {
   mutable DecodeLane lane_;   // (syncing a member is logically const)
   bool laneStale_ = false;    // a member was released: dissolve before the next iteration
   bool laneRecheck_ = false;  // the queues changed, or eager tokens ran: buildLane looks anew
+  std::int64_t nextDue_ = 0;  // a lower bound of lane_.nextDue() (members may have left since)
   std::vector<Request*> eager_;                             // buildLane: decodes added eagerly
   std::vector<std::pair<Request*, std::int64_t>> joining_;  // buildLane: newcomers and their horizons
   std::int64_t cutNeed_ = -1;  // blocks + watermark the request after the members needs (-1: none looked at)
