@@ -35,7 +35,7 @@ void DecodeLane::join(Request& r, std::int32_t blockSize, std::int64_t until) {
   if (until >= 0) {
     assert(until > steps_ && r.lengthWatch < 0);
     due_.push_back(Due{until, &r, r.laneTicket});
-    std::push_heap(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return a.step > b.step; });
+    std::push_heap(due_.begin(), due_.end(), dueLater);
     return;
   }
   const std::int64_t left = static_cast<std::int64_t>(r.reasoning) + r.answer - r.generated;  // >= 1
@@ -45,9 +45,8 @@ void DecodeLane::join(Request& r, std::int32_t blockSize, std::int64_t until) {
 }
 
 std::int64_t DecodeLane::nextDue() {
-  const auto later = [](const Due& a, const Due& b) { return a.step > b.step; };
   while (!due_.empty() && !isMember(*due_.front().r, due_.front().ticket)) {  // left since
-    std::pop_heap(due_.begin(), due_.end(), later);
+    std::pop_heap(due_.begin(), due_.end(), dueLater);
     due_.pop_back();
   }
   return due_.empty() ? std::numeric_limits<std::int64_t>::max() : due_.front().step;
@@ -55,11 +54,10 @@ std::int64_t DecodeLane::nextDue() {
 
 void DecodeLane::takeDue(std::vector<Request*>& out) {
   assert(!stepping_);
-  const auto later = [](const Due& a, const Due& b) { return a.step > b.step; };
   while (nextDue() <= steps_) {
     Request* r = due_.front().r;
     assert(due_.front().step == steps_);
-    std::pop_heap(due_.begin(), due_.end(), later);
+    std::pop_heap(due_.begin(), due_.end(), dueLater);
     due_.pop_back();
     leave(*r);
     out.push_back(r);

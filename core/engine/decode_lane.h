@@ -152,7 +152,8 @@ private:
     Request* r;
     std::int64_t ticket;
   };
-  std::vector<Due> due_;              // min-heap by step: members joined with `until`
+  static bool dueLater(const Due& a, const Due& b) { return a.step > b.step; }
+  std::vector<Due> due_;              // min-heap by step (dueLater): members joined with `until`
   std::vector<Request*> leaving_;     // released during the running step
   std::vector<std::int32_t> buckets_; // per step mod blockSize: members crossing a block boundary
   std::vector<SimTime> log_;          // end times of steps logBase_, logBase_ + 1, ...

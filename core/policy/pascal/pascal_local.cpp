@@ -217,25 +217,35 @@ bool PascalLocal::buildLane(IterationBuilder& b) {
     if (queues_[i]->state == ReqState::Running) return false;
   const auto seqs = static_cast<std::int64_t>(m);
   const std::int64_t free = b.freeBlocks();
-  if (seqs > b.seqSlotsLeft() || seqs > b.tokenBudgetLeft() || demand > free) return false;
+  if (seqs > b.seqSlotsLeft() || seqs > b.tokenBudgetLeft()) return false;
   cutNeed_ = -1;
   if (m < std::min(size, static_cast<std::size_t>(std::max(0, b.config().maxNumSeqs)))) {
     const Request& cut = *queues_[m];
     cutNeed_ = std::max<std::int64_t>(b.blocksToRun(cut), cut.blocksGpu) + b.config().watermarkBlocks;
-    if (demand + cutNeed_ <= free) return false;  // it would be admitted or swapped in
   }
+  if (!prefixIsTheRunning(demand, free)) return false;
   for (const auto& [r, h] : joining_) lane_.join(*r, bs, lane_.steps() + h);
-  for (Request* r : eager_) {
+  runningBound_ = m;
+  laneStale_ = false;
+  runWithLane(b, eager_);
+  return true;
+}
+
+bool PascalLocal::prefixIsTheRunning(std::int64_t demand, std::int64_t free) const {
+  // The running requests' new blocks fit, and the request after them (if
+  // runPrefix looks at it) does not: it would be admitted or swapped in.
+  return demand <= free && (cutNeed_ < 0 || demand + cutNeed_ > free);
+}
+
+void PascalLocal::runWithLane(IterationBuilder& b, std::span<Request* const> eager) {
+  for (Request* r : eager) {
     const bool ok = b.addDecode(*r);
     assert(ok);
     (void)ok;
   }
   b.runLane();
   nextDue_ = lane_.nextDue();
-  runningBound_ = m;
-  laneStale_ = false;
-  laneRecheck_ = !eager_.empty();  // their tokens may rotate, move or finish them
-  return true;
+  laneRecheck_ = !eager.empty();  // their tokens may rotate, move or finish them
 }
 
 bool PascalLocal::stepWithDue(IterationBuilder& b) {
@@ -250,16 +260,8 @@ bool PascalLocal::stepWithDue(IterationBuilder& b) {
   }
   std::int64_t demand = lane_.blockDemand();
   for (const Request* r : scratch_) demand += std::max<std::int64_t>(0, b.blocksToRun(*r) - r->blocksGpu);
-  const std::int64_t free = b.freeBlocks();
-  if (demand > free || (cutNeed_ >= 0 && demand + cutNeed_ <= free) || lane_.empty()) return false;
-  for (Request* r : scratch_) {
-    const bool ok = b.addDecode(*r);
-    assert(ok);
-    (void)ok;
-  }
-  b.runLane();
-  laneRecheck_ = true;  // their tokens may rotate, move or finish them
-  nextDue_ = lane_.nextDue();
+  if (lane_.empty() || !prefixIsTheRunning(demand, b.freeBlocks())) return false;
+  runWithLane(b, scratch_);
   return true;
 }
 
@@ -268,8 +270,7 @@ bool PascalLocal::stepLane(IterationBuilder& b) {
   // set): its test again, with the lane's block demand. The free blocks may
   // have changed meanwhile (a copy out ended, a copy in reserved blocks).
   if (lane_.steps() >= nextDue_) return false;
-  const std::int64_t demand = lane_.blockDemand(), free = b.freeBlocks();
-  if (demand > free || (cutNeed_ >= 0 && demand + cutNeed_ <= free)) return false;
+  if (!prefixIsTheRunning(lane_.blockDemand(), b.freeBlocks())) return false;
   b.runLane();
   return true;
 }

@@ -135,6 +135,11 @@ class PascalLocal : public LocalPolicy {
   bool buildLane(IterationBuilder& b);
   /// buildLane when only members reached their horizon (in scratch_).
   bool stepWithDue(IterationBuilder& b);
+  /// runPrefix's memory test gives exactly the running requests, with
+  /// `demand` new blocks for them and cutNeed_ for the request after them.
+  bool prefixIsTheRunning(std::int64_t demand, std::int64_t free) const;
+  /// The iteration: `eager` decodes (queue order), then the lane's step.
+  void runWithLane(IterationBuilder& b, std::span<Request* const> eager);
   /// A knob changed during a lane step: that step's tokens (the members'
   /// and the eager entries `rs`) go through tokenOf now, in queue order.
   void replayKnobStep(std::span<Request* const> rs);
