@@ -196,7 +196,7 @@ void IterationBuilder::evict(Simulator& sim, Instance& inst, Request& r) {
   sim.notify(RequestEvent::Preempted, r, inst.id_);
 }
 
-std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
+PrefixPlan IterationBuilder::planPrefix(std::span<Request* const> order) const {
   // Blocks the prefix may use: everything not held by requests outside `order`.
   std::int64_t heldByOrder = 0;
   std::size_t runningInOrder = 0;
@@ -266,16 +266,21 @@ std::size_t IterationBuilder::runPrefix(std::span<Request* const> order) {
     runningInPrefix += st == ReqState::Running;
     anyNew |= st == ReqState::Waiting;
   }
+  return PrefixPlan{n, runningInPrefix, runningInOrder, anyNew};
+}
+
+std::size_t IterationBuilder::runPlanned(std::span<Request* const> order, const PrefixPlan& plan) {
+  const std::size_t n = plan.length;
   // Running requests past the prefix are preempted, tail first; when the
   // prefix holds every running one (the common case) there is none to look
   // for in a long tail of waiting requests (issue 16).
-  if (runningInPrefix < runningInOrder)
+  if (plan.runningInPrefix < plan.runningInOrder)
     for (std::size_t i = order.size(); i-- > n;)
       if (order[i]->state == ReqState::Running) preempt(*order[i]);
 
   const auto prefix = order.first(n);
   if (!inst_.cfg_.chunkedPrefill) {
-    if (anyNew) {  // vLLM V0: an iteration that admits prompts is prefill-only
+    if (plan.prompts) {  // vLLM V0: an iteration that admits prompts is prefill-only
       for (Request* r : prefix)
         if (r->state == ReqState::Waiting && !admit(*r)) break;
     } else {

@@ -139,6 +139,19 @@ private:
 /// nothing. Memory for new tokens is taken one block at a time as a
 /// sequence crosses a block boundary; admission takes the whole prompt plus
 /// the watermark (10-engine.md).
+class IterationBuilder;
+
+/// What IterationBuilder::runPrefix would do with an order (planPrefix).
+struct PrefixPlan {
+  std::size_t length = 0;           // the prefix
+  std::size_t runningInPrefix = 0;  // running requests in it ...
+  std::size_t runningInOrder = 0;   // ... and in the order (the rest are preempted)
+  bool prompts = false;             // it holds a waiting request (a prompt to admit)
+  /// Without chunked prefill: the iteration only admits prompts, with no
+  /// preemption (no running request decodes or changes).
+  bool prefillOnly(bool chunked) const { return !chunked && prompts && runningInPrefix == runningInOrder; }
+};
+
 class IterationBuilder {
 public:
   IterationBuilder(Simulator& sim, Instance& inst) : sim_(sim), inst_(inst) {}
@@ -196,7 +209,12 @@ public:
   /// iteration's limits; running requests outside the prefix are preempted,
   /// tail first (RR, PASCAL, priority). Without chunked prefill, an iteration
   /// that admits new prompts is prefill-only. Returns the prefix length.
-  std::size_t runPrefix(std::span<Request* const> order);
+  /// The same as runPlanned(order, planPrefix(order)).
+  std::size_t runPrefix(std::span<Request* const> order) { return runPlanned(order, planPrefix(order)); }
+  /// What runPrefix(order) would do, found without changing anything.
+  PrefixPlan planPrefix(std::span<Request* const> order) const;
+  /// runPrefix with its plan (planPrefix(order), nothing changed since).
+  std::size_t runPlanned(std::span<Request* const> order, const PrefixPlan& plan);
 
 private:
   friend class Simulator;

@@ -350,6 +350,26 @@ TEST(DecodeLane, PascalRecomputeOddBlocksLimitsAndByQuantaOff) {
     }
 }
 
+TEST(DecodeLane, PascalWithoutChunkingUnderMemoryPressure) {
+  // B1's setting in small (vLLM V0, no chunked prefill, memory full): the
+  // lane's members stay through prefill-only admissions and through decode
+  // iterations that preempt (members among the victims) or swap requests
+  // back in (PascalLocal::runBesideLane).
+  for (std::uint64_t seed = 1; seed <= 8; ++seed)
+    for (std::int32_t bs : {16, 7}) {
+      LaneCase c = pascalCase(seed);
+      c.chunked = false;
+      c.blockSize = bs;
+      c.gpuBlocks = (seed % 2 ? 2600 : 4200) / bs;
+      c.cpuBlocks = seed % 4 == 3 ? 0 : 4000 / bs;
+      c.requests = 240;
+      c.gap = (seed % 3 + 1) * kMs;
+      const LaneOutcome lazy = runCase(c, false);
+      EXPECT_GT(lazy.preemptions, 0);
+      checkCase(c);
+    }
+}
+
 TEST(DecodeLane, PascalKnobChangesAndARunStoppedMidway) {
   const std::pair<const char*, double> knobs[] = {
       {"reasoning_quantum", 15}, {"answering_quantum", 10}, {"demote_tokens", 120}, {"reasoning_quantum", 400}};

@@ -150,7 +150,10 @@ void PascalLocal::schedule(IterationBuilder& b) {
   if (b.laneAllowed()) {
     if (!lane_.empty() && !laneRecheck_ && stepLane(b)) return;
     if (buildLane(b)) return;
-    if (!lane_.empty()) dissolveLane();
+    if (!lane_.empty()) {
+      runBesideLane(b);
+      return;
+    }
   }
   runningBound_ = b.runPrefix(std::span<Request* const>(queues_).first(prefixOrderLength(b)));
 }
@@ -239,7 +242,7 @@ bool PascalLocal::prefixIsTheRunning(std::int64_t demand, std::int64_t free) con
 
 void PascalLocal::runWithLane(IterationBuilder& b, std::span<Request* const> eager) {
   for (Request* r : eager) {
-    const bool ok = b.addDecode(*r);
+    const bool ok = b.run(*r);  // a decode, or a swap-in (decodeBesideLane)
     assert(ok);
     (void)ok;
   }
@@ -272,6 +275,78 @@ bool PascalLocal::stepLane(IterationBuilder& b) {
   if (lane_.steps() >= nextDue_) return false;
   if (!prefixIsTheRunning(lane_.blockDemand(), b.freeBlocks())) return false;
   b.runLane();
+  return true;
+}
+
+void PascalLocal::runBesideLane(IterationBuilder& b) {
+  // runPrefix reads the running requests' tokens and blocks: the members
+  // are synced (not released). What it would do then:
+  //  - a prefill-only iteration that preempts nothing leaves every running
+  //    request as it is: the members stay, and step on after it;
+  //  - a decode iteration (running decodes and swap-ins, running requests
+  //    past the prefix preempted tail first) keeps the members that are
+  //    not preempted in the lane, as buildLane's iteration does;
+  //  - anything else runs eagerly, without the lane.
+  lane_.syncAll();
+  const auto order = std::span<Request* const>(queues_).first(prefixOrderLength(b));
+  const PrefixPlan plan = b.planPrefix(order);
+  if (plan.prefillOnly(b.chunkedPrefill())) {
+    laneRecheck_ = true;  // the admitted prompts run next: buildLane looks at the queues anew
+    runningBound_ = b.runPlanned(order, plan);
+    return;
+  }
+  if (!decodeBesideLane(b, order, plan)) {
+    dissolveLane();  // (the plan stands: the members were synced already)
+    runningBound_ = b.runPlanned(order, plan);
+  }
+}
+
+bool PascalLocal::decodeBesideLane(IterationBuilder& b, std::span<Request* const> order,
+                                   const PrefixPlan& plan) {
+  if (b.chunkedPrefill() || plan.prompts) return false;
+  const auto prefix = order.first(plan.length);
+  std::int64_t seqs = 0;
+  for (const Request* r : prefix) {
+    ++seqs;
+    if (r->laneIndex >= 0) continue;
+    const bool decode = r->state == ReqState::Running || r->state == ReqState::Swapped;
+    if (!decode || !r->prefillDone() || r->batchIndex >= 0) return false;
+  }
+  // Every entry gets its sequence slot and token (checked before each one
+  // is added).
+  if (seqs > b.seqSlotsLeft() || seqs > b.tokenBudgetLeft()) return false;
+  if (plan.runningInPrefix < plan.runningInOrder)
+    for (std::size_t i = order.size(); i-- > plan.length;) {
+      Request& r = *order[i];
+      if (r.state != ReqState::Running) continue;
+      if (r.laneIndex >= 0) lane_.leave(r);
+      b.preempt(r);
+    }
+  // The others run eagerly, in queue order; the lane takes its members' new
+  // blocks when it steps, after them. No entry can fail for want of blocks:
+  // the plan's test at the prefix's end is that every new block of the
+  // prefix, and the watermark once it holds a swap-in, fit the blocks free
+  // after the preemptions -- so each swap-in passes its own test (its
+  // blocks and the watermark free) whatever came before it.
+  eager_.clear();
+  for (Request* r : prefix)
+    if (r->laneIndex < 0) eager_.push_back(r);
+#ifndef NDEBUG
+  {
+    const std::int32_t bs = b.blockSize();
+    std::int64_t free = b.freeBlocks();
+    for (const Request* r : prefix) {
+      const std::int64_t need = r->state == ReqState::Swapped
+                                    ? b.blocksToRun(*r) + b.config().watermarkBlocks
+                                    : static_cast<std::int64_t>(r->kvTokens) + 1 > static_cast<std::int64_t>(r->blocksGpu) * bs;
+      assert(need <= free);
+      free -= r->state == ReqState::Swapped ? need - b.config().watermarkBlocks : need;
+    }
+  }
+#endif
+  runningBound_ = plan.length;
+  runWithLane(b, eager_);
+  laneRecheck_ = true;  // the queues changed (preemptions, swap-ins)
   return true;
 }
 

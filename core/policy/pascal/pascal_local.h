@@ -26,6 +26,8 @@
 
 namespace sl {
 
+struct PrefixPlan;
+
 struct PascalLocalConfig {
   int reasoningQuantum = 500;  // tokens per turn in the high queue
   int answeringQuantum = 500;  // tokens per turn in the low queue
@@ -138,11 +140,19 @@ class PascalLocal : public LocalPolicy {
   /// runPrefix's memory test gives exactly the running requests, with
   /// `demand` new blocks for them and cutNeed_ for the request after them.
   bool prefixIsTheRunning(std::int64_t demand, std::int64_t free) const;
-  /// The iteration: `eager` decodes (queue order), then the lane's step.
+  /// The iteration: `eager` entries (queue order), then the lane's step.
   void runWithLane(IterationBuilder& b, std::span<Request* const> eager);
   /// A knob changed during a lane step: that step's tokens (the members'
   /// and the eager entries `rs`) go through tokenOf now, in queue order.
   void replayKnobStep(std::span<Request* const> rs);
+  /// The iteration runPrefix makes of the queues when the lane cannot step
+  /// (an admission, a preemption, a resume...): the members stay through a
+  /// prefill-only iteration that preempts nothing, else they leave first.
+  void runBesideLane(IterationBuilder& b);
+  /// runBesideLane's decode iteration with the lane; false (nothing done)
+  /// when the plan is not one.
+  bool decodeBesideLane(IterationBuilder& b, std::span<Request* const> order,
+                        const PrefixPlan& plan);
   /// Every member leaves, synced (between steps).
   void dissolveLane();
   /// Steps from now until `r`'s first token that is not plain: a landmark,
