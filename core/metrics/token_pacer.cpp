@@ -19,35 +19,48 @@ void TokenPacer::reset(SimTime t0, SimTime ttfatTarget, SimTime tpotTarget, std:
 void TokenPacer::onTokens(const SimTime* g, std::int64_t count) {
   std::int64_t i = 0;
   if (n_ == 0 && count > 0) onToken(g[i++]);
-  // The terms (n - 1)·(d_n − d_{n−1}) are integers >= 0, so the partial sums
-  // only grow: when the last one is below 2^53 every one was, each product
-  // and each double addition was exact, and the integer sum is the same
-  // number as the double one.
+  // Tokens n+1 .. n+c, relative to d_n: with u_0 = 0 and
+  //   u_j = max(u_{j-1}, g_{n+j} − d_n − j·TPOT*),  d_{n+j} = d_n + j·TPOT* + u_j
+  // (d_k = max(g_k, d_{k−1} + TPOT*) is a running maximum once the pace is
+  // taken out), and token n+j starts a new paced run when u_j > u_{j−1}.
+  // The area's terms sum (Abel) to
+  //   Σ_{j=1..c} (n+j−1)(d_{n+j} − d_{n+j−1}) = (n+c−1)·D_c − Σ_{j<c} D_j,
+  // D_j = d_{n+j} − d_n = j·TPOT* + u_j, so one pass keeps a running maximum
+  // and a sum. The terms are integers >= 0: when the exact total stays
+  // below 2^53, onToken's partial sums were all exact doubles equal to it,
+  // and this is the same number; otherwise token by token, as onToken does.
   constexpr std::int64_t kExact = std::int64_t{1} << 53;
-  if (i < count && areaD_ < static_cast<double>(kExact)) {
-    std::int64_t n = n_, runStart = runStart_;
-    SimTime last = lastDigest_, runDigest = runDigest_;
-    auto acc = static_cast<std::int64_t>(areaD_);
-    bool overflow = false;
-    for (std::int64_t j = i; j < count; ++j) {
-      ++n;
-      const SimTime paced = last + tpot_;
-      const SimTime gj = g[j];
-      const bool behind = gj > paced;  // a new paced run starts at g
-      const SimTime d = behind ? gj : paced;
-      runStart = behind ? n : runStart;
-      runDigest = behind ? gj : runDigest;
-      std::int64_t term;
-      overflow |= __builtin_mul_overflow(n - 1, d - last, &term);
-      overflow |= __builtin_add_overflow(acc, term, &acc);
-      last = d;
+  const std::int64_t c = count - i;
+  if (c > 0 && areaD_ < static_cast<double>(kExact)) {
+    const SimTime* h = g + i;
+    std::int64_t u = 0, newRun = 0;
+    std::uint64_t sumU = 0;  // (unsigned: a sum that overflows is thrown away below, without UB)
+    SimTime paced = lastDigest_;  // d_n + j·TPOT*
+    for (std::int64_t j = 0; j < c; ++j) {
+      paced += tpot_;
+      const std::int64_t v = h[j] - paced;
+      newRun = v > u ? j + 1 : newRun;
+      u = v > u ? v : u;
+      sumU += static_cast<std::uint64_t>(u);
     }
-    if (!overflow && acc < kExact) {
-      n_ = static_cast<std::int32_t>(n);
-      runStart_ = static_cast<std::int32_t>(runStart);
-      lastDigest_ = last;
-      runDigest_ = runDigest;
-      areaD_ = static_cast<double>(acc);
+    sumU -= static_cast<std::uint64_t>(u);  // Σ over j < c
+    const std::int64_t n = n_;
+    std::int64_t Dc = 0, area = 0;
+    bool overflow = __builtin_mul_overflow(c, tpot_, &Dc);
+    overflow |= __builtin_add_overflow(Dc, u, &Dc);
+    overflow |= __builtin_mul_overflow(n + c - 1, Dc, &area);
+    // Σ_{j<c} D_j = TPOT*·c(c−1)/2 + Σ u_j <= (c−1)·D_c <= (n+c−1)·D_c: when
+    // that product did not overflow, neither did these.
+    if (!overflow) area -= tpot_ * (c * (c - 1) / 2) + static_cast<std::int64_t>(sumU);
+    overflow |= __builtin_add_overflow(area, static_cast<std::int64_t>(areaD_), &area);
+    if (!overflow && area < kExact) {
+      if (newRun > 0) {
+        runStart_ = static_cast<std::int32_t>(n + newRun);
+        runDigest_ = h[newRun - 1];
+      }
+      n_ = static_cast<std::int32_t>(n + c);
+      lastDigest_ += Dc;
+      areaD_ = static_cast<double>(area);
       return;
     }
   }

@@ -249,6 +249,9 @@ TEST(TokenPacer, OnTokensMatchesTokenByTokenBitForBit) {
     EXPECT_EQ(a.generated(), b.generated());
     EXPECT_EQ(a.lastDigest(), b.lastDigest());
     EXPECT_EQ(a.buffered(a.lastDigest() + 1), b.buffered(b.lastDigest() + 1));
+    // Inside the current paced run (its start and first digest decide these).
+    for (const SimTime back : {SimTime{1}, kTpot / 2, 3 * kTpot, 40 * kTpot})
+      EXPECT_EQ(a.buffered(a.lastDigest() - back), b.buffered(b.lastDigest() - back));
     EXPECT_EQ(std::bit_cast<std::uint64_t>(a.digestedArea()), std::bit_cast<std::uint64_t>(b.digestedArea()));
     EXPECT_EQ(std::bit_cast<std::uint64_t>(a.qoe()), std::bit_cast<std::uint64_t>(b.qoe()));
   };
