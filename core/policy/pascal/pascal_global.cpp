@@ -57,11 +57,17 @@ bool PascalGlobal::onPace(int i, const Request* except) const {
   const SimTime now = sim_->now();
   if (const PascalLocal* L = local(i)) {
     // A request behind pace tends to stay so: the one found last time first.
-    // (A member of the instance's lane is synced before its pacer is read.)
+    // A member of the instance's lane is read unsynced first: its phase
+    // does not change in the lane (its landmarks are horizons), and tokens
+    // it made since its last sync only add to its buffer, so when it is on
+    // pace unsynced it is on pace; else it is synced and looked at again.
+    const auto behind = [&](const Request& q) {
+      return &q != except && !q.inReasoning() && behindPace(q, now) && behindPace(L->synced(q), now);
+    };
     const Request* w = L->paceWitness();
-    if (w && w != except && !L->synced(*w).inReasoning() && behindPace(*w, now)) return false;
+    if (w && behind(*w)) return false;
     for (const Request* q : L->lowQueue())
-      if (q != except && !L->synced(*q).inReasoning() && behindPace(*q, now)) {
+      if (behind(*q)) {
         L->setPaceWitness(q);
         return false;
       }

@@ -92,8 +92,10 @@ class PascalLocal : public LocalPolicy {
   /// first low-queue quantum (`except` is left out of the count).
   std::int64_t freshAnsweringCount(const Request* except = nullptr) const;
   /// Whether `r` (held by this policy) is still in its first low-queue quantum.
+  /// (No sync: a lane member leaves before the token that uses its quantum
+  /// up, so its unsynced quantumUsed and its synced one are both below it.)
   bool inFirstAnsweringQuantum(const Request& r) const {
-    return r.queue == kLow && r.policyKey == 0 && synced(r).quantumUsed < cfg_.answeringQuantum;
+    return r.queue == kLow && r.policyKey == 0 && r.quantumUsed < cfg_.answeringQuantum;
   }
   /// A low-queue request the global policy last found behind its pacer, to
   /// test first next time (null once it left the queue). A cache: no effect
