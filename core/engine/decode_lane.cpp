@@ -65,9 +65,11 @@ void DecodeLane::takeDue(std::vector<Request*>& out) {
 }
 
 void DecodeLane::pushWatch(Request& r) {
-  // r is synced (laneSince == steps_): step steps_ + j produces token
-  // generated + j + 1, and emitToken's test is input + generated >= watch.
-  const std::int64_t ahead = static_cast<std::int64_t>(r.lengthWatch) - r.input - r.generated - 1;
+  // With g = r.generated + unsyncedTokens(r) (the synced count; no sync
+  // needed): step steps_ + j produces token g + j + 1, and emitToken's test
+  // is input + generated >= watch.
+  const std::int64_t g = static_cast<std::int64_t>(r.generated) + unsyncedTokens(r);
+  const std::int64_t ahead = static_cast<std::int64_t>(r.lengthWatch) - r.input - g - 1;
   watches_.push_back(Watch{steps_ + std::max<std::int64_t>(0, ahead), r.arrival, r.id, &r, r.laneTicket, r.lengthWatch});
   std::push_heap(watches_.begin(), watches_.end(), later<Watch>);
   // Entries of members that left or were watched anew stay until their step:
@@ -80,7 +82,6 @@ void DecodeLane::pushWatch(Request& r) {
 
 void DecodeLane::rewatch(Request& r) {
   assert(r.laneIndex >= 0);
-  sync(r);
   if (r.lengthWatch >= 0) pushWatch(r);  // an older entry goes stale (its threshold no longer matches)
 }
 

@@ -88,8 +88,9 @@ public:
   std::int64_t ctxSum() const { return s1_; }
   std::int64_t ctxSumSq() const { return s2_; }
 
-  /// `r` (a member, synced first) has a new length watch (`r.lengthWatch`,
-  /// -1: none): the step whose token reaches it is found anew.
+  /// `r` (a member) has a new length watch (`r.lengthWatch`, -1: none): the
+  /// step whose token reaches it is found anew (from the lane's steps: no
+  /// sync).
   void rewatch(Request& r);
   /// `r` (a member) must leave: now (true; the caller takes it back), or,
   /// while a step is under way, at that step's end, after its token (false;
@@ -109,6 +110,8 @@ public:
 
   /// Bring `r`'s fields up to date (a member).
   void sync(Request& r);
+  /// The tokens sync(r) would add to `r.generated` now (a member).
+  std::int32_t unsyncedTokens(const Request& r) const { return static_cast<std::int32_t>(steps_ - r.laneSince); }
   /// Sync every member; the step log is then emptied.
   void syncAll();
 

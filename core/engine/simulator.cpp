@@ -281,6 +281,11 @@ void Simulator::laneSyncMember(Request& r, const char* what) {
   instances_[static_cast<std::size_t>(r.instance)]->lane_->sync(r);
 }
 
+std::int32_t Simulator::generatedNow(const Request& r) const {
+  if (r.laneIndex < 0) return r.generated;
+  return r.generated + instances_[static_cast<std::size_t>(r.instance)]->lane_->unsyncedTokens(r);
+}
+
 void Simulator::laneRewatch(Request& r) {
   if (!laneAware_) laneViolation("watchLength");
   instances_[static_cast<std::size_t>(r.instance)]->lane_->rewatch(r);

@@ -241,6 +241,12 @@ public:
     syncLanes();
     forEachActiveUnsynced(f);
   }
+  /// `r.generated` as a sync would make it, without syncing: a lane
+  /// member's tokens since its last sync counted from the lane's steps
+  /// (its pacer and other fields stay as they are). For scans that read
+  /// lengths only (forEachActiveUnsynced), which then leave the replay to a
+  /// later, longer sync.
+  std::int32_t generatedNow(const Request& r) const;
   /// The same without syncing lane members first: for readers of fields a
   /// lane never changes (state, instance, arrival, id), such as the probe.
   template <class F> void forEachActiveUnsynced(F&& f) const {

@@ -49,6 +49,7 @@ struct LaneCase {
 class LaneAwareMover : public RouterPolicy {
 public:
   static inline int peekBehind = 0;  // lane members that peek left behind and resolve then synced
+  static inline int rewatchedBehind = 0;  // lane members watched anew with tokens not yet synced
   explicit LaneAwareMover(bool stopAndCopy) : RouterPolicy(RouterKind::RoundRobin), stop_(stopAndCopy) {}
   const char* name() const override { return "lane-aware-mover"; }
   bool laneAware() const override { return true; }
@@ -63,6 +64,23 @@ public:
   }
   void onTimer(int timer) override {
     if (timer != timer_) return;
+    // New watches on running requests read unsynced (CascadeInfer's
+    // refinement): the length from generatedNow, the watch re-keyed by the
+    // lane from its steps, the member never synced.
+    ++ticks_;
+    std::vector<const Request*> rewatch;
+    sim_->forEachActiveUnsynced([&](const Request& r) {
+      if (r.state == ReqState::Running && r.prefillDone() && r.migration < 0 && !r.synthetic && r.id % 4 == 1 &&
+          ticks_ % 4 == 0)  // (every fourth tick: the watches stand long enough to fire)
+        rewatch.push_back(&r);
+    });
+    for (const Request* r : rewatch) {
+      const std::int32_t before = r->generated;
+      const std::int32_t now = sim_->generatedNow(*r);
+      if (r->laneIndex >= 0 && now > before) ++rewatchedBehind;
+      sim_->watchLength(const_cast<Request&>(*r), r->input + now + 2 + static_cast<std::int32_t>(r->id % 6));
+      EXPECT_EQ(r->generated, before);  // watchLength does not sync it
+    }
     // peek names the request without syncing a lane member; resolve syncs it.
     sim_->forEachActiveUnsynced([&](const Request& r) {
       const RequestHandle h = sim_->handleOf(r);
@@ -87,6 +105,7 @@ public:
 private:
   bool stop_;
   int timer_ = -1;
+  int ticks_ = 0;
 };
 
 struct ChipKey {
@@ -294,11 +313,33 @@ TEST(DecodeLane, LaneAwarePolicyWatchesAndMovesMembers) {
       c.chunked = seed != 4;
       c.reasoning = seed == 5;
       LaneAwareMover::peekBehind = 0;
+      LaneAwareMover::rewatchedBehind = 0;
       const LaneOutcome lazy = runCase(c, false);
       EXPECT_GT(lazy.migrations, 10);
       EXPECT_GT(LaneAwareMover::peekBehind, 0);
+      EXPECT_GT(LaneAwareMover::rewatchedBehind, 0);
       checkCase(c);
     }
+}
+
+TEST(DecodeLane, LaneAwarePolicyRewatchesUnsyncedMembersOfALongLane) {
+  // Sparse arrivals and long answers: lanes that live for many steps, so a
+  // watch re-keyed from an unsynced member's steps (CascadeInfer's
+  // refinement) is the one that fires.
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    LaneCase c;
+    c.seed = seed;
+    c.instances = 2;
+    c.mover = 1;
+    c.gpuBlocks = 4000;
+    c.chunked = seed % 2 == 1;
+    c.requests = 40;
+    c.gap = 25 * kMs;
+    LaneAwareMover::rewatchedBehind = 0;
+    const LaneOutcome lazy = runCase(c, false);
+    EXPECT_GT(LaneAwareMover::rewatchedBehind, 0);
+    checkCase(c);
+  }
 }
 
 // PASCAL's lane (PascalLocal): reasoning and answering members, rotations

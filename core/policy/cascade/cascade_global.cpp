@@ -399,9 +399,12 @@ void CascadeGlobal::refineNow() {
   const int S = stages();
   if (S < 2) return;
   std::vector<std::vector<std::pair<double, double>>> lens(static_cast<std::size_t>(S));
-  sim_->forEachActive([&](const Request& r) {
+  // Lengths only: lane members are read unsynced (their tokens counted from
+  // the lane's steps), so the refinement does not replay their pacers.
+  sim_->forEachActiveUnsynced([&](const Request& r) {
     if (r.synthetic || r.instance < 0) return;
-    lens[static_cast<std::size_t>(stageOf(r.instance))].emplace_back(r.input, static_cast<double>(r.input) + r.generated);
+    lens[static_cast<std::size_t>(stageOf(r.instance))].emplace_back(
+        r.input, static_cast<double>(r.input) + sim_->generatedNow(r));
   });
   bool moved = false;
   // Each stage's divided (sorted) set serves as "local" for its own boundary
@@ -446,8 +449,7 @@ void CascadeGlobal::refineNow() {
     for (int m : members(s)) sim_->setPoolLabel(m, label);
   }
   // armWatch for every placed request, each stage's threshold computed once.
-  // The scan above synced every lane member at this instant; watchLength
-  // syncs a member again only when its threshold changes.
+  // watchLength syncs a lane member only when its threshold changes.
   std::vector<std::int32_t> threshold(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s) threshold[static_cast<std::size_t>(s)] = watchThreshold(s);
   sim_->forEachActiveUnsynced([&](const Request& r) {
