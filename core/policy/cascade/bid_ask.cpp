@@ -148,7 +148,16 @@ void CascadeGlobal::pump(int rcv) {
                      abortsSeen_[static_cast<std::size_t>(rcv)] == sim_->aborted();
   mayBeStale_[static_cast<std::size_t>(rcv)] = 1;
   abortsSeen_[static_cast<std::size_t>(rcv)] = sim_->aborted();
-  for (std::size_t k = 0; k < qu.size();) {
+  std::size_t k = 0;
+  if (!qu.empty() && rcvLive >= cfg_.migrationCap) return;  // (what the loop's first test does)
+  if (clean && starvingId_[static_cast<std::size_t>(rcv)] >= 0) {
+    // The loop below skips every entry before the starved one without
+    // reading or changing anything (rcvLive included): start at it.
+    const std::int64_t starved = starvingId_[static_cast<std::size_t>(rcv)];
+    k = static_cast<std::size_t>(
+        std::find_if(qu.begin(), qu.end(), [&](const PendingMove& m) { return m.id == starved; }) - qu.begin());
+  }
+  while (k < qu.size()) {
     if (rcvLive >= cfg_.migrationCap) return;
     PendingMove& m = qu[k];
     if (clean && starvingId_[static_cast<std::size_t>(rcv)] >= 0 && starvingId_[static_cast<std::size_t>(rcv)] != m.id) {
