@@ -269,15 +269,21 @@ PrefixPlan IterationBuilder::planPrefix(std::span<Request* const> order) const {
   return PrefixPlan{n, runningInPrefix, runningInOrder, anyNew};
 }
 
+void IterationBuilder::preemptPastPrefix(std::span<Request* const> order, const PrefixPlan& plan) {
+  // Tail first; when the prefix holds every running request (the common
+  // case) there is none to look for in a long tail of waiting ones (issue 16).
+  if (plan.runningInPrefix == plan.runningInOrder) return;
+  for (std::size_t i = order.size(); i-- > plan.length;) {
+    Request& r = *order[i];
+    if (r.state != ReqState::Running) continue;
+    if (r.laneIndex >= 0) inst_.lane_->leave(r);  // a lane member leaves the lane first
+    preempt(r);
+  }
+}
+
 std::size_t IterationBuilder::runPlanned(std::span<Request* const> order, const PrefixPlan& plan) {
   const std::size_t n = plan.length;
-  // Running requests past the prefix are preempted, tail first; when the
-  // prefix holds every running one (the common case) there is none to look
-  // for in a long tail of waiting requests (issue 16).
-  if (plan.runningInPrefix < plan.runningInOrder)
-    for (std::size_t i = order.size(); i-- > n;)
-      if (order[i]->state == ReqState::Running) preempt(*order[i]);
-
+  preemptPastPrefix(order, plan);
   const auto prefix = order.first(n);
   if (!inst_.cfg_.chunkedPrefill) {
     if (plan.prompts) {  // vLLM V0: an iteration that admits prompts is prefill-only

@@ -215,6 +215,10 @@ public:
   PrefixPlan planPrefix(std::span<Request* const> order) const;
   /// runPrefix with its plan (planPrefix(order), nothing changed since).
   std::size_t runPlanned(std::span<Request* const> order, const PrefixPlan& plan);
+  /// runPlanned's first part: the running requests of `order` past the
+  /// plan's prefix are preempted, tail first; a lane member among them
+  /// leaves its lane first.
+  void preemptPastPrefix(std::span<Request* const> order, const PrefixPlan& plan);
 
 private:
   friend class Simulator;

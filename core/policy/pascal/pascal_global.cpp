@@ -62,7 +62,8 @@ bool PascalGlobal::onPace(int i, const Request* except) const {
     // it made since its last sync only add to its buffer, so when it is on
     // pace unsynced it is on pace; else it is synced and looked at again.
     const auto behind = [&](const Request& q) {
-      return &q != except && !q.inReasoning() && behindPace(q, now) && behindPace(L->synced(q), now);
+      return &q != except && !q.inReasoning() && behindPace(q, now) &&
+             (q.laneIndex < 0 || behindPace(L->synced(q), now));
     };
     const Request* w = L->paceWitness();
     if (w && behind(*w)) return false;

@@ -315,13 +315,7 @@ bool PascalLocal::decodeBesideLane(IterationBuilder& b, std::span<Request* const
   // Every entry gets its sequence slot and token (checked before each one
   // is added).
   if (seqs > b.seqSlotsLeft() || seqs > b.tokenBudgetLeft()) return false;
-  if (plan.runningInPrefix < plan.runningInOrder)
-    for (std::size_t i = order.size(); i-- > plan.length;) {
-      Request& r = *order[i];
-      if (r.state != ReqState::Running) continue;
-      if (r.laneIndex >= 0) lane_.leave(r);
-      b.preempt(r);
-    }
+  b.preemptPastPrefix(order, plan);  // (a member among them leaves the lane first)
   // The others run eagerly, in queue order; the lane takes its members' new
   // blocks when it steps, after them. No entry can fail for want of blocks:
   // the plan's test at the prefix's end is that every new block of the
@@ -333,14 +327,13 @@ bool PascalLocal::decodeBesideLane(IterationBuilder& b, std::span<Request* const
     if (r->laneIndex < 0) eager_.push_back(r);
 #ifndef NDEBUG
   {
-    const std::int32_t bs = b.blockSize();
+    const std::int64_t bs = b.blockSize();
     std::int64_t free = b.freeBlocks();
     for (const Request* r : prefix) {
-      const std::int64_t need = r->state == ReqState::Swapped
-                                    ? b.blocksToRun(*r) + b.config().watermarkBlocks
-                                    : static_cast<std::int64_t>(r->kvTokens) + 1 > static_cast<std::int64_t>(r->blocksGpu) * bs;
-      assert(need <= free);
-      free -= r->state == ReqState::Swapped ? need - b.config().watermarkBlocks : need;
+      const bool swapIn = r->state == ReqState::Swapped;
+      const std::int64_t need = swapIn ? b.blocksToRun(*r) : r->kvTokens + 1 > r->blocksGpu * bs;
+      assert(need + (swapIn ? b.config().watermarkBlocks : 0) <= free);
+      free -= need;
     }
   }
 #endif

@@ -149,7 +149,8 @@ class PascalLocal : public LocalPolicy {
   void replayKnobStep(std::span<Request* const> rs);
   /// The iteration runPrefix makes of the queues when the lane cannot step
   /// (an admission, a preemption, a resume...): the members stay through a
-  /// prefill-only iteration that preempts nothing, else they leave first.
+  /// prefill-only iteration that preempts nothing and through a decode
+  /// iteration (decodeBesideLane); anything else dissolves the lane first.
   void runBesideLane(IterationBuilder& b);
   /// runBesideLane's decode iteration with the lane; false (nothing done)
   /// when the plan is not one.
