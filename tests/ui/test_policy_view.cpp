@@ -14,6 +14,8 @@
 
 #include "ui/charts/chart_panel.h"
 #include "ui/cluster/cluster_view.h"
+#include "ui/cluster/cluster_view_paint.h"
+#include "ui/common/theme.h"
 #include "ui/inspector/inspector_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/cluster/policy_view.h"
@@ -149,6 +151,63 @@ private slots:
     const QString ctip = small.toolTipAt(small.cardRect(0).center());
     QVERIFY2(ctip.contains("pool: stage 2 · 2k–8k tok") && ctip.contains("wait = 0.25 s"), qPrintable(ctip));
     QVERIFY(!small.toolTipAt(small.cardRect(1).center()).contains("Published by"));
+  }
+
+  // Past what compact cards can hold (hundreds to thousands of instances,
+  // B5 has 512), every instance gets a tile and the whole cluster stays in
+  // view: tiles inside the cards' area, none overlapping, each one's KV bar
+  // drawn to its share, and hover and click reach every one.
+  void manyInstancesGetTilesThatAllFit() {
+    for (const int n : {512, 1000, 4096})
+      for (const QSize size : {QSize(700, 420), QSize(950, 340), QSize(1150, 370)}) {
+        const QString at = QString("%1 instances at %2x%3").arg(n).arg(size.width()).arg(size.height());
+        ClusterView v;
+        v.resize(size);
+        v.setFrame(handMadeFrame(n));
+        const QImage img = v.grab().toImage();
+        QVERIFY2(v.tiles() && v.compact(), qPrintable(at));
+        const QRect area = v.rect().adjusted(0, 0, 0, -clusterpaint::kLegendH);  // above the legend
+        for (int i = 0; i < n; ++i) {
+          const QRect r = v.cardRect(i);
+          QVERIFY2(!r.isEmpty() && area.contains(r), qPrintable(at + QString(": tile %1 outside").arg(i)));
+          if (i + 1 < n) QVERIFY2(!r.intersects(v.cardRect(i + 1)), qPrintable(at));
+        }
+        // No two rows overlap: the next row starts below this one.
+        const int firstOfRow2 = [&] {
+          for (int i = 1; i < n; ++i)
+            if (v.cardRect(i).left() <= v.cardRect(0).left()) return i;
+          return n;
+        }();
+        QVERIFY2(firstOfRow2 < n && v.cardRect(firstOfRow2).top() > v.cardRect(0).bottom(), qPrintable(at));
+        // Hover and click name the instance.
+        for (const int i : {0, n / 2, n - 1}) {
+          const QPoint c = v.cardRect(i).center();
+          QCOMPARE(v.instanceAt(c), i);
+          const QString tip = v.toolTipAt(c);
+          QVERIFY2(tip.startsWith(QString("GPU %1\n").arg(i)) &&
+                       tip.contains(QString("GPU KV %1 of 1000 blocks").arg(100 * (i % 10))),
+                   qPrintable(at + ": " + tip));
+        }
+        // Instance 9 holds 90 % of its KV blocks, instance 0 none: 80 % of
+        // the way along the tile's top bar is the KV colour on 9 only.
+        const auto kvDrawn = [&](int i) {  // in the bar's rows (the top third)
+          const QRect r = v.cardRect(i);
+          const int inset = r.width() >= 8 && r.height() >= 8 ? 2 : 0;
+          const QRect c = r.adjusted(inset, inset, -inset, -inset);
+          const int x = c.left() + static_cast<int>(0.8 * c.width());
+          for (int y = c.top(); y <= c.top() + c.height() / 3; ++y)
+            if (img.pixelColor(x, y) == theme::kGpuBar) return true;
+          return false;
+        };
+        QVERIFY2(kvDrawn(9), qPrintable(at));
+        QVERIFY2(!kvDrawn(0), qPrintable(at));
+      }
+    // A handful of instances stay cards.
+    ClusterView few;
+    few.resize(700, 420);
+    few.setFrame(handMadeFrame(64));
+    few.grab();
+    QVERIFY(few.compact() && !few.tiles());
   }
 
   // The chart set makes one line per published label, in the order first

@@ -408,6 +408,37 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   }
 }
 
+namespace {
+/// Requests an instance holds, and how many are in each phase (prefill,
+/// reasoning, answering).
+struct Held {
+  int total = 0;
+  int phases[3] = {0, 0, 0};
+};
+Held heldRequests(const InstanceSnapshot& in) {
+  Held h;
+  for (const QueueSnapshot& q : in.queues)
+    for (const RequestChip& ch : q.requests) {
+      ++h.total;
+      ++h.phases[std::min<int>(ch.phase, 2)];
+    }
+  return h;
+}
+/// The phase mix of what an instance holds as a bar (nothing when it holds
+/// nothing): compact cards and tiles.
+void paintPhaseMix(QPainter& p, const QRect& r, const Held& h) {
+  if (h.total <= 0) return;
+  int x = r.left();
+  p.setPen(Qt::NoPen);
+  for (int ph = 0; ph < 3; ++ph) {
+    const int w = static_cast<int>(std::round(r.width() * h.phases[ph] / static_cast<double>(h.total)));
+    p.setBrush(theme::phaseColor(ph));
+    p.drawRect(QRect(x, r.top(), std::min(w, r.right() - x + 1), r.height()));
+    x += w;
+  }
+}
+}  // namespace
+
 void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   const InstanceSnapshot& in = frame_->snapshot.instances[static_cast<std::size_t>(index)];
   p.setPen(index == selectedInstance_ ? QPen(theme::kSeriesA, 2) : QPen(theme::kCardBorder, 1));
@@ -419,13 +450,8 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   small.setPointSizeF(font().pointSizeF() * 0.8);
   p.setFont(small);
   const int sh = QFontMetrics(small).height();
-  int queued = 0;
-  int phases[3] = {0, 0, 0};
-  for (const QueueSnapshot& q : in.queues)
-    for (const RequestChip& ch : q.requests) {
-      ++queued;
-      ++phases[std::min<int>(ch.phase, 2)];
-    }
+  const Held held = heldRequests(in);
+  const int queued = held.total;
   p.setPen(theme::kText);
   // "3 P", "3 ≤4.1k": the badge in short (pool label or role); hover says it all.
   const QString badge = policyview::badgeText(in);
@@ -453,16 +479,7 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
   paintCpuBar(p, QRect(c.left(), y, c.width(), bh), mem);
   y += bh + 2;
   // Phase mix of everything the instance holds.
-  if (queued > 0 && y + bh <= c.bottom() + 1) {
-    int x = c.left();
-    for (int ph = 0; ph < 3; ++ph) {
-      const int w = static_cast<int>(std::round(c.width() * phases[ph] / static_cast<double>(queued)));
-      p.setPen(Qt::NoPen);
-      p.setBrush(theme::phaseColor(ph));
-      p.drawRect(QRect(x, y, std::min(w, c.right() - x + 1), bh));
-      x += w;
-    }
-  }
+  if (y + bh <= c.bottom() + 1) paintPhaseMix(p, QRect(c.left(), y, c.width(), bh), held);
   y += bh + 3;
   // The policy's fields in their tight form where the card has a line to
   // spare (flags as dots only); the tooltip has them all.
@@ -484,16 +501,56 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       policyTexts_[static_cast<std::size_t>(index)] << values;
     }
   }
+  hits_.push_back({r, instanceToolTip(in)});
+}
+
+QString ClusterView::instanceToolTip(const InstanceSnapshot& in) const {
+  const Held held = heldRequests(in);
+  const MemoryShares mem = memoryShares(in);
   const QString poolRole = policyview::poolAndRoleText(in);
   const QString published = policyview::fieldsTooltip(in.policyFields);
-  hits_.push_back({r, tr("GPU %1%2\nbatch %3, %4 requests held (%5 prefill, %6 reasoning, %7 answering)\n"
-                         "GPU KV %8 of %9 blocks (%10)\nCPU swap %11 of %12 blocks (%13)%14")
-                          .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
-                          .arg(in.batchSize).arg(queued).arg(phases[0]).arg(phases[1]).arg(phases[2])
-                          .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(mem.gpuUsed))
-                          .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(memoryShares(in, false).cpuUsed))
-                          .arg(published.isEmpty() ? QString() : "\n" + published) +
-                          cacheview::kvBarTip(in.cache, in.gpuBlocks) + cpuTierLine(in)});
+  return tr("GPU %1%2\nbatch %3, %4 requests held (%5 prefill, %6 reasoning, %7 answering)\n"
+            "GPU KV %8 of %9 blocks (%10)\nCPU swap %11 of %12 blocks (%13)%14")
+             .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
+             .arg(in.batchSize).arg(held.total).arg(held.phases[0]).arg(held.phases[1]).arg(held.phases[2])
+             .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(mem.gpuUsed))
+             .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(memoryShares(in, false).cpuUsed))
+             .arg(published.isEmpty() ? QString() : "\n" + published) +
+         cacheview::kvBarTip(in.cache, in.gpuBlocks) + cpuTierLine(in);
+}
+
+void ClusterView::paintTile(QPainter& p, const QRect& r, int index) {
+  // A compact card without its text: the GPU KV bar, the CPU swap bar and
+  // the phase mix of the requests held, stacked; a tile too short for three
+  // bars keeps the KV bar and the phase mix. The tooltip has the numbers.
+  const InstanceSnapshot& in = frame_->snapshot.instances[static_cast<std::size_t>(index)];
+  const bool selected = index == selectedInstance_;
+  const bool framed = r.width() >= 8 && r.height() >= 8;
+  p.save();
+  p.setRenderHint(QPainter::Antialiasing, false);  // crisp bars a few pixels high
+  p.setPen(selected ? QPen(theme::kSeriesA, 2) : framed ? QPen(theme::kCardBorder, 1) : Qt::NoPen);
+  p.setBrush(theme::kCard);
+  p.drawRect(r.adjusted(0, 0, -1, -1));
+  const int inset = framed ? 2 : 0;
+  const QRect c = r.adjusted(inset, inset, -inset, -inset);
+  queueRects_.push_back(c);  // a tile is all summary
+  hits_.push_back({r, instanceToolTip(in)});
+  if (c.width() <= 0 || c.height() <= 0) return p.restore();
+  const MemoryShares mem = memoryShares(in);
+  const Held held = heldRequests(in);
+  const bool three = c.height() >= 9;
+  const int bars = three ? 3 : 2;
+  const int gap = c.height() >= 12 ? 1 : 0;
+  const int bh = std::max(1, (c.height() - gap * (bars - 1)) / bars);
+  int y = c.top();
+  paintKvBar(p, QRect(c.left(), y, c.width(), bh), mem);
+  y += bh + gap;
+  if (three) {
+    paintCpuBar(p, QRect(c.left(), y, c.width(), bh), mem);
+    y += bh + gap;
+  }
+  paintPhaseMix(p, QRect(c.left(), y, c.width(), c.bottom() - y + 1), held);
+  p.restore();
 }
 
 QString ClusterView::chipToolTip(const RequestChip& c) {

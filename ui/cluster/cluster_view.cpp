@@ -291,11 +291,53 @@ std::vector<QRect> ClusterView::layoutCards(int n, const QRect& area) const {
     }
   }
   const int cols = bestCols, rows = (n + cols - 1) / cols;
-  const int cw = std::max(40, (area.width() - kGap * (cols + 1)) / cols);
-  const int ch = std::max(30, (area.height() - kGap * (rows + 1)) / rows);
+  // Even a compact card needs 40 x 30: past that (hundreds of instances)
+  // every instance gets a tile instead, so the whole cluster stays in view.
+  if ((area.width() - kGap * (cols + 1)) / cols < kMinCompactW || (area.height() - kGap * (rows + 1)) / rows < kMinCompactH)
+    return layoutTiles(n, area);
+  const int cw = std::max(kMinCompactW, (area.width() - kGap * (cols + 1)) / cols);
+  const int ch = std::max(kMinCompactH, (area.height() - kGap * (rows + 1)) / rows);
   for (int i = 0; i < n; ++i) {
     const int r = i / cols, c = i % cols;
     out.emplace_back(area.left() + kGap + c * (cw + kGap), area.top() + kGap + r * (ch + kGap), cw, ch);
+  }
+  return out;
+}
+
+std::vector<QRect> ClusterView::layoutTiles(int n, const QRect& area) {
+  // The largest tile of a pleasant shape (as for cards), with a 2 px gap,
+  // 1 px once tiles are small; never below kMinTile (a run of thousands of
+  // instances in a small window then runs past the bottom edge, as cards
+  // did before tiles: the tooltip and the inspector still reach each one).
+  int bestCols = 1, gap = 1;
+  double best = -1;
+  for (int cols = 1; cols <= n; ++cols) {
+    const int rows = (n + cols - 1) / cols;
+    for (const int g : {2, 1}) {
+      const double cw = (area.width() - g * (cols + 1)) / static_cast<double>(cols);
+      const double ch = (area.height() - g * (rows + 1)) / static_cast<double>(rows);
+      if (cw < kMinTile || ch < kMinTile || (g == 2 && std::min(cw, ch) < 12)) continue;
+      const double score = std::min(cw, ch * 1.5);
+      if (score > best) {
+        best = score;
+        bestCols = cols;
+        gap = g;
+      }
+      break;  // the 2 px gap where tiles stay large enough
+    }
+  }
+  if (best < 0) {  // not even kMinTile fits: as many columns as the width takes
+    gap = 1;
+    bestCols = std::clamp((area.width() - gap) / (kMinTile + gap), 1, n);
+  }
+  const int cols = bestCols, rows = (n + cols - 1) / cols;
+  const int cw = std::max(kMinTile, (area.width() - gap * (cols + 1)) / cols);
+  const int ch = std::max(kMinTile, (area.height() - gap * (rows + 1)) / rows);
+  std::vector<QRect> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int r = i / cols, c = i % cols;
+    out.emplace_back(area.left() + gap + c * (cw + gap), area.top() + gap + r * (ch + gap), cw, ch);
   }
   return out;
 }
@@ -323,11 +365,13 @@ void ClusterView::paintEvent(QPaintEvent*) {
   const QRect area = rect().adjusted(0, 0, 0, -kLegendH - lane);
   const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
   compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
+  tiles_ = !cards.empty() && (cards[0].height() < kMinCompactH || cards[0].width() < kMinCompactW);
   cards_ = cards;
   policyTexts_.assign(cards.size(), {});
   infoRects_.assign(cards.size(), {});
   for (std::size_t i = 0; i < cards.size(); ++i) {
-    if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
+    if (tiles_) paintTile(p, cards[i], static_cast<int>(i));
+    else if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
     else paintCard(p, cards[i], static_cast<int>(i));
   }
   // Transfers: animated in Run mode, static arrows when paused or in Fast

@@ -1,6 +1,8 @@
 #pragma once
 // The cluster at a glance: one card per instance in a grid that stays
-// readable from 1 to 64 instances (compact cards when space is short). Queues
+// readable from 1 to 64 instances (compact cards when space is short), and
+// one tile per instance past that (hundreds to thousands: the GPU KV, CPU
+// swap and phase-mix bars of a compact card, without text; all on hover). Queues
 // are rows of request chips coloured by phase; outlines mark preempted
 // (swapped to CPU) and migrating requests. Each card has a GPU KV bar and a
 // CPU swap bar (numbers on hover), the running batch size, and what the
@@ -45,6 +47,8 @@ public:
   void setFrame(std::shared_ptr<const LiveFrame> frame);
   /// Cards drawn in compact mode at the current size (for tests).
   bool compact() const { return compact_; }
+  /// Instances drawn as tiles (too many for even compact cards; for tests).
+  bool tiles() const { return tiles_; }
   /// Lecture mode's callout lane (0 when off): the strip above the legend
   /// where callouts go, never over a card.
   int calloutLaneHeight() const;
@@ -129,8 +133,13 @@ private:
     double goneAt = -1;       // animation time the copy completed, -1 while running
   };
   std::vector<QRect> layoutCards(int n, const QRect& area) const;
+  static std::vector<QRect> layoutTiles(int n, const QRect& area);
   void paintCard(QPainter& p, const QRect& r, int index);
   void paintCompactCard(QPainter& p, const QRect& r, int index);
+  void paintTile(QPainter& p, const QRect& r, int index);
+  /// A compact card's or tile's tooltip: the instance, its pool, batch,
+  /// held requests by phase, memory and what the policy publishes.
+  QString instanceToolTip(const InstanceSnapshot& in) const;
   void paintTransfer(QPainter& p, std::int64_t id, int src, int dst, bool live, double progress, bool animated);
   void paintCallouts(QPainter& p, const QRect& lane);
   QFont calloutFont() const;
@@ -148,6 +157,7 @@ private:
   std::vector<QRect> cards_;
   std::vector<QStringList> policyTexts_;  // per card, as last painted
   bool compact_ = false;
+  bool tiles_ = false;
   std::int64_t selectedRequest_ = -1;
   int selectedInstance_ = -1;
 

@@ -16,6 +16,8 @@ inline constexpr int kGap = 8;
 inline constexpr int kLegendH = 22;
 inline constexpr int kChip = 8;  // legend and smallest chip size
 inline constexpr int kChipGap = 2;
+inline constexpr int kMinCompactW = 40, kMinCompactH = 30;  // the smallest compact card
+inline constexpr int kMinTile = 4;                           // the smallest tile
 // Callouts older than this in simulated time go, whatever the animation clock
 // says (runs to a time or in Fast mode move the simulated clock far ahead).
 inline constexpr SimTime kCalloutMaxSimAge = 5 * kNsPerSecond;
