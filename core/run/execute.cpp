@@ -279,7 +279,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   std::optional<AtomicFileWriter> requestsFile;
   std::optional<RequestsCsvWriter> requestsCsv;
   if (writing && want.requests) {
-    ensureDirectory(opt.outDir);
+    folders.ensure(opt.outDir);  // (removed again if the run is cancelled)
     requestsFile.emplace(opt.outDir + "/requests.csv");
     requestsCsv.emplace(sim, requestsFile->stream());
   }
@@ -396,7 +396,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     if (want.timeseries)
       if (std::string ps = policySeries.csv(); !ps.empty())
         files.push_back({opt.outDir + "/policy_series.csv", std::move(ps)});
-    ensureDirectory(opt.outDir);
+    folders.ensure(opt.outDir);
   }
   // One group commit: the fsyncs run together (issue 27: one at a time they
   // were ~50 ms of W3's `--out` wall time) and nothing is renamed unless

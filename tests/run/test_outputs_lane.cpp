@@ -7,6 +7,7 @@
 // each group writes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -169,6 +170,30 @@ TEST(OutputSet, GroupsWriteTheirFilesOnly) {
   }
   fs::remove_all(tmpDir("full"));
   fs::remove_all(tmpDir("group"));
+}
+
+// A cancelled run writes nothing and leaves no folder it created behind,
+// whichever groups it writes (the folder was left behind when trace.json
+// was not among them: only the trace's path made the run track it).
+TEST(OutputSet, CancelledRunLeavesNoFolder) {
+  // Short runs (under 65 536 events: the cancel is found at the last check,
+  // before the commit, once the files are built) and a long one.
+  Scenario s = sample("pascal-baseline-fcfs");
+  s.workload.requests = 200;
+  Scenario longer = sample("pascal-baseline-fcfs");
+  for (const std::string list : {"all", "summary", "requests", "timeseries", "summary,requests", "long"}) {
+    const std::string parent = tmpDir("cancelled");
+    fs::remove_all(parent);
+    const std::string dir = parent + "/deeper/out";
+    auto p = prepareRun(list == "long" ? longer : s, "cancel-test");
+    const std::atomic<bool> cancel{true};
+    RunOptions opt;
+    opt.outDir = dir;
+    opt.outputs = parseOutputSet(list == "long" ? "summary,requests" : list);
+    opt.cancel = &cancel;
+    EXPECT_THROW(executeRun(*p, opt), RunCancelled) << list;
+    EXPECT_FALSE(fs::exists(parent)) << list << ": " << dir << " or a folder above it is left";
+  }
 }
 
 }  // namespace
