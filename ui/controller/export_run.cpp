@@ -14,6 +14,8 @@ ExportRunResult exportRun(const Scenario& scenario, const ChangeLog& log, const 
   ro.outDir = opt.resultsDir;
   ro.tracePath = opt.tracePath;
   ro.stopAfterEvents = opt.events;
+  ro.cancel = opt.cancel;
+  if (opt.progress) ro.progress = [&opt](double fraction, double) { opt.progress(fraction); };
   const RunResult r = executeRun(*live, log, ro);
   ExportRunResult res;
   res.files = r.files;

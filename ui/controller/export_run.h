@@ -7,7 +7,9 @@
 // count the GUI shows by the run module itself (core/run executeRun with the
 // change log), so the files are those `servelab-cli run` writes for the same
 // scenario, or for the run saved with File ▸ Save run as…. Qt-free.
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,11 @@ struct ExportRunOptions {
   std::string tracePath;   // write trace.json here ("" = none)
   /// Replay this many events (-1: to the end of the run).
   std::int64_t events = -1;
+  /// Called now and then from the replaying thread with the fraction done.
+  std::function<void(double)> progress;
+  /// When it turns true the replay stops (RunCancelled) and nothing is
+  /// written (RunOptions::cancel).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ExportRunResult {
@@ -33,7 +40,8 @@ struct ExportRunResult {
 
 /// Replay and write (each file atomically, after everything is built).
 /// InputError for an invalid scenario or change log; std::runtime_error when
-/// a file cannot be written.
+/// a file cannot be written; RunCancelled (run/execute.h) when cancelled.
+/// Touches nothing of the GUI: the window runs it on a thread of its own.
 ExportRunResult exportRun(const Scenario& s, const ChangeLog& log, const ExportRunOptions& opt);
 
 }  // namespace sl::ui

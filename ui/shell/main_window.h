@@ -70,6 +70,9 @@ public:
   /// File → Export: the current run's results (summary.json, requests.csv,
   /// timeseries.csv, …) into `dir`, or its trace to `path`, replayed headless
   /// (ui/controller/export_run.h) up to the events shown; the worker is not touched.
+  /// The replay runs on its own thread behind a progress dialog (shown after
+  /// 0.4 s) whose Cancel stops it: nothing is written, false with an empty
+  /// error, and the status bar says so.
   bool exportRunResults(const QString& dir, QString* error = nullptr);
   bool exportRunTrace(const QString& path, QString* error = nullptr);
   /// A PNG of the cluster view as shown.

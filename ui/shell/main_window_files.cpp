@@ -17,7 +17,9 @@
 #include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QEventLoop>
 #include <QProgressBar>
+#include <QProgressDialog>
 #include <QRandomGenerator>
 #include <QSaveFile>
 #include <QScreen>
@@ -33,7 +35,10 @@
 #include <QToolButton>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "ui/charts/chart_export_dialog.h"
 #include "ui/charts/chart_panel.h"
@@ -246,10 +251,8 @@ void MainWindow::buildExportMenu(QMenu* file) {
   ex->addSeparator();
   auto pickAndRun = [this](const QString& what, auto&& fn) {
     QString err;
-    QApplication::setOverrideCursor(Qt::WaitCursor);
-    const bool ok = fn(&err);
-    QApplication::restoreOverrideCursor();
-    if (!ok) QMessageBox::warning(this, what, err);
+    const bool ok = fn(&err);  // (run exports show their own progress)
+    if (!ok && !err.isEmpty()) QMessageBox::warning(this, what, err);  // (empty: cancelled)
   };
   ex->addAction(tr("Run &results (JSON, CSV)…"), this, [this, pickAndRun] {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Export run results to folder"));
@@ -270,20 +273,69 @@ void MainWindow::buildExportMenu(QMenu* file) {
 
 namespace {
 
-bool runExport(SimController* ctl, const ExportRunOptions& base, QString* error, ExportRunResult* out) {
+// The replay runs on a thread of its own (a run of 10^7 requests takes a
+// minute): the window stays live behind a progress dialog whose Cancel
+// stops the replay, and then nothing is written. Returns false with an empty
+// error when cancelled.
+bool runExport(QWidget* parent, SimController* ctl, const QString& what, const ExportRunOptions& base, QString* error,
+               ExportRunResult* out) {
   if (!ctl->loaded()) {
     if (error) *error = QObject::tr("No scenario is loaded");
     return false;
   }
   const std::shared_ptr<const LiveFrame> f = ctl->latest();
+  const Scenario scenario = ctl->scenario();  // (copies: the replay's own)
+  const ChangeLog changes = f->changes;
   ExportRunOptions opt = base;
   opt.events = f->done ? -1 : f->snapshot.events;
-  try {
-    *out = exportRun(ctl->scenario(), f->changes, opt);
-  } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
-    return false;
+  std::atomic<bool> cancel{false};
+  std::atomic<int> permille{0};
+  opt.cancel = &cancel;
+  opt.progress = [&permille](double fraction) {
+    permille.store(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000), std::memory_order_relaxed);
+  };
+  ExportRunResult result;
+  std::exception_ptr failure;
+  QProgressDialog dialog(QObject::tr("%1: replaying the run…").arg(what), QObject::tr("Cancel"), 0, 1000, parent);
+  dialog.setObjectName("exportProgress");
+  dialog.setWindowTitle(what);
+  dialog.setWindowModality(Qt::WindowModal);
+  dialog.setMinimumDuration(400);  // (quick exports never show it)
+  dialog.setAutoReset(false);
+  dialog.setAutoClose(false);
+  QObject::connect(&dialog, &QProgressDialog::canceled, &dialog, [&cancel] { cancel.store(true); });
+  QEventLoop loop;
+  QTimer tick;
+  QObject::connect(&tick, &QTimer::timeout, &dialog, [&] {
+    if (dialog.wasCanceled()) cancel.store(true);  // (cancel() too, not only the button)
+    else dialog.setValue(permille.load(std::memory_order_relaxed));
+  });
+  std::thread worker([&] {
+    try {
+      result = exportRun(scenario, changes, opt);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    QMetaObject::invokeMethod(&loop, &QEventLoop::quit, Qt::QueuedConnection);
+  });
+  dialog.setValue(0);  // (starts the dialog's minimum-duration clock)
+  tick.start(100);
+  loop.exec();
+  worker.join();
+  tick.stop();
+  dialog.close();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const RunCancelled&) {
+      if (error) error->clear();
+      return false;
+    } catch (const std::exception& e) {
+      if (error) *error = QString::fromStdString(e.what());
+      return false;
+    }
   }
+  *out = result;
   return true;
 }
 
@@ -293,7 +345,12 @@ bool MainWindow::exportRunResults(const QString& dir, QString* error) {
   ExportRunOptions opt;
   opt.resultsDir = dir.toStdString();
   ExportRunResult r;
-  if (!runExport(ctl_, opt, error, &r)) return false;
+  QString err;
+  if (!runExport(this, ctl_, tr("Export run results"), opt, &err, &r)) {
+    if (err.isEmpty()) showStatus(tr("Export of the run results cancelled: nothing was written"), 5000);
+    if (error) *error = err;
+    return false;
+  }
   showStatus(tr("Run results (%1 requests, %2 events) written to %3")
                                .arg(r.arrived).arg(r.events).arg(dir), 5000);
   return true;
@@ -303,7 +360,12 @@ bool MainWindow::exportRunTrace(const QString& path, QString* error) {
   ExportRunOptions opt;
   opt.tracePath = path.toStdString();
   ExportRunResult r;
-  if (!runExport(ctl_, opt, error, &r)) return false;
+  QString err;
+  if (!runExport(this, ctl_, tr("Export trace"), opt, &err, &r)) {
+    if (err.isEmpty()) showStatus(tr("Export of the trace cancelled: nothing was written"), 5000);
+    if (error) *error = err;
+    return false;
+  }
   showStatus(tr("Trace written to %1").arg(path), 5000);
   return true;
 }
