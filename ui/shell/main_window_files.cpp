@@ -310,17 +310,21 @@ bool runExport(QWidget* parent, SimController* ctl, const QString& what, const E
     if (dialog.wasCanceled()) cancel.store(true);  // (cancel() too, not only the button)
     else dialog.setValue(permille.load(std::memory_order_relaxed));
   });
+  std::atomic<bool> done{false};
   std::thread worker([&] {
     try {
       result = exportRun(scenario, changes, opt);
     } catch (...) {
       failure = std::current_exception();
     }
+    done.store(true);
     QMetaObject::invokeMethod(&loop, &QEventLoop::quit, Qt::QueuedConnection);
   });
   dialog.setValue(0);  // (starts the dialog's minimum-duration clock)
   tick.start(100);
-  loop.exec();
+  // A quit handled before exec() starts would be lost: a replay already
+  // done by now is not waited for (its posted quit dies with `loop`).
+  if (!done.load()) loop.exec();
   worker.join();
   tick.stop();
   dialog.close();
