@@ -17,6 +17,8 @@
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QRegularExpression>
+#include <QSettings>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +36,7 @@
 #include "ui/cluster/cluster_view.h"
 #include "ui/charts/live_chart.h"
 #include "ui/controller/export_run.h"
+#include "ui/shell/results_export_dialog.h"
 #include "ui/shell/main_window.h"
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
@@ -203,6 +207,72 @@ private slots:
     QVERIFY(exportRun(s, {}, p).complete);
     QVERIFY(!seen.empty());
     for (const double x : seen) QVERIFY2(x >= 0 && x <= 1, qPrintable(QString::number(x)));
+  }
+
+  // Issue 27 item 2 in the app: the results export writes the groups
+  // chosen (`--outputs`), each file the same bytes as in an export of all.
+  void exportWritesTheChosenGroups() {
+    Scenario s = loadScenarioFile(kSample.toStdString());
+    s.workload.requests = 300;
+    QTemporaryDir tmp;
+    const auto files = [&](const QString& dir) {
+      return QDir(tmp.filePath(dir)).entryList(QDir::Files, QDir::Name);
+    };
+    ExportRunOptions all;
+    all.resultsDir = tmp.filePath("all").toStdString();
+    all.outputs = OutputSet{};  // every group, trace.json in the folder
+    exportRun(s, {}, all);
+    QCOMPARE(files("all"), (QStringList{"requests.csv", "summary.json", "tail_ttft.csv", "timeseries.csv", "trace.json"}));
+    const std::map<std::string, QStringList> groups = {
+        {"summary", {"summary.json", "tail_ttft.csv"}},
+        {"requests,trace", {"requests.csv", "trace.json"}},
+        {"timeseries", {"timeseries.csv"}},
+    };
+    for (const auto& [list, want] : groups) {
+      const QString dir = QString::fromStdString("g-" + list);
+      ExportRunOptions o;
+      o.resultsDir = tmp.filePath(dir).toStdString();
+      o.outputs = parseOutputSet(list);
+      exportRun(s, {}, o);
+      QCOMPARE(files(dir), want);
+      for (const QString& f : want)
+        QVERIFY2(slurp(tmp.filePath(dir + "/" + f)) == slurp(tmp.filePath("all/" + f)), qPrintable(dir + "/" + f));
+    }
+    // The default: all but the trace (File ▸ Export ▸ Trace… writes it).
+    ExportRunOptions d;
+    d.resultsDir = tmp.filePath("default").toStdString();
+    exportRun(s, {}, d);
+    QCOMPARE(files("default"), (QStringList{"requests.csv", "summary.json", "tail_ttft.csv", "timeseries.csv"}));
+  }
+
+  // The dialog behind File ▸ Export ▸ Run results…: the groups as check
+  // boxes (first time all but the trace, then the last choice), Export off
+  // with none chosen, and the CLI command that writes the same files.
+  void resultsExportDialogChoosesGroups() {
+    QSettings().remove("exportOutputs");
+    {
+      ResultsExportDialog d("my-run");
+      QVERIFY(d.folder().endsWith("my-run-results"));
+      const OutputSet o = d.outputs();
+      QVERIFY(o.summary && o.requests && o.timeseries && !o.trace);
+      QVERIFY(d.exportButton()->isEnabled());
+      QVERIFY2(d.commandLine().endsWith("--outputs summary,requests,timeseries"), qPrintable(d.commandLine()));
+      for (int i = 0; i < 3; ++i) d.groupBox(i)->setChecked(false);
+      QVERIFY(!d.exportButton()->isEnabled());
+      d.groupBox(3)->setChecked(true);
+      d.groupBox(0)->setChecked(true);
+      QVERIFY(d.exportButton()->isEnabled());
+      QVERIFY2(d.commandLine() == "servelab-cli run my-run.json --out " + d.folder() + " --outputs summary,trace",
+               qPrintable(d.commandLine()));
+      for (int i = 0; i < 4; ++i) d.groupBox(i)->setChecked(true);
+      QVERIFY2(!d.commandLine().contains("--outputs"), qPrintable(d.commandLine()));  // all: the default
+      d.folderEdit()->setText("  ");
+      QVERIFY(!d.exportButton()->isEnabled());
+      ResultsExportDialog::rememberOutputs(parseOutputSet("requests,trace"));
+    }
+    ResultsExportDialog again("x");
+    QCOMPARE(again.outputs(), parseOutputSet("requests,trace"));
+    QSettings().remove("exportOutputs");
   }
 
   // The window's export replays on a thread of its own behind a progress

@@ -37,6 +37,21 @@ void ChartExportDialog::rememberFolder(const QString& dir) {
   QSettings().setValue(kExportDirKey, QFileInfo(QDir::cleanPath(dir)).absolutePath());
 }
 
+QWidget* ChartExportDialog::folderField(QLineEdit* edit, const QString& title) {
+  auto* browse = new QPushButton(tr("Browse…"));
+  auto* box = new QWidget;
+  auto* row = new QHBoxLayout(box);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(edit, 1);
+  row->addWidget(browse);
+  box->setFocusProxy(edit);
+  connect(browse, &QPushButton::clicked, edit, [edit, title] {
+    const QString d = QFileDialog::getExistingDirectory(edit->window(), title, edit->text());
+    if (!d.isEmpty()) edit->setText(d);
+  });
+  return box;
+}
+
 ChartExportDialog::ChartExportDialog(const QString& name, QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("Export charts"));
   setObjectName("ChartExportDialog");
@@ -66,7 +81,6 @@ ChartExportDialog::ChartExportDialog(const QString& name, QWidget* parent) : QDi
   markers_ = new QCheckBox(tr("Live changes as labelled dashed lines"));
   markers_->setChecked(true);
   folder_ = new QLineEdit(QDir(defaultParentFolder()).filePath((name.isEmpty() ? QString("servelab") : name) + "-charts"));
-  auto* browse = new QPushButton(tr("Browse…"));
   auto* sizeRow = new QHBoxLayout;
   sizeRow->addWidget(width_);
   sizeRow->addWidget(new QLabel(QStringLiteral("×")));
@@ -74,12 +88,7 @@ ChartExportDialog::ChartExportDialog(const QString& name, QWidget* parent) : QDi
   sizeRow->addWidget(new QLabel(tr("at")));
   sizeRow->addWidget(scale_);
   sizeRow->addStretch();
-  auto* folderBox = new QWidget;
-  auto* folderRow = new QHBoxLayout(folderBox);
-  folderRow->setContentsMargins(0, 0, 0, 0);
-  folderRow->addWidget(folder_, 1);
-  folderRow->addWidget(browse);
-  folderBox->setFocusProxy(folder_);
+  QWidget* folderBox = folderField(folder_, tr("Export charts to folder"));
   auto* form = new QFormLayout(this);
   form->addRow(tr("&Preset"), preset_);
   form->addRow(tr("Size"), sizeRow);
@@ -92,10 +101,6 @@ ChartExportDialog::ChartExportDialog(const QString& name, QWidget* parent) : QDi
   form->addRow(buttons);
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  connect(browse, &QPushButton::clicked, this, [this] {
-    const QString d = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"), folder_->text());
-    if (!d.isEmpty()) folder_->setText(d);
-  });
   connect(preset_, &QComboBox::currentIndexChanged, this, [this](int i) { showPreset(i); });
   auto toCustom = [this] {
     if (!filling_) preset_->setCurrentIndex(customIndex());

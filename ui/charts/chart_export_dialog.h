@@ -32,6 +32,9 @@ public:
   static QString defaultParentFolder();
   /// Remember `dir` for the next export.
   static void rememberFolder(const QString& dir);
+  /// `edit` with a Browse… button after it (a folder picker titled `title`),
+  /// as one form field focusing `edit`: the export dialogs' folder row.
+  static QWidget* folderField(QLineEdit* edit, const QString& title);
 
   // The form, for tests.
   QComboBox* presetBox() const { return preset_; }

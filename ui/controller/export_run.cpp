@@ -12,7 +12,14 @@ ExportRunResult exportRun(const Scenario& scenario, const ChangeLog& log, const 
   validateChangeLog(live->prepared->scenario, log, "export: change log");
   RunOptions ro;
   ro.outDir = opt.resultsDir;
-  ro.tracePath = opt.tracePath;
+  ro.outputs = opt.outputs;
+  if (!opt.tracePath.empty()) {  // File ▸ Export ▸ Trace…
+    ro.outputs.trace = true;
+    ro.tracePath = opt.tracePath;
+  } else if (!opt.outputs.trace || opt.resultsDir.empty()) {
+    ro.outputs.trace = false;
+    ro.tracePath = std::string();
+  }  // (else trace.json goes to resultsDir, as `run --out` puts it)
   ro.stopAfterEvents = opt.events;
   ro.cancel = opt.cancel;
   if (opt.progress) ro.progress = [&opt](double fraction, double) { opt.progress(fraction); };

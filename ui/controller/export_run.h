@@ -13,13 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "run/execute.h"
 #include "run/live_run.h"
 
 namespace sl::ui {
 
 struct ExportRunOptions {
   std::string resultsDir;  // write the results files here ("" = none)
-  std::string tracePath;   // write trace.json here ("" = none)
+  /// Which files go to resultsDir (`--outputs`): by default all but the
+  /// trace, which File ▸ Export ▸ Trace… writes on its own (tracePath).
+  OutputSet outputs{true, true, true, false};
+  std::string tracePath;   // write trace.json here ("" = none; else it goes there, not to resultsDir)
   /// Replay this many events (-1: to the end of the run).
   std::int64_t events = -1;
   /// Called now and then from the replaying thread with the fraction done.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "run/execute.h"
 #include "run/live_run.h"
 #include "scenario/spec.h"
 
@@ -74,6 +75,10 @@ public:
   /// 0.4 s) whose Cancel stops it: nothing is written, false with an empty
   /// error, and the status bar says so.
   bool exportRunResults(const QString& dir, QString* error = nullptr);
+  /// The same with a choice of files (`--outputs`' groups; File ▸ Export ▸
+  /// Run results… asks with ResultsExportDialog). The one-argument form
+  /// writes all but the trace.
+  bool exportRunResults(const QString& dir, const OutputSet& outputs, QString* error = nullptr);
   bool exportRunTrace(const QString& path, QString* error = nullptr);
   /// A PNG of the cluster view as shown.
   bool exportClusterPng(const QString& path, QString* error = nullptr);

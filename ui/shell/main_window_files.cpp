@@ -1,6 +1,7 @@
 // MainWindow: scenario and run files (open, save, save run) and the exports
 // (charts, run results, trace, cluster picture) behind File.
 #include "ui/shell/main_window.h"
+#include "ui/shell/results_export_dialog.h"
 #include "ui/common/speed_scale.h"
 
 #include <QAction>
@@ -255,9 +256,17 @@ void MainWindow::buildExportMenu(QMenu* file) {
     if (!ok && !err.isEmpty()) QMessageBox::warning(this, what, err);  // (empty: cancelled)
   };
   ex->addAction(tr("Run &results (JSON, CSV)…"), this, [this, pickAndRun] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export run results to folder"));
-    if (dir.isEmpty()) return;
-    pickAndRun(tr("Export run results"), [&](QString* e) { return exportRunResults(dir, e); });
+    // Which files (`--outputs`' groups) and the folder.
+    ResultsExportDialog dlg(currentPath_.isEmpty() ? QString() : QFileInfo(currentPath_).completeBaseName(), this);
+    if (dlg.exec() != QDialog::Accepted || dlg.folder().isEmpty() || !dlg.outputs().any()) return;
+    const QString dir = dlg.folder();
+    const OutputSet outputs = dlg.outputs();
+    ResultsExportDialog::rememberOutputs(outputs);
+    pickAndRun(tr("Export run results"), [&](QString* e) {
+      const bool ok = exportRunResults(dir, outputs, e);
+      if (ok) ChartExportDialog::rememberFolder(dir);
+      return ok;
+    });
   });
   ex->addAction(tr("&Trace (Chrome/Perfetto JSON)…"), this, [this, pickAndRun] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), "trace.json", tr("Trace (*.json)"));
@@ -346,8 +355,13 @@ bool runExport(QWidget* parent, SimController* ctl, const QString& what, const E
 }  // namespace
 
 bool MainWindow::exportRunResults(const QString& dir, QString* error) {
+  return exportRunResults(dir, ExportRunOptions{}.outputs, error);
+}
+
+bool MainWindow::exportRunResults(const QString& dir, const OutputSet& outputs, QString* error) {
   ExportRunOptions opt;
   opt.resultsDir = dir.toStdString();
+  opt.outputs = outputs;
   ExportRunResult r;
   QString err;
   if (!runExport(this, ctl_, tr("Export run results"), opt, &err, &r)) {
@@ -355,8 +369,9 @@ bool MainWindow::exportRunResults(const QString& dir, QString* error) {
     if (error) *error = err;
     return false;
   }
-  showStatus(tr("Run results (%1 requests, %2 events) written to %3")
-                               .arg(r.arrived).arg(r.events).arg(dir), 5000);
+  showStatus(tr("Run results (%1 requests, %2 events: %3) written to %4")
+                 .arg(r.arrived).arg(r.events).arg(QString::fromStdString(outputSetString(outputs))).arg(dir),
+             5000);
   return true;
 }
 
