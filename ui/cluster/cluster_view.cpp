@@ -381,7 +381,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   // Arrows pass under every card's header, badge, bars and fields (their
   // ends sit in the queue area): a curve crossing a card never covers a
   // value the tour names ("interval", a KV %).
-  QRegion arrowClip(rect());
+  QRegion arrowClip(area);  // (never over the legend or the callout lane)
   for (const QRect& info : infoRects_) arrowClip -= info;
   p.save();
   p.setClipRegion(arrowClip);
