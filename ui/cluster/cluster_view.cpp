@@ -291,12 +291,11 @@ std::vector<QRect> ClusterView::layoutCards(int n, const QRect& area) const {
     }
   }
   const int cols = bestCols, rows = (n + cols - 1) / cols;
+  const int cw = (area.width() - kGap * (cols + 1)) / cols;
+  const int ch = (area.height() - kGap * (rows + 1)) / rows;
   // Even a compact card needs 40 x 30: past that (hundreds of instances)
   // every instance gets a tile instead, so the whole cluster stays in view.
-  if ((area.width() - kGap * (cols + 1)) / cols < kMinCompactW || (area.height() - kGap * (rows + 1)) / rows < kMinCompactH)
-    return layoutTiles(n, area);
-  const int cw = std::max(kMinCompactW, (area.width() - kGap * (cols + 1)) / cols);
-  const int ch = std::max(kMinCompactH, (area.height() - kGap * (rows + 1)) / rows);
+  if (cw < kMinCompactW || ch < kMinCompactH) return layoutTiles(n, area);
   for (int i = 0; i < n; ++i) {
     const int r = i / cols, c = i % cols;
     out.emplace_back(area.left() + kGap + c * (cw + kGap), area.top() + kGap + r * (ch + kGap), cw, ch);

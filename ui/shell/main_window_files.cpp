@@ -312,11 +312,10 @@ bool runExport(QWidget* parent, SimController* ctl, const QString& what, const E
   dialog.setMinimumDuration(400);  // (quick exports never show it)
   dialog.setAutoReset(false);
   dialog.setAutoClose(false);
-  QObject::connect(&dialog, &QProgressDialog::canceled, &dialog, [&cancel] { cancel.store(true); });
   QEventLoop loop;
   QTimer tick;
   QObject::connect(&tick, &QTimer::timeout, &dialog, [&] {
-    if (dialog.wasCanceled()) cancel.store(true);  // (cancel() too, not only the button)
+    if (dialog.wasCanceled()) cancel.store(true);  // (the button, Escape, closing the dialog)
     else dialog.setValue(permille.load(std::memory_order_relaxed));
   });
   std::atomic<bool> done{false};
