@@ -153,17 +153,21 @@ void CascadeGlobal::pump(int rcv) {
   if (clean && starvingId_[static_cast<std::size_t>(rcv)] >= 0) {
     // The loop below skips every entry before the starved one without
     // reading or changing anything (rcvLive included): start at it.
+    // A clean queue is the one the last pump left (entries leave only in a
+    // pump, a new one makes the queue unclean), so the starved entry is
+    // where that pump saw it; found by id otherwise.
     const std::int64_t starved = starvingId_[static_cast<std::size_t>(rcv)];
-    k = static_cast<std::size_t>(
-        std::find_if(qu.begin(), qu.end(), [&](const PendingMove& m) { return m.id == starved; }) - qu.begin());
+    k = starvedAt_[static_cast<std::size_t>(rcv)];
+    if (k >= qu.size() || qu[k].id != starved)
+      k = static_cast<std::size_t>(
+          std::find_if(qu.begin(), qu.end(), [&](const PendingMove& m) { return m.id == starved; }) - qu.begin());
   }
   while (k < qu.size()) {
     if (rcvLive >= cfg_.migrationCap) return;
     PendingMove& m = qu[k];
-    if (clean && starvingId_[static_cast<std::size_t>(rcv)] >= 0 && starvingId_[static_cast<std::size_t>(rcv)] != m.id) {
-      ++k;  // waiting for the starved request, and not stale: what the checks below would find
-      continue;
-    }
+    if (clean && starvingId_[static_cast<std::size_t>(rcv)] >= 0 && starvingId_[static_cast<std::size_t>(rcv)] != m.id)
+      break;  // past the starved entry, still starved and nothing stale: the rest is skipped unread
+    if (starvingId_[static_cast<std::size_t>(rcv)] == m.id) starvedAt_[static_cast<std::size_t>(rcv)] = k;
     // Most entries wait (their sender transmits): the checks below read only
     // fields a decode lane never changes, and migrateLive and armWatch sync
     // the request themselves, so it is not synced here.
@@ -184,6 +188,7 @@ void CascadeGlobal::pump(int rcv) {
         ++skips_;
         if (m.skips > cfg_.starveLimit) {
           starvingId_[static_cast<std::size_t>(rcv)] = m.id;
+          starvedAt_[static_cast<std::size_t>(rcv)] = k;
           ++starvations_;
           return;  // the sender sends it right after its current transmission
         }

@@ -56,6 +56,7 @@ void CascadeGlobal::attach(Simulator& sim) {
   inboundTokens_.assign(n, 0);
   outgoing_.assign(n, {});
   starvingId_.assign(n, -1);
+  starvedAt_.assign(n, 0);
   mayBeStale_.assign(n, 1);
   abortsSeen_.assign(n, 0);
   queuedAt_.clear();

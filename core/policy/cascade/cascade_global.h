@@ -172,6 +172,7 @@ private:
   std::vector<std::int64_t> inboundTokens_;
   std::vector<std::vector<RequestHandle>> outgoing_;  // live moves this policy started, per sender
   std::vector<std::int64_t> starvingId_;      // per receiver: request id it waits for (-1 none)
+  std::vector<std::size_t> starvedAt_;        // per receiver: where its last pump saw the starved entry
   std::vector<std::uint8_t> rebalancing_;     // per sender: a rebalance ask in flight
   std::unordered_set<std::int64_t> asked_;    // ids with an ask or a queued move (never iterated)
   // Which receivers' queues may hold an entry gone stale (finished, aborted
