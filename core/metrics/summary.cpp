@@ -1,9 +1,10 @@
 #include "metrics/summary.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
+
+#include "util/radix_sort.h"
 
 namespace sl {
 
@@ -31,28 +32,14 @@ void sortAscending(std::vector<double>& values) {
   // Keys whose unsigned order is the doubles' order: negative values have
   // every bit flipped, the others their sign bit set.
   constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
-  std::vector<std::uint64_t> keys(n), tmp(n);
-  std::array<std::array<std::uint32_t, 256>, 8> count{};
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto b = std::bit_cast<std::uint64_t>(values[i]);
-    const std::uint64_t k = (b & kSign) ? ~b : (b | kSign);
-    keys[i] = k;
-    for (unsigned d = 0; d < 8; ++d) ++count[d][(k >> (8 * d)) & 0xFF];
-  }
-  // Least significant byte first, each pass stable; a byte every key shares
-  // (the exponent's high bits, mostly) is skipped.
-  for (unsigned d = 0; d < 8; ++d) {
-    std::array<std::uint32_t, 256>& c = count[d];
-    if (c[(keys[0] >> (8 * d)) & 0xFF] == n) continue;
-    std::uint32_t sum = 0;
-    for (std::uint32_t& x : c) {
-      const std::uint32_t t = x;
-      x = sum;
-      sum += t;
-    }
-    for (const std::uint64_t k : keys) tmp[c[(k >> (8 * d)) & 0xFF]++] = k;
-    keys.swap(tmp);
-  }
+  std::vector<std::uint64_t> keys, tmp;
+  radixSortKeys(
+      n,
+      [&](std::size_t i) {
+        const auto b = std::bit_cast<std::uint64_t>(values[i]);
+        return (b & kSign) ? ~b : (b | kSign);
+      },
+      keys, tmp);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t k = keys[i];
     values[i] = std::bit_cast<double>((k & kSign) ? (k & ~kSign) : ~k);

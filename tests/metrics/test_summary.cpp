@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "metrics/summary.h"
+#include "util/radix_sort.h"
 
 namespace sl {
 namespace {
@@ -325,3 +326,27 @@ TEST(Summary, OnePassAndTwoBufferPathsMatchPerMetricStats) {
 
 }  // namespace
 }  // namespace sl
+
+// radixSortKeys on its own: std::sort's order for keys whose every byte
+// varies, for small integers (most bytes shared, skipped) and for keys
+// produced from the buffer's own contents (CascadeInfer's set division).
+TEST(Summary, RadixSortKeysMatchesStdSort) {
+  std::mt19937_64 rng(5);
+  for (const std::size_t n : {0u, 1u, 2u, 3u, 255u, 256u, 4097u}) {
+    std::vector<std::uint64_t> wide(n), small(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      wide[i] = rng();
+      small[i] = (rng() % 40000) << 32 | (rng() % 64);  // (length, prompt) keys with ties
+    }
+    for (const auto& in : {wide, small}) {
+      std::vector<std::uint64_t> want = in;
+      std::sort(want.begin(), want.end());
+      std::vector<std::uint64_t> keys, tmp;
+      sl::radixSortKeys(in.size(), [&](std::size_t i) { return in[i]; }, keys, tmp);
+      EXPECT_EQ(keys, want) << "n " << n;
+      keys = in;
+      sl::radixSortKeys(keys.size(), [&](std::size_t i) { return keys[i]; }, keys, tmp);
+      EXPECT_EQ(keys, want) << "in place, n " << n;
+    }
+  }
+}

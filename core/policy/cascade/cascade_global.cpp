@@ -7,6 +7,7 @@
 #include "cost/cost_model.h"
 #include "engine/simulator.h"
 #include "engine/snapshot.h"
+#include "util/radix_sort.h"
 
 namespace sl {
 
@@ -334,6 +335,36 @@ void CascadeGlobal::onTimer(int timer) {
   else if (timer == tReplan_) planNow(false);
 }
 
+namespace {
+// A (prompt, current length) pair of token counts as one key that orders
+// as the pair sort does (by length, then prompt); equal keys are equal pairs.
+std::uint64_t lengthKey(std::uint64_t prompt, std::uint64_t length) { return length << 32 | prompt; }
+
+// Set division of keyed pairs: every m-th of the sorted keys from the
+// m/2-th, as (prompt, length); m <= 1 keeps the set as it is.
+std::vector<std::pair<double, double>> divideKeys(std::vector<std::uint64_t>& keys, int m) {
+  const auto pair = [](std::uint64_t k) {
+    return std::pair<double, double>{static_cast<double>(k & 0xffffffffu), static_cast<double>(k >> 32)};
+  };
+  std::vector<std::pair<double, double>> out;
+  if (m <= 1) {
+    out.reserve(keys.size());
+    for (const std::uint64_t k : keys) out.push_back(pair(k));
+    return out;
+  }
+  if (keys.size() >= 256) {
+    std::vector<std::uint64_t> tmp;
+    radixSortKeys(keys.size(), [&](std::size_t i) { return keys[i]; }, keys, tmp);
+  } else {
+    std::sort(keys.begin(), keys.end());
+  }
+  out.reserve(keys.size() / static_cast<std::size_t>(m) + 1);
+  for (std::size_t k = static_cast<std::size_t>(m / 2); k < keys.size(); k += static_cast<std::size_t>(m))
+    out.push_back(pair(keys[k]));
+  return out;
+}
+}  // namespace
+
 std::vector<std::pair<double, double>> CascadeGlobal::divide(std::vector<std::pair<double, double>> set, int m) {
   if (m <= 1) return set;
   // Sorted by (current length, prompt). Both are token counts (whole, in
@@ -349,13 +380,9 @@ std::vector<std::pair<double, double>> CascadeGlobal::divide(std::vector<std::pa
       for (std::size_t j = static_cast<std::size_t>(m / 2); j < set.size(); j += static_cast<std::size_t>(m)) out.push_back(set[j]);
       return out;
     }
-    keys[k] = static_cast<std::uint64_t>(set[k].second) << 32 | static_cast<std::uint64_t>(set[k].first);
+    keys[k] = lengthKey(static_cast<std::uint64_t>(set[k].first), static_cast<std::uint64_t>(set[k].second));
   }
-  std::sort(keys.begin(), keys.end());
-  std::vector<std::pair<double, double>> out;
-  for (std::size_t k = static_cast<std::size_t>(m / 2); k < keys.size(); k += static_cast<std::size_t>(m))
-    out.emplace_back(static_cast<double>(keys[k] & 0xffffffffu), static_cast<double>(keys[k] >> 32));
-  return out;
+  return divideKeys(keys, m);
 }
 
 std::int32_t CascadeGlobal::refineTarget(const QoeModel& q, RefineMode mode, std::vector<std::pair<double, double>> pooled,
@@ -399,21 +426,22 @@ std::int32_t CascadeGlobal::refineTarget(const QoeModel& q, RefineMode mode, std
 void CascadeGlobal::refineNow() {
   const int S = stages();
   if (S < 2) return;
-  std::vector<std::vector<std::pair<double, double>>> lens(static_cast<std::size_t>(S));
+  // Each placed request's (prompt, current length), keyed as divide does.
+  std::vector<std::vector<std::uint64_t>> lens(static_cast<std::size_t>(S));
   // Lengths only: lane members are read unsynced (their tokens counted from
   // the lane's steps), so the refinement does not replay their pacers.
   sim_->forEachActiveUnsynced([&](const Request& r) {
     if (r.synthetic || r.instance < 0) return;
-    lens[static_cast<std::size_t>(stageOf(r.instance))].emplace_back(
-        r.input, static_cast<double>(r.input) + sim_->generatedNow(r));
+    const auto prompt = static_cast<std::uint64_t>(r.input);
+    lens[static_cast<std::size_t>(stageOf(r.instance))].push_back(
+        lengthKey(prompt, prompt + static_cast<std::uint64_t>(sim_->generatedNow(r))));
   });
   bool moved = false;
   // Each stage's divided (sorted) set serves as "local" for its own boundary
   // and as "successors" for the one before: computed once.
   std::vector<std::vector<std::pair<double, double>>> divided(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s)
-    divided[static_cast<std::size_t>(s)] =
-        divide(std::move(lens[static_cast<std::size_t>(s)]), static_cast<int>(members(s).size()));
+    divided[static_cast<std::size_t>(s)] = divideKeys(lens[static_cast<std::size_t>(s)], static_cast<int>(members(s).size()));
   std::vector<std::pair<double, double>> pooled;
   for (int s = 0; s + 1 < S; ++s) {
     const auto& local = divided[static_cast<std::size_t>(s)];
