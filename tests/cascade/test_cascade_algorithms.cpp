@@ -487,6 +487,28 @@ TEST(CascadeHandover, FiresExactlyWhenTheSequenceCrossesTheBoundAfterThreeMessag
   EXPECT_EQ(rec.migrations, 1);
 }
 
+// A round's three messages travel at the latency the knob had when the
+// sender asked: a change mid-round applies from the next round.
+TEST(CascadeHandover, ARoundKeepsTheLatencyItStartedWith) {
+  CascadeConfig cc = quietConfig();
+  cc.messageLatencyS = 0.004;
+  CascadeRig rig(cc, 3, {req(0, 90, 40)}, {1, 2}, {100});
+  SimTime started = -1;
+  bool changed = false;
+  while (rig.sim->step()) {
+    if (!changed && rig.global->bidRounds() == 1) {
+      ASSERT_TRUE(rig.global->setKnob("message_latency_s", 0.05));
+      changed = true;
+    }
+    if (started < 0 && rig.liveTotal() > 0) started = rig.sim->now();
+  }
+  ASSERT_TRUE(changed);
+  const auto& tok = rig.rec.tokens.at(0);
+  ASSERT_GE(tok.size(), 10u);
+  EXPECT_EQ(rig.global->handovers(), 1);
+  EXPECT_EQ(started, tok[9] + 3 * secondsToNs(0.004));
+}
+
 TEST(CascadeHandover, LastStageAndSingleStageNeverHandOver) {
   CascadeRig rig(quietConfig(), 2, {req(0, 90, 40), req(0, 200, 20)}, {2}, {});
   rig.sim->run();

@@ -10,7 +10,9 @@
 
 namespace sl {
 
-int CascadeGlobal::chooseBid(std::vector<CascadeBid> bids, std::uint64_t pick) {
+int CascadeGlobal::chooseBid(std::vector<CascadeBid> bids, std::uint64_t pick) { return chooseBidIn(bids, pick); }
+
+int CascadeGlobal::chooseBidIn(std::vector<CascadeBid>& bids, std::uint64_t pick) {
   if (bids.empty()) return -1;
   std::sort(bids.begin(), bids.end(), [](const CascadeBid& a, const CascadeBid& b) {
     return a.load != b.load ? a.load < b.load : a.receiver < b.receiver;
@@ -30,52 +32,74 @@ double CascadeGlobal::earliestStart(int receiver) const {
   return buffered * sim_->config().kvBytesPerToken / transferBps_[static_cast<std::size_t>(receiver)];
 }
 
-void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates0, bool interStage) {
+void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates, bool interStage) {
   const int sender = r.instance;
-  std::vector<int> candidates;
-  for (int c : candidates0)
-    if (c != sender) candidates.push_back(c);
-  if (candidates.empty()) return;
+  if (std::none_of(candidates.begin(), candidates.end(), [&](int c) { return c != sender; })) return;
   asked_.insert(r.id);
   ++bidRounds_;
   ++asks_[static_cast<std::size_t>(sender)];
   if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 1;
-  const RequestHandle h = sim_->handleOf(r);
-  const std::int64_t id = r.id;
-  const SimTime lat = secondsToNs(cfg_.messageLatencyS);
+  // The round's state lives in a pooled slot (its vectors keep their
+  // capacity), so its three messages carry only the slot: no allocation.
+  std::size_t slot = rounds_.size();
+  if (freeRounds_.empty()) {
+    rounds_.emplace_back();
+  } else {
+    slot = freeRounds_.back();
+    freeRounds_.pop_back();
+  }
+  AskRound& a = rounds_[slot];
+  a.h = sim_->handleOf(r);
+  a.id = r.id;
+  a.sender = sender;
+  a.interStage = interStage;
+  a.latency = secondsToNs(cfg_.messageLatencyS);  // the round's three messages: the knob as it was at the ask
+  a.candidates.clear();
+  for (int c : candidates)
+    if (c != sender) a.candidates.push_back(c);
   // Ask: reaches every candidate after one message latency; each bids its
   // load and earliest start as it stands then; the bids travel back.
-  sim_->sendMessage(lat, [this, h, id, sender, candidates, interStage, lat] {
-    std::vector<CascadeBid> bids;
-    for (int c : candidates) {
-      bids.push_back({c, demand(c), earliestStart(c)});
-      ++bids_[static_cast<std::size_t>(c)];
-    }
-    sim_->sendMessage(lat, [this, h, id, sender, bids, interStage, lat] {
-      const Request* q = sim_->peek(h);  // reads only what a decode lane never changes
-      if (!q || q->instance != sender || q->state == ReqState::Finished) {
-        asked_.erase(id);
-        if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
-        return;
-      }
-      // All bids arrive together: the "first reply" among the kept ones is a seeded tie-break.
-      const int winner = chooseBid(bids, sim_->rng("cascade-bidask").next());
-      const double senderLoad = demand(sender);
-      // Confirm: ownership passes to the winner's priority queue.
-      sim_->sendMessage(lat, [this, h, id, sender, winner, senderLoad, interStage] {
-        if (!interStage) rebalancing_[static_cast<std::size_t>(sender)] = 0;
-        Request* q2 = sim_->resolve(h);
-        if (!q2 || q2->instance != sender) {
-          asked_.erase(id);
-          return;
-        }
-        (void)id;
-        ++wins_[static_cast<std::size_t>(winner)];
-        enqueueMove(winner, *q2, senderLoad, interStage);
-        pump(winner);
-      });
-    });
-  });
+  sim_->sendMessage(a.latency, [this, slot] { bidsFor(slot); });
+}
+
+void CascadeGlobal::bidsFor(std::size_t slot) {
+  AskRound& a = rounds_[slot];
+  a.bids.clear();
+  for (int c : a.candidates) {
+    a.bids.push_back({c, demand(c), earliestStart(c)});
+    ++bids_[static_cast<std::size_t>(c)];
+  }
+  sim_->sendMessage(a.latency, [this, slot] { chooseFor(slot); });
+}
+
+void CascadeGlobal::chooseFor(std::size_t slot) {
+  AskRound& a = rounds_[slot];
+  const Request* q = sim_->peek(a.h);  // reads only what a decode lane never changes
+  if (!q || q->instance != a.sender || q->state == ReqState::Finished) {
+    asked_.erase(a.id);
+    if (!a.interStage) rebalancing_[static_cast<std::size_t>(a.sender)] = 0;
+    freeRounds_.push_back(slot);
+    return;
+  }
+  // All bids arrive together: the "first reply" among the kept ones is a seeded tie-break.
+  a.winner = chooseBidIn(a.bids, sim_->rng("cascade-bidask").next());
+  a.senderLoad = demand(a.sender);
+  // Confirm: ownership passes to the winner's priority queue.
+  sim_->sendMessage(a.latency, [this, slot] { confirmFor(slot); });
+}
+
+void CascadeGlobal::confirmFor(std::size_t slot) {
+  const AskRound a = rounds_[slot].copyHead();
+  freeRounds_.push_back(slot);
+  if (!a.interStage) rebalancing_[static_cast<std::size_t>(a.sender)] = 0;
+  Request* q2 = sim_->resolve(a.h);
+  if (!q2 || q2->instance != a.sender) {
+    asked_.erase(a.id);
+    return;
+  }
+  ++wins_[static_cast<std::size_t>(a.winner)];
+  enqueueMove(a.winner, *q2, a.senderLoad, a.interStage);
+  pump(a.winner);
 }
 
 void CascadeGlobal::enqueueMove(int receiver, const Request& r, double senderLoad, bool interStage) {

@@ -61,6 +61,8 @@ void CascadeGlobal::attach(Simulator& sim) {
   mayBeStale_.assign(n, 1);
   abortsSeen_.assign(n, 0);
   queuedAt_.clear();
+  rounds_.clear();
+  freeRounds_.clear();
   rebalancing_.assign(n, 0);
   const double bw = sim.config().nvlinkBytesPerSec > 0 ? sim.config().nvlinkBytesPerSec : sim.config().nicBytesPerSec;
   transferBps_.assign(n, bw);

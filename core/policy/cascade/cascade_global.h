@@ -148,6 +148,35 @@ public:
   void ask(Request& r, const std::vector<int>& candidates, bool interStage);
 
 private:
+  /// One bid-ask round in flight (pooled: rounds_[slot], free slots in freeRounds_).
+  struct AskRound {
+    RequestHandle h;
+    std::int64_t id = 0;
+    int sender = -1;
+    bool interStage = true;
+    SimTime latency = 0;  // of each of the round's messages
+    int winner = -1;
+    double senderLoad = 0;
+    std::vector<int> candidates;
+    std::vector<CascadeBid> bids;
+    /// The scalar fields alone (the confirm's copy: the slot is freed before it acts).
+    AskRound copyHead() const {
+      AskRound c;
+      c.h = h;
+      c.id = id;
+      c.sender = sender;
+      c.interStage = interStage;
+      c.latency = latency;
+      c.winner = winner;
+      c.senderLoad = senderLoad;
+      return c;
+    }
+  };
+  /// chooseBid on `bids` in place (they are left sorted and cut).
+  static int chooseBidIn(std::vector<CascadeBid>& bids, std::uint64_t pick);
+  void bidsFor(std::size_t slot);     // the ask reaches the candidates: they bid
+  void chooseFor(std::size_t slot);   // the bids reach the sender: it picks the winner
+  void confirmFor(std::size_t slot);  // the confirm reaches the winner: the move is queued
   void planNow(bool startup);
   void applyPlan(const Plan& p, const LengthHistogram& h);
   void armWatch(Request& r);
@@ -181,6 +210,8 @@ private:
   std::unordered_multimap<std::int64_t, int> queuedAt_;  // queued move's id -> receiver
   std::vector<std::uint8_t> mayBeStale_;      // per receiver
   std::vector<std::int64_t> abortsSeen_;      // per receiver: Simulator::aborted() at its last pump
+  std::vector<AskRound> rounds_;              // bid-ask rounds, pooled
+  std::vector<std::size_t> freeRounds_;
   std::vector<double> transferBps_;           // measured per receiver
   std::vector<std::int64_t> asks_, bids_, wins_;  // bid-ask rounds per instance: started, bid in, won
   struct ArrivalSample {
