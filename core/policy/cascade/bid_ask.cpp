@@ -49,17 +49,17 @@ void CascadeGlobal::ask(Request& r, const std::vector<int>& candidates, bool int
     freeRounds_.pop_back();
   }
   AskRound& a = rounds_[slot];
-  a.h = sim_->handleOf(r);
-  a.id = r.id;
-  a.sender = sender;
-  a.interStage = interStage;
-  a.latency = secondsToNs(cfg_.messageLatencyS);  // the round's three messages: the knob as it was at the ask
+  a.head.h = sim_->handleOf(r);
+  a.head.id = r.id;
+  a.head.sender = sender;
+  a.head.interStage = interStage;
+  a.head.latency = secondsToNs(cfg_.messageLatencyS);  // the round's three messages: the knob as it was at the ask
   a.candidates.clear();
   for (int c : candidates)
     if (c != sender) a.candidates.push_back(c);
   // Ask: reaches every candidate after one message latency; each bids its
   // load and earliest start as it stands then; the bids travel back.
-  sim_->sendMessage(a.latency, [this, slot] { bidsFor(slot); });
+  sim_->sendMessage(a.head.latency, [this, slot] { bidsFor(slot); });
 }
 
 void CascadeGlobal::bidsFor(std::size_t slot) {
@@ -69,11 +69,12 @@ void CascadeGlobal::bidsFor(std::size_t slot) {
     a.bids.push_back({c, demand(c), earliestStart(c)});
     ++bids_[static_cast<std::size_t>(c)];
   }
-  sim_->sendMessage(a.latency, [this, slot] { chooseFor(slot); });
+  sim_->sendMessage(a.head.latency, [this, slot] { chooseFor(slot); });
 }
 
 void CascadeGlobal::chooseFor(std::size_t slot) {
-  AskRound& a = rounds_[slot];
+  AskRound& round = rounds_[slot];
+  AskRound::Head& a = round.head;
   const Request* q = sim_->peek(a.h);  // reads only what a decode lane never changes
   if (!q || q->instance != a.sender || q->state == ReqState::Finished) {
     asked_.erase(a.id);
@@ -82,14 +83,14 @@ void CascadeGlobal::chooseFor(std::size_t slot) {
     return;
   }
   // All bids arrive together: the "first reply" among the kept ones is a seeded tie-break.
-  a.winner = chooseBidIn(a.bids, sim_->rng("cascade-bidask").next());
+  a.winner = chooseBidIn(round.bids, sim_->rng("cascade-bidask").next());
   a.senderLoad = demand(a.sender);
   // Confirm: ownership passes to the winner's priority queue.
   sim_->sendMessage(a.latency, [this, slot] { confirmFor(slot); });
 }
 
 void CascadeGlobal::confirmFor(std::size_t slot) {
-  const AskRound a = rounds_[slot].copyHead();
+  const AskRound::Head a = rounds_[slot].head;
   freeRounds_.push_back(slot);
   if (!a.interStage) rebalancing_[static_cast<std::size_t>(a.sender)] = 0;
   Request* q2 = sim_->resolve(a.h);

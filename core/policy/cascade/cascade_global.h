@@ -150,27 +150,17 @@ public:
 private:
   /// One bid-ask round in flight (pooled: rounds_[slot], free slots in freeRounds_).
   struct AskRound {
-    RequestHandle h;
-    std::int64_t id = 0;
-    int sender = -1;
-    bool interStage = true;
-    SimTime latency = 0;  // of each of the round's messages
-    int winner = -1;
-    double senderLoad = 0;
+    struct Head {  // what the confirm needs (copied out: the slot is freed before it acts)
+      RequestHandle h;
+      std::int64_t id = 0;
+      int sender = -1;
+      bool interStage = true;
+      SimTime latency = 0;  // of each of the round's messages
+      int winner = -1;
+      double senderLoad = 0;
+    } head;
     std::vector<int> candidates;
     std::vector<CascadeBid> bids;
-    /// The scalar fields alone (the confirm's copy: the slot is freed before it acts).
-    AskRound copyHead() const {
-      AskRound c;
-      c.h = h;
-      c.id = id;
-      c.sender = sender;
-      c.interStage = interStage;
-      c.latency = latency;
-      c.winner = winner;
-      c.senderLoad = senderLoad;
-      return c;
-    }
   };
   /// chooseBid on `bids` in place (they are left sorted and cut).
   static int chooseBidIn(std::vector<CascadeBid>& bids, std::uint64_t pick);
