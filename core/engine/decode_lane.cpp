@@ -71,13 +71,27 @@ void DecodeLane::pushWatch(Request& r) {
   const std::int64_t g = static_cast<std::int64_t>(r.generated) + unsyncedTokens(r);
   const std::int64_t ahead = static_cast<std::int64_t>(r.lengthWatch) - r.input - g - 1;
   watches_.push_back(Watch{steps_ + std::max<std::int64_t>(0, ahead), r.arrival, r.id, &r, r.laneTicket, r.lengthWatch});
+  if (batching_) {
+    batchPushed_ = true;
+    return;
+  }
   std::push_heap(watches_.begin(), watches_.end(), later<Watch>);
   // Entries of members that left or were watched anew stay until their step:
   // dropped in one pass once they outnumber the members (bounded memory).
-  if (watches_.size() > 2 * members_.size() + 64) {
-    std::erase_if(watches_, [&](const Watch& w) { return !isMember(*w.r, w.ticket) || w.r->lengthWatch != w.threshold; });
-    std::make_heap(watches_.begin(), watches_.end(), later<Watch>);
-  }
+  if (watches_.size() > 2 * members_.size() + 64) rebuildWatches();
+}
+
+void DecodeLane::rebuildWatches() {
+  std::erase_if(watches_, [&](const Watch& w) { return !isMember(*w.r, w.ticket) || w.r->lengthWatch != w.threshold; });
+  std::make_heap(watches_.begin(), watches_.end(), later<Watch>);
+}
+
+void DecodeLane::endWatchBatch() {
+  assert(batching_);
+  batching_ = false;
+  if (!batchPushed_) return;
+  batchPushed_ = false;
+  rebuildWatches();
 }
 
 void DecodeLane::rewatch(Request& r) {

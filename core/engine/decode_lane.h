@@ -92,6 +92,13 @@ public:
   /// step whose token reaches it is found anew (from the lane's steps: no
   /// sync).
   void rewatch(Request& r);
+  /// Between begin and end, new watches are only appended: end drops the
+  /// stale entries and rebuilds the heap once (a policy re-watching every
+  /// member at once, e.g. a moved stage boundary). The entries are the same
+  /// as without the batch, less stale ones, so the watches fire alike.
+  /// No step ends in between.
+  void beginWatchBatch() { batching_ = true; }
+  void endWatchBatch();
   /// `r` (a member) must leave: now (true; the caller takes it back), or,
   /// while a step is under way, at that step's end, after its token (false;
   /// endStep hands it back in `leavers`). It is synced first either way.
@@ -146,10 +153,12 @@ private:
   std::size_t bucketOf(const Request& r) const;
   void removeMember(Request& r);
   void pushWatch(Request& r);
+  void rebuildWatches();  // drops stale watch entries, re-heaps
 
   std::vector<Request*> members_;
   std::vector<Finish> finishes_;      // min-heap by (step, arrival, id)
-  std::vector<Watch> watches_;        // min-heap by (step, arrival, id)
+  std::vector<Watch> watches_;        // min-heap by (step, arrival, id), but during a watch batch
+  bool batching_ = false, batchPushed_ = false;
   struct Due {
     std::int64_t step;
     Request* r;

@@ -291,6 +291,16 @@ void Simulator::laneRewatch(Request& r) {
   instances_[static_cast<std::size_t>(r.instance)]->lane_->rewatch(r);
 }
 
+Simulator::WatchBatch::WatchBatch(Simulator& sim) : sim_(sim) {
+  for (const auto& in : sim_.instances_)
+    if (in->lane_) in->lane_->beginWatchBatch();
+}
+
+Simulator::WatchBatch::~WatchBatch() {
+  for (const auto& in : sim_.instances_)
+    if (in->lane_) in->lane_->endWatchBatch();
+}
+
 void Simulator::laneRelease(Request& r, const char* what) {
   if (!laneAware_) laneViolation(what);
   instances_[static_cast<std::size_t>(r.instance)]->policy_->releaseFromLane(r);

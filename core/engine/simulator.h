@@ -218,6 +218,20 @@ public:
     if (r.laneIndex >= 0) [[unlikely]]
       laneRewatch(r);
   }
+  /// Many watchLength calls at once (a policy re-watching every request
+  /// when a stage boundary moves): while a guard lives, lane members' new
+  /// watches are only appended, and each lane rebuilds its watch heap once
+  /// when the guard ends. The watches fire exactly as without it. Not nested.
+  class WatchBatch {
+  public:
+    explicit WatchBatch(Simulator& sim);
+    ~WatchBatch();
+    WatchBatch(const WatchBatch&) = delete;
+    WatchBatch& operator=(const WatchBatch&) = delete;
+
+  private:
+    Simulator& sim_;
+  };
   /// A named periodic timer: GlobalPolicy::onTimer(id) every `period`
   /// (first at now + period). A policy may run several, each with its own
   /// period. Returns the timer's id.

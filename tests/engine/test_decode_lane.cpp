@@ -74,6 +74,11 @@ public:
           ticks_ % 4 == 0)  // (every fourth tick: the watches stand long enough to fire)
         rewatch.push_back(&r);
     });
+    // Every other round of new watches in a watch batch (the lanes' heaps
+    // rebuilt once at its end, as CascadeInfer's refinement does): the
+    // watches must fire as the eager run's do.
+    std::optional<Simulator::WatchBatch> batch;
+    if (ticks_ % 8 == 0) batch.emplace(*sim_);
     for (const Request* r : rewatch) {
       const std::int32_t before = r->generated;
       const std::int32_t now = sim_->generatedNow(*r);
@@ -238,6 +243,57 @@ void checkCase(const LaneCase& c, bool expectLane = true) {
     EXPECT_GT(lazy.laneSteps, 0);  // the lane did take over decodes
   }
   expectSameRun(lazy, eager);
+}
+
+// Simulator::WatchBatch: new watches appended and the heap rebuilt once
+// fire at the same steps, in the same order, as the same watches pushed
+// one at a time, whether they fall before, among or after the standing ones.
+TEST(DecodeLane, WatchBatchFiresAsSinglePushes) {
+  constexpr std::int32_t kBlock = 16;
+  const auto run = [](bool batched) {
+    std::vector<Request> reqs(60);
+    DecodeLane lane;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      Request& r = reqs[i];
+      r.id = static_cast<std::int64_t>(i);
+      r.arrival = static_cast<SimTime>(i % 7);  // ties broken by id
+      r.input = 100;
+      r.prefillTarget = r.prefilled = 100;
+      r.answer = 1000;
+      r.generated = 1;
+      r.kvTokens = 101;
+      r.blocksGpu = 7;
+      r.state = ReqState::Running;
+      r.scheduled = true;
+      r.lengthWatch = 101 + 5 + static_cast<std::int32_t>(i * 7 % 40);  // the standing watches
+      lane.join(r, kBlock);
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> fired;  // (step, id)
+    std::vector<Request*> fin, watchers, leave;
+    const auto step = [&] {
+      lane.beginStep();
+      watchers.clear();
+      lane.endStep(static_cast<SimTime>(lane.steps() + 1) * 1000, fin, watchers, leave);
+      for (const Request* r : watchers) fired.emplace_back(lane.steps(), r->id);
+    };
+    for (int k = 0; k < 3; ++k) step();
+    // New watches for two thirds of the members, spread from the next step
+    // to far on; some back to a value they had (an old entry valid again).
+    if (batched) lane.beginWatchBatch();
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      Request& r = reqs[i];
+      if (i % 3 == 2) continue;
+      const std::int32_t len = r.input + r.generated + lane.unsyncedTokens(r);
+      r.lengthWatch = i % 5 == 0 ? 101 + 5 + static_cast<std::int32_t>(i * 7 % 40) : len + 1 + static_cast<std::int32_t>(i * 13 % 50);
+      lane.rewatch(r);
+    }
+    if (batched) lane.endWatchBatch();
+    for (int k = 0; k < 60; ++k) step();
+    return fired;
+  };
+  const auto single = run(false);
+  EXPECT_GT(single.size(), 40u);
+  EXPECT_EQ(run(true), single);
 }
 
 TEST(DecodeLane, RoomyClusterMatchesEagerRun) {

@@ -263,6 +263,7 @@ void CascadeGlobal::setLayout(const std::vector<int>& perStage, const std::vecto
     const std::string label = stageLabel(s);
     for (int m : members_[static_cast<std::size_t>(s)]) sim_->setPoolLabel(m, label);
   }
+  const Simulator::WatchBatch batch(*sim_);
   sim_->forEachActive([&](const Request& r) {
     if (!r.synthetic && r.instance >= 0) armWatch(const_cast<Request&>(r));
   });
@@ -480,6 +481,7 @@ void CascadeGlobal::refineNow() {
   // watchLength syncs a lane member only when its threshold changes.
   std::vector<std::int32_t> threshold(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s) threshold[static_cast<std::size_t>(s)] = watchThreshold(s);
+  const Simulator::WatchBatch batch(*sim_);
   sim_->forEachActiveUnsynced([&](const Request& r) {
     if (!r.synthetic && r.instance >= 0)
       sim_->watchLength(const_cast<Request&>(r), threshold[static_cast<std::size_t>(stageOf(r.instance))]);
