@@ -329,7 +329,7 @@ TEST(Summary, OnePassAndTwoBufferPathsMatchPerMetricStats) {
 
 // radixSortKeys on its own: std::sort's order for keys whose every byte
 // varies, for small integers (most bytes shared, skipped) and for keys
-// produced from the buffer's own contents.
+// produced from the buffer's own contents (CascadeInfer's set division).
 TEST(Summary, RadixSortKeysMatchesStdSort) {
   std::mt19937_64 rng(5);
   for (const std::size_t n : {0u, 1u, 2u, 3u, 255u, 256u, 4097u}) {

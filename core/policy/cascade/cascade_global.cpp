@@ -7,6 +7,7 @@
 #include "cost/cost_model.h"
 #include "engine/simulator.h"
 #include "engine/snapshot.h"
+#include "util/radix_sort.h"
 
 namespace sl {
 
@@ -354,10 +355,16 @@ std::vector<std::pair<double, double>> divideKeys(std::vector<std::uint64_t>& ke
     for (const std::uint64_t k : keys) out.push_back(pair(k));
     return out;
   }
-  // std::sort: a stage holds a few hundred requests, where the radix sort's
-  // fixed cost (eight 256-entry counts) makes it the slower (scenario C:
-  // 3 431 M instructions with it from 256 keys, 3 403 M without).
-  std::sort(keys.begin(), keys.end());
+  // The radix sort from 256 keys: it runs ~1 % more instructions than
+  // std::sort on a stage's few hundred keys (its eight 256-entry counts) but
+  // has no data-dependent branches, and by wall it is the faster (scenario
+  // C: cascade 0.37 s against 0.40 s with std::sort, three runs each).
+  if (keys.size() >= 256) {
+    std::vector<std::uint64_t> tmp;
+    radixSortKeys(keys.size(), [&](std::size_t i) { return keys[i]; }, keys, tmp);
+  } else {
+    std::sort(keys.begin(), keys.end());
+  }
   out.reserve(keys.size() / static_cast<std::size_t>(m) + 1);
   for (std::size_t k = static_cast<std::size_t>(m / 2); k < keys.size(); k += static_cast<std::size_t>(m))
     out.push_back(pair(keys[k]));
