@@ -44,9 +44,15 @@ std::string CascadeGlobal::stageLabel(int s) const {
   return label;
 }
 
-std::int32_t CascadeGlobal::upper(int s) const {
-  const double b = bounds_[static_cast<std::size_t>(s)];
-  return b >= static_cast<double>(kNoBound) ? kNoBound : static_cast<std::int32_t>(std::lround(b));
+void CascadeGlobal::setBounds(std::size_t stages) {
+  bounds_.assign(stages, static_cast<double>(kNoBound));
+  uppers_.assign(stages, kNoBound);
+}
+
+void CascadeGlobal::setBound(int s, double b) {
+  bounds_[static_cast<std::size_t>(s)] = b;
+  uppers_[static_cast<std::size_t>(s)] =
+      b >= static_cast<double>(kNoBound) ? kNoBound : static_cast<std::int32_t>(std::lround(b));
 }
 
 void CascadeGlobal::attach(Simulator& sim) {
@@ -99,7 +105,7 @@ void CascadeGlobal::attach(Simulator& sim) {
 
   members_.assign(1, {});
   for (int i = 0; i < sim.numInstances(); ++i) members_[0].push_back(i);
-  bounds_.assign(1, static_cast<double>(kNoBound));
+  setBounds(1);
   planNow(true);
 
   if (cfg_.layout == CascadeLayout::Planned && cfg_.replanIntervalS > 0)
@@ -250,10 +256,10 @@ void CascadeGlobal::applyPlan(const Plan& p, const LengthHistogram& h) {
 void CascadeGlobal::setLayout(const std::vector<int>& perStage, const std::vector<std::int32_t>& uppers) {
   const int S = static_cast<int>(perStage.size());
   members_.assign(static_cast<std::size_t>(S), {});
-  bounds_.assign(static_cast<std::size_t>(S), static_cast<double>(kNoBound));
+  setBounds(static_cast<std::size_t>(S));
   int i = 0;
   for (int s = 0; s < S; ++s) {
-    if (s + 1 < S) bounds_[static_cast<std::size_t>(s)] = uppers[static_cast<std::size_t>(s)];
+    if (s + 1 < S) setBound(s, uppers[static_cast<std::size_t>(s)]);
     for (int k = 0; k < perStage[static_cast<std::size_t>(s)] && i < sim_->numInstances(); ++k, ++i) {
       members_[static_cast<std::size_t>(s)].push_back(i);
       stageOf_[static_cast<std::size_t>(i)] = s;
@@ -476,7 +482,7 @@ void CascadeGlobal::refineNow() {
     b = std::clamp(b, lo, hi);
     ++refinements_;
     if (std::lround(b) != upper(s)) moved = true;
-    bounds_[static_cast<std::size_t>(s)] = b;
+    setBound(s, b);
   }
   if (!moved) return;
   for (int s = 0; s < S; ++s) {

@@ -92,7 +92,7 @@ public:
   int stages() const { return static_cast<int>(bounds_.size()); }
   int stageOf(int instance) const { return stageOf_[static_cast<std::size_t>(instance)]; }
   /// Upper bound of stage s (tokens); the last stage's is "none" (INT32_MAX).
-  std::int32_t upper(int s) const;
+  std::int32_t upper(int s) const { return uppers_[static_cast<std::size_t>(s)]; }
   std::int32_t lower(int s) const { return s == 0 ? 0 : upper(s - 1); }
   /// The length watch of a request in stage s: its upper bound (none in the last stage).
   std::int32_t watchThreshold(int s) const { return s + 1 < stages() ? upper(s) : -1; }
@@ -167,6 +167,8 @@ private:
   void bidsFor(std::size_t slot);     // the ask reaches the candidates: they bid
   void chooseFor(std::size_t slot);   // the bids reach the sender: it picks the winner
   void confirmFor(std::size_t slot);  // the confirm reaches the winner: the move is queued
+  void setBounds(std::size_t stages);  // every stage unbounded
+  void setBound(int s, double b);
   void planNow(bool startup);
   void applyPlan(const Plan& p, const LengthHistogram& h);
   void armWatch(Request& r);
@@ -185,6 +187,7 @@ private:
   Plan plan_;
   std::vector<std::int64_t> edges_;
   std::vector<double> bounds_;                // upper bound of each stage (last: +inf), EMA state
+  std::vector<std::int32_t> uppers_;          // bounds_ rounded (upper()): kept with it by setBound(s)
   std::vector<std::vector<int>> members_;
   std::vector<int> stageOf_;
   std::vector<std::vector<PendingMove>> queues_;  // per receiver
