@@ -157,7 +157,7 @@ private:
 
   std::vector<Request*> members_;
   std::vector<Finish> finishes_;      // min-heap by (step, arrival, id)
-  std::vector<Watch> watches_;        // min-heap by (step, arrival, id), but during a watch batch
+  std::vector<Watch> watches_;        // min-heap by (step, arrival, id); during a watch batch new entries sit unheaped at the end
   bool batching_ = false, batchPushed_ = false;
   struct Due {
     std::int64_t step;
