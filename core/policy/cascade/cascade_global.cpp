@@ -481,8 +481,9 @@ void CascadeGlobal::refineNow() {
     }
     b = std::clamp(b, lo, hi);
     ++refinements_;
-    if (std::lround(b) != upper(s)) moved = true;
-    setBound(s, b);
+    const std::int32_t before = upper(s);
+    setBound(s, b);  // (rounds b as upper() reads it)
+    if (upper(s) != before) moved = true;
   }
   if (!moved) return;
   for (int s = 0; s < S; ++s) {
