@@ -332,10 +332,11 @@ int cmdPresets(const std::string& what, bool json) {
     auto& arr = j["engines"] = nlohmann::ordered_json::array();
     for (const EnginePreset& e : enginePresets()) {
       arr.push_back({{"id", e.id}, {"name", e.name}, {"default", e.isDefault}, {"coefficients", e.coefficients},
-                     {"sources", e.sources}});
+                     {"frontend", e.frontend}, {"sources", e.sources}});
       if (!json)
-        std::printf("engine    %-22s %s%s: %s\n", e.id.c_str(), e.name.c_str(), e.isDefault ? " (default)" : "",
-                    e.coefficients.dump().c_str());
+        std::printf("engine    %-22s %s%s: %s%s%s\n", e.id.c_str(), e.name.c_str(), e.isDefault ? " (default)" : "",
+                    e.coefficients.dump().c_str(), e.frontend.empty() ? "" : ", front end ",
+                    e.frontend.empty() ? "" : e.frontend.dump().c_str());
     }
   }
   if (want("policies")) {
@@ -382,11 +383,14 @@ int cmdCost(const CostArgs& a) {
   const PresetRegistry& reg = PresetRegistry::builtin();
   CostCoefficients c;
   if (a.profile) c = loadCostProfile(*a.profile);
+  const EnginePreset* engine = a.engine ? &enginePreset(*a.engine, "--engine") : nullptr;
+  if (engine) c = engine->apply(c);
   if (a.hetero) c.hetero = parseHeteroMode(*a.hetero, "--hetero");
   const Precision precision{parseDType(a.modelDtype, "--model-dtype"), parseDType(a.kvDtype, "--kv-dtype")};
   checkPrecision(reg.gpu(a.gpu), precision, "--model-dtype", "--kv-dtype");
-  const CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,
-                        parseAllReduceMode(a.allreduce, "--allreduce"));
+  CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,
+                  parseAllReduceMode(a.allreduce, "--allreduce"));
+  if (engine) model.setAsyncScheduling(engine->applyFrontEnd(FrontEndSpec{}).async_scheduling);
   std::optional<std::string_view> pf, dc;
   if (a.prefill) pf = *a.prefill;
   if (a.decode) dc = *a.decode;

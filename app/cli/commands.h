@@ -50,6 +50,7 @@ struct CostArgs {
   int blockSize = 16;
   std::string allreduce = "vllm";
   std::optional<std::string> hetero;  ///< "kernel" | "cv": overrides the profile's
+  std::optional<std::string> engine;  ///< engine-generation preset: coefficients and async scheduling
   bool allreduceFit = false;  ///< print the measured-collective fits instead
   bool json = false;
 };

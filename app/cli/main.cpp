@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
                    "SEQS@CONTEXT[,SEQS@CONTEXT...], e.g. 32@1024 or 511@751,1@128000 (a mixed batch)");
   cost->add_option("--hetero", costArgs.hetero, "Decode heterogeneity rule: kernel (default) | cv");
   cost->add_option("--profile", costArgs.profile, "Calibrated cost profile JSON");
+  cost->add_option("--engine", costArgs.engine,
+                   "Engine-generation preset (resources/engines/): its coefficients and async scheduling");
   cost->add_option("--gpu-memory-utilization", costArgs.gpuMemoryUtilization)->capture_default_str();
   cost->add_option("--kv-capacity-fraction", costArgs.kvCapacityFraction)->capture_default_str();
   cost->add_option("--block-size", costArgs.blockSize)->capture_default_str();

@@ -81,13 +81,7 @@ CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string
     const CoefField* field = nullptr;
     for (const auto& f : kFields)
       if (it.key() == f.key) field = &f;
-    if (!field) {
-      std::string msg = place + ": unknown cost coefficient";
-      const std::string hint = costdetail::closestMatch(it.key(), keys());
-      if (!hint.empty()) msg += ": did you mean '" + hint + "'?";
-      msg += " known: " + costdetail::joinList(keys());
-      throw InputError(msg);
-    }
+    if (!field) throw InputError(costdetail::unknownKeyMessage(place, "cost coefficient", it.key(), keys()));
     if (!it->is_number()) throw InputError(place + ": must be a number (got " + it->dump() + ")");
     const double v = it->get<double>();
     const std::string got = " (got " + it->dump() + ")";
@@ -221,6 +215,7 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   decodePerToken_ = static_cast<double>(kvBytesPerToken_) / (tpd * BW * c_.eta_kv);
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
+  cpuFixed_ = c_.t_step_us * 1e-6;
   arBytesPerToken_ = static_cast<double>(model_.hidden) * model_.dtype_bytes;
   ctasPerSeq_ = std::max(1, (model_.kv_heads + tp_ - 1) / tp_);
   slots_ = gpu_.sm_count * c_.attn_ctas_per_sm;
@@ -287,6 +282,11 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqs;
   r.comm_s = commSeconds(N);
   r.total_s = r.overhead_s + r.linear_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
+  if (async_) {
+    const double cpu = cpuFixed_ + overheadPerSeq_ * seqs;
+    r.overlap_s = std::min(cpu, r.total_s - cpu);
+    r.total_s -= r.overlap_s;
+  }
   return r;
 }
 
@@ -300,7 +300,12 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   const double decode = h * decodePerToken_ * b.decode_ctx_sum;
   const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;
   const double comm = commSeconds(N);
-  return overhead + linear + prefill + decode + comm;
+  const double total = overhead + linear + prefill + decode + comm;
+  if (async_) {  // max(CPU part, GPU part)
+    const double cpu = cpuFixed_ + overheadPerSeq_ * seqs;
+    return std::max(cpu, total - cpu);
+  }
+  return total;
 }
 
 double CostModel::activationReserveBytes() const {

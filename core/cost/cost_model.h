@@ -136,6 +136,10 @@ struct CostBreakdown {
   double decode_attn_s = 0;   ///< includes the heterogeneity factor h
   double overhead_s = 0;      ///< t_step + t_layer·layers + t_seq·#seqs
   double comm_s = 0;          ///< tensor-parallel all-reduces (2 per layer)
+  /// With async scheduling (CostModel::asyncScheduling): the step's CPU part
+  /// (t_step + t_seq·#seqs) hidden behind its GPU part; total_s is the sum of
+  /// the terms above minus this. 0 otherwise.
+  double overlap_s = 0;
   double total_s = 0;
   double heterogeneity_h = 1;  ///< decode attention time over its bandwidth-bound time
 };
@@ -158,6 +162,13 @@ public:
   const CostCoefficients& coefficients() const { return c_; }
   AllReduceMode allReduceMode() const { return allreduce_; }
   const Precision& precision() const { return p_; }
+  /// Async scheduling (vLLM V1's --async-scheduling, SGLang's overlap
+  /// scheduler; cluster.frontend.async_scheduling): the next step is
+  /// scheduled while this one runs on the GPU, so an iteration lasts
+  /// max(CPU part, GPU part) instead of their sum. CPU part: t_step +
+  /// t_seq·#seqs; GPU part: everything else (docs/cost-model.md).
+  void setAsyncScheduling(bool on) { async_ = on; }
+  bool asyncScheduling() const { return async_; }
 
   CostBreakdown breakdown(const BatchShape& b) const;
   /// Same as breakdown(b).total_s; no allocation. An empty batch costs 0.
@@ -237,6 +248,8 @@ private:
   double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
   double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)
   double overheadFixed_;       // t_step + t_layer·layers
+  double cpuFixed_;            // t_step (the CPU part of overheadFixed_)
+  bool async_ = false;         // setAsyncScheduling
   double overheadPerSeq_;      // t_seq
   double commPerToken_;        // ring: 2·layers · 2(tp−1)/tp · hidden·dtype / (link·0.5)
   double commFixed_;           // ring: 2·layers · 2(tp−1)·α_hop

@@ -185,6 +185,9 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "  overheads           " + ms(r.overhead_s) + pct(r.overhead_s) + "\n";
   out += "  communication (TP)  " + ms(r.comm_s) + pct(r.comm_s) + "\n";
   if (m.tp() > 1) out += "    " + describeComm(m, batch) + "\n";
+  if (m.asyncScheduling())
+    out += "  hidden by async scheduling: " + fmt("%.3f ms", r.overlap_s * 1e3) +
+           " (CPU part t_step + t_seq x seqs overlaps the GPU part)\n";
   out += "Heterogeneity factor h: " + fmt("%.3f", r.heterogeneity_h) + " (" + describeHetero(m, batch) + ")\n";
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
@@ -220,6 +223,7 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                        {"decode_attention", r.decode_attn_s * 1e3},
                        {"overhead", r.overhead_s * 1e3},
                        {"communication", r.comm_s * 1e3}};
+  if (m.asyncScheduling()) j["breakdown_ms"]["hidden_by_async_scheduling"] = -r.overlap_s * 1e3;
   if (m.tp() > 1) {
     const double bytes = m.allreduceBytes(batch.prefill_tokens + batch.decode_seqs);
     j["allreduce"] = {{"model", allReduceModeName(m.allReduceMode())},

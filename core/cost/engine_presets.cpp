@@ -11,9 +11,13 @@ CostCoefficients EnginePreset::apply(const CostCoefficients& base) const {
   return CostCoefficients::fromJson(coefficients, "engines/" + id + ".json: coefficients", base);
 }
 
+FrontEndSpec EnginePreset::applyFrontEnd(const FrontEndSpec& base) const {
+  return FrontEndSpec::fromJson(frontend, "engines/" + id + ".json: frontend", base);
+}
+
 EnginePreset parseEnginePreset(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object()) throw InputError(file + ": an engine preset must be a JSON object");
-  static const std::vector<std::string> kKeys = {"id", "name", "default", "coefficients", "sources"};
+  static const std::vector<std::string> kKeys = {"id", "name", "default", "coefficients", "frontend", "sources"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end())
       throw InputError(file + ": " + it.key() + ": unknown key (known: " + costdetail::joinList(kKeys) + ")");
@@ -35,16 +39,24 @@ EnginePreset parseEnginePreset(const nlohmann::json& j, const std::string& file)
     throw InputError(file + ": coefficients: must be a non-empty object of cost coefficients");
   CostCoefficients::fromJson(*c, file + ": coefficients");  // validates keys and values
   p.coefficients = *c;
+  if (auto f = j.find("frontend"); f != j.end()) {
+    if (!f->is_object()) throw InputError(file + ": frontend: must be an object of front-end fields");
+    FrontEndSpec::fromJson(*f, file + ": frontend", FrontEndSpec{});  // validates keys and values
+    p.frontend = *f;
+  }
   auto s = j.find("sources");
   if (s == j.end() || !s->is_object()) throw InputError(file + ": sources: must be an object (coefficient -> source)");
-  for (auto it = c->begin(); it != c->end(); ++it) {
-    auto src = s->find(it.key());
+  std::vector<std::string> sourced;
+  for (auto it = c->begin(); it != c->end(); ++it) sourced.push_back(it.key());
+  for (auto it = p.frontend.begin(); it != p.frontend.end(); ++it) sourced.push_back("frontend." + it.key());
+  for (const std::string& key : sourced) {
+    auto src = s->find(key);
     if (src == s->end() || !src->is_string() || src->get<std::string>().empty())
-      throw InputError(file + ": sources." + it.key() + ": every coefficient needs its public source");
+      throw InputError(file + ": sources." + key + ": every coefficient and front-end field needs its public source");
   }
   for (auto it = s->begin(); it != s->end(); ++it)
-    if (!c->contains(it.key()))
-      throw InputError(file + ": sources." + it.key() + ": not one of this preset's coefficients");
+    if (std::find(sourced.begin(), sourced.end(), it.key()) == sourced.end())
+      throw InputError(file + ": sources." + it.key() + ": not one of this preset's coefficients or front-end fields");
   p.sources = *s;
   return p;
 }

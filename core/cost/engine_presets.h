@@ -14,6 +14,7 @@
 
 #include "cost/cost_model.h"
 #include "cost/embedded_presets.h"
+#include "cost/frontend.h"
 
 namespace sl {
 
@@ -22,14 +23,18 @@ struct EnginePreset {
   std::string name;
   bool isDefault = false;      ///< the generation the built-in defaults model
   nlohmann::json coefficients;  ///< a subset of CostCoefficients' keys
-  nlohmann::json sources;       ///< key → public source (one per coefficient)
+  nlohmann::json frontend = nlohmann::json::object();  ///< a subset of FrontEndSpec's keys
+  nlohmann::json sources;       ///< key → public source (one per coefficient; "frontend.<key>" per front-end field)
 
   /// `base` with this preset's coefficients applied.
   CostCoefficients apply(const CostCoefficients& base) const;
+  /// `base` with this preset's front-end fields applied.
+  FrontEndSpec applyFrontEnd(const FrontEndSpec& base) const;
 };
 
 /// Parses one preset file's JSON; errors (InputError) name `file` and the
-/// field. Every coefficient needs a non-empty entry in "sources".
+/// field. Every coefficient, and every field of the optional "frontend"
+/// object (as "frontend.<key>"), needs a non-empty entry in "sources".
 EnginePreset parseEnginePreset(const nlohmann::json& j, const std::string& file);
 
 /// The built-in presets (embedded at build time), sorted by id; exactly one

@@ -45,4 +45,13 @@ std::string joinList(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string unknownKeyMessage(const std::string& place, std::string_view what, std::string_view key,
+                              const std::vector<std::string>& known) {
+  std::string msg = place + ": unknown " + std::string(what);
+  const std::string hint = closestMatch(key, known);
+  if (!hint.empty()) msg += ": did you mean '" + hint + "'?";
+  msg += " known: " + joinList(known);
+  return msg;
+}
+
 }  // namespace sl::costdetail

@@ -18,4 +18,9 @@ std::string closestMatch(std::string_view query, const std::vector<std::string>&
 /// "a, b, c"
 std::string joinList(const std::vector<std::string>& items);
 
+/// "<place>: unknown <what>: did you mean 'k'? known: a, b, c" (the hint
+/// only when one is close): the message for an unknown JSON key.
+std::string unknownKeyMessage(const std::string& place, std::string_view what, std::string_view key,
+                              const std::vector<std::string>& known);
+
 }  // namespace sl::costdetail

@@ -30,7 +30,14 @@ void Simulator::finish(Instance& in, Request& r) {
   --inFlight_;
   ++probeCompletions_;
   if (prefixCaching()) cachedDone_.emplace_back(r.id, prefixState(r).cachedTokens);
-  RequestRecord rec = makeRecord(r, true, blockingSplitOf(r));
+  SimTime outLast = 0;
+  if (frontOn_) [[unlikely]] {
+    outLast = iterOutDelay_;
+    frontTimes(r).outLast = static_cast<std::int32_t>(outLast);
+    feStats_.outboundSum += outLast;
+    ++feStats_.finished;
+  }
+  RequestRecord rec = makeRecord(r, true, blockingSplitOf(r), frontTimesOf(r));
   fingerprint_ = hashCombine(hashCombine(fingerprint_, static_cast<std::uint64_t>(r.id)),
                              static_cast<std::uint64_t>(r.gLast));
   rolling_.add(now_, rec.ttft().value_or(0.0), rec.tpot().value_or(0.0), meetsSlo(rec, cfg_.slo),
@@ -40,8 +47,9 @@ void Simulator::finish(Instance& in, Request& r) {
   for (SimObserver* o : observers_) o->onFinished(rec);
   records_.push_back(rec);
   const std::int64_t id = r.id;
+  const SimTime seen = now_ + outLast;  // the client has the last token (front end: later)
   releaseRequest(&r);
-  if (feedback_) clientRequestDone(id);  // a closed loop's client sends its next request
+  if (feedback_) clientRequestDone(id, seen);  // a closed loop's client sends its next request
 }
 
 void Simulator::abortRequest(Instance& in, Request& r) {
@@ -65,7 +73,8 @@ void Simulator::abortRequest(Instance& in, Request& r) {
   notify(RequestEvent::Aborted, r, in.id_);
   const std::int64_t id = r.id;
   releaseRequest(&r);
-  if (feedback_) clientRequestDone(id);  // a client never hangs on a rejected request
+  // A client never hangs on a rejected request (front end: the error streams back).
+  if (feedback_) clientRequestDone(id, now_ + (frontOn_ ? cfg_.frontend.outputNs(0) : 0));
   tryStartIncoming(in.id_);  // copies waiting for the memory it held
   checkDrained(in.id_);
 }
@@ -77,7 +86,7 @@ void Simulator::sortRecordsById() {
 std::vector<RequestRecord> Simulator::inFlightRecords() const {
   std::vector<RequestRecord> out;
   forEachActive([&](const Request& r) {
-    if (r.arrival <= now_ && r.instance >= 0 && !r.synthetic) out.push_back(makeRecord(r, false, blockingSplitOf(r)));
+    if (r.arrival <= now_ && r.instance >= 0 && !r.synthetic) out.push_back(makeRecord(r, false, blockingSplitOf(r), frontTimesOf(r)));
   });
   std::sort(out.begin(), out.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   return out;

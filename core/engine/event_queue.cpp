@@ -16,6 +16,8 @@ const char* eventKindName(EventKind k) {
     case EventKind::Probe: return "probe";
     case EventKind::StopRun: return "stop";
     case EventKind::Timer: return "timer";
+    case EventKind::FrontArrival: return "front_arrival";
+    case EventKind::FrontDone: return "front_done";
   }
   return "?";
 }

@@ -21,6 +21,8 @@ enum class EventKind : std::uint8_t {
   Probe,          // time-series sampling tick
   StopRun,        // run.duration_s reached
   Timer,          // a = timer id: a global policy's named timer (Simulator::startTimer)
+  FrontArrival,   // a = request slot: the request reaches the API server (front end on)
+  FrontDone,      // a = request slot: its tokenisation ends (front end on)
 };
 
 const char* eventKindName(EventKind k);

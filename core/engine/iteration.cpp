@@ -110,6 +110,14 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
   }
   const std::int32_t k = r.generated;
   if (k == 1) r.gFirst = now_;
+  if (frontOn_ && !r.synthetic) [[unlikely]] {  // the client sees this token later (output path)
+    FrontTimes& ft = frontTimes(r);
+    const auto d = static_cast<std::int32_t>(iterOutDelay_);
+    if (k == 1) ft.outFirst = d;
+    if (k == r.reasoning) ft.outReasoningEnd = d;
+    if (k == r.reasoning + 1) ft.outFirstVisible = d;
+    ft.outLast = d;
+  }
   if (k <= r.reasoning) {
     if (k == r.reasoning) {
       r.gReasoningEnd = now_;
@@ -134,6 +142,8 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
 
 void Simulator::endIteration(Instance& in) {
   in.busy_ = false;
+  if (frontOn_) [[unlikely]]
+    iterOutDelay_ = std::min<SimTime>(cfg_.frontend.outputNs(in.batchSequences()), INT32_MAX);
   std::vector<Request*>& boundary = scratchBoundary_;
   boundary.clear();
   std::vector<Request*>& prefillDone = pendingMoves_;

@@ -2,7 +2,7 @@
 
 namespace sl {
 
-RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* split) {
+RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* split, const FrontTimes* front) {
   RequestRecord rec;
   rec.id = r.id;
   rec.arrival = r.arrival;
@@ -34,6 +34,16 @@ RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* s
   rec.preemptions = r.preemptions;
   rec.migrations = r.migrations;
   rec.qoe = finished && r.pacer.complete() ? r.pacer.qoe() : -1;
+  if (front && front->sent >= 0) {  // serving front end: as the client sees it (docs/engine.md)
+    rec.arrival = front->sent;
+    const auto shift = [](SimTime& t, std::int32_t d) {
+      if (t >= 0) t += d;
+    };
+    shift(rec.first_token, front->outFirst);
+    shift(rec.reasoning_end, front->outReasoningEnd);
+    shift(rec.first_visible, front->outFirstVisible);
+    shift(rec.last_token, front->outLast);
+  }
   return rec;
 }
 

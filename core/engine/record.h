@@ -22,6 +22,23 @@ struct BlockingSplit {
   bool landed = false;     // a migration landed since </think>
 };
 
-RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* split = nullptr);
+/// A request's times in the serving front end (docs/engine.md "Serving
+/// front end"), beside the pool like BlockingSplit, only while it is on:
+/// the client's send time (the request's `arrival` is then the engine's)
+/// and the output path's delay (ns) of g_1, g_R, g_{R+1} and the last token
+/// (of the latest token the engine emitted outside a plain decode step,
+/// until it finishes).
+struct FrontTimes {
+  SimTime sent = -1;
+  std::int32_t outFirst = 0;
+  std::int32_t outReasoningEnd = 0;
+  std::int32_t outFirstVisible = 0;
+  std::int32_t outLast = 0;
+};
+
+/// With `front`, the record is the client's view: arrival = sent, each
+/// token time plus its output delay.
+RequestRecord makeRecord(const Request& r, bool finished, const BlockingSplit* split = nullptr,
+                         const FrontTimes* front = nullptr);
 
 }  // namespace sl

@@ -103,6 +103,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   probeCounts_.resize(static_cast<std::size_t>(cfg.instances));
   global_->attach(*this);
   feedback_ = workload_ && workload_->wantsCompletions();
+  frontOn_ = cfg_.frontend.requestPathOn();
   scheduleNextArrival();
   if (cfg_.probeInterval > 0) events_q_.push(cfg_.probeInterval, EventKind::Probe, 0);
   if (global_->tickInterval() > 0) events_q_.push(global_->tickInterval(), EventKind::MonitorTick, 0);
@@ -320,10 +321,9 @@ void Simulator::syncLanes() const {
 bool Simulator::step() {
   if (!started_) startLanes();
   if (done_) return false;
-  if (events_q_.empty() && !(workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0) &&
-      abandonNewestQueuedCopy())
+  if (events_q_.empty() && !allDone() && abandonNewestQueuedCopy())
     return true;  // nothing else could move: a wait no cycle check saw (transfer.cpp)
-  if ((workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0) || events_q_.empty()) {
+  if (allDone() || events_q_.empty()) {
     done_ = true;
     return false;
   }
@@ -376,6 +376,8 @@ bool Simulator::step() {
       break;
     case EventKind::StopRun: done_ = true; return false;
     case EventKind::Timer: onTimerEvent(e.a); break;
+    case EventKind::FrontArrival: onFrontArrival(e.a); break;
+    case EventKind::FrontDone: onFrontDone(e.a); break;
   }
 #ifndef NDEBUG
   // Debug builds check the memory invariants after every event (70-quality.md);
@@ -421,12 +423,26 @@ std::int32_t Simulator::pushArrival(const RequestSpec& spec) {
   r->prefillTarget = r->input;
   r->stateSince = r->arrival;
   prefixOnArrival(*r, &spec);
+  if (frontOn_) {  // the client sends it; the engine sees it after the front end (frontend.cpp)
+    // An open loop pulls its next request when the previous one reaches the
+    // API server, http_us after its send: the next send may lie up to that
+    // much in the past and keeps its time.
+    const SimTime http = secondsToNs(cfg_.frontend.http_us * 1e-6);
+    FrontTimes& ft = frontTimes(*r);
+    ft = FrontTimes{};
+    ft.sent = std::max(spec.arrival, now_ - http);
+    r->arrival = ft.sent;
+    r->stateSince = ft.sent;
+    ++feInFlight_;
+    events_q_.push(ft.sent + http, EventKind::FrontArrival, r->slot);
+    return r->slot;
+  }
   events_q_.push(r->arrival, EventKind::Arrival, r->slot);
   return r->slot;
 }
 
-void Simulator::clientRequestDone(std::int64_t id) {
-  if (workload_->onRequestDone(id, now_, nextSpec_)) {
+void Simulator::clientRequestDone(std::int64_t id, SimTime at) {
+  if (workload_->onRequestDone(id, at, nextSpec_)) {
     pushArrival(nextSpec_);  // the follow-up, beside next()'s look-ahead
     return;
   }
@@ -437,11 +453,7 @@ void Simulator::pollWorkload() {
   if (feedback_ && lookaheadSlot_ < 0 && !workloadDone_) scheduleNextArrival();
 }
 
-void Simulator::onArrival(std::int64_t slot) {
-  Request& r = pool_[static_cast<std::size_t>(slot) / kChunk][static_cast<std::size_t>(slot) % kChunk];
-  ++arrived_;
-  ++inFlight_;
-  ++probeArrivals_;
+void Simulator::pullAfterArrival(std::int64_t slot) {
   // Open loop: every arrival is next()'s look-ahead and pulls the next one.
   // A closed loop's follow-ups (clientRequestDone) do not.
   if (!feedback_) {
@@ -449,6 +461,18 @@ void Simulator::onArrival(std::int64_t slot) {
   } else if (slot == lookaheadSlot_) {
     lookaheadSlot_ = -1;
     scheduleNextArrival();
+  }
+}
+
+void Simulator::onArrival(std::int64_t slot) {
+  Request& r = pool_[static_cast<std::size_t>(slot) / kChunk][static_cast<std::size_t>(slot) % kChunk];
+  ++arrived_;
+  ++inFlight_;
+  ++probeArrivals_;
+  if (frontOn_) {
+    --feInFlight_;  // it pulled the next request when it reached the API server
+  } else {
+    pullAfterArrival(slot);
   }
   global_->onArrival(r);
   const int dst = global_->route(r);
@@ -518,6 +542,7 @@ void Simulator::wake(int i) {
 // run (as "stalled") instead of ticking forever.
 bool Simulator::idleWithWork() const {
   if (inFlight_ == 0 && syntheticInFlight_ == 0) return false;
+  if (feInFlight_ > 0) return false;  // requests on their way through the front end
   // Open loop: arrivals still to come can change things. A closed loop only
   // issues requests on completions, so it can stall with its clients waiting
   // (checked last, below: whether a client's request is still to arrive).

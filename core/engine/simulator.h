@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cost/cost_model.h"
+#include "cost/frontend.h"
 #include "engine/event_queue.h"
 #include "engine/instance.h"
 #include "engine/network.h"
@@ -46,6 +47,7 @@ struct SimConfig {
   int liveMaxConcurrent = 3;     // live migrations per instance (as source or destination)
   int liveMaxRounds = 8;
   SimTime counterWindow = kNsPerSecond;  // Instance::recentDecodeIntervalS window
+  FrontEndSpec frontend;         // serving front end (all zero: off)
 };
 
 using LocalPolicyFactory = std::function<std::unique_ptr<LocalPolicy>(int instance)>;
@@ -124,6 +126,22 @@ public:
   /// later gets a fresh pool whose generations continue past every handle
   /// given out so far (stale handles stay stale). Returns whether it freed.
   bool releaseIdlePool();
+  /// The serving front end's totals (docs/engine.md "Serving front end"):
+  /// requests that passed it, their time from the client's send to the
+  /// engine's arrival (sum and max), the most requests waiting for a
+  /// tokeniser at once, and the output path's delay summed over finished
+  /// requests' last tokens. All zero while it is off.
+  struct FrontEndStats {
+    std::int64_t requests = 0;
+    SimTime inboundSum = 0, inboundMax = 0;
+    std::int64_t maxWaiting = 0;
+    SimTime outboundSum = 0;
+    std::int64_t finished = 0;
+  };
+  const FrontEndStats& frontEndStats() const { return feStats_; }
+  bool frontEndOn() const { return frontOn_; }
+  /// Requests sent by their clients that have not reached the engine yet.
+  std::int64_t inFrontEnd() const { return feInFlight_; }
   /// Hash over the event trajectory (time, kind, ids): the run's fingerprint.
   std::uint64_t fingerprint() const { return fingerprint_; }
   const SimConfig& config() const { return cfg_; }
@@ -350,8 +368,15 @@ private:
 
   void scheduleNextArrival();
   std::int32_t pushArrival(const RequestSpec& spec);
-  void clientRequestDone(std::int64_t id);
+  void clientRequestDone(std::int64_t id, SimTime at);
+  void pullAfterArrival(std::int64_t slot);
   void onArrival(std::int64_t slot);
+  // serving front end (frontend.cpp)
+  void onFrontArrival(std::int64_t slot);
+  void onFrontDone(std::int64_t slot);
+  void startTokenize(Request& r);
+  /// Everything sent has left the run (the run may end).
+  bool allDone() const { return workloadDone_ && inFlight_ == 0 && syntheticInFlight_ == 0 && feInFlight_ == 0; }
   void startIteration(Instance& inst);
   void endIteration(Instance& inst);
   void emitToken(Instance& inst, Request& r, std::vector<Request*>& boundary);
@@ -428,12 +453,27 @@ private:
   // the slot of next()'s pending look-ahead arrival (-1: none pending).
   bool feedback_ = false;
   std::int64_t lookaheadSlot_ = -1;
+  // serving front end (frontend.cpp)
+  bool frontOn_ = false;             // cfg_.frontend.requestPathOn()
+  std::deque<std::int32_t> feQueue_;  // slots waiting for a tokeniser, FIFO
+  int feBusy_ = 0;                   // tokenisers at work
+  std::int64_t feInFlight_ = 0;      // sent, not yet arrived at the engine
+  SimTime iterOutDelay_ = 0;         // output-path delay of the ending iteration's tokens
+  FrontEndStats feStats_;
 
   std::int64_t arrived_ = 0, inFlight_ = 0, aborted_ = 0, preemptions_ = 0, migrationsDone_ = 0;
   std::int64_t handoffsDone_ = 0;
   std::int64_t migrationsAbandoned_ = 0;
   std::int64_t displacements_ = 0;
   std::vector<Request*> scratchVictims_;
+  // by pool slot while the front end is on (FrontTimes, engine/record.h)
+  std::vector<FrontTimes> frontTimes_;
+  FrontTimes& frontTimes(const Request& r);
+  const FrontTimes* frontTimesOf(const Request& r) const {
+    return frontOn_ && !r.synthetic && static_cast<std::size_t>(r.slot) < frontTimes_.size()
+               ? &frontTimes_[static_cast<std::size_t>(r.slot)]
+               : nullptr;
+  }
   std::vector<BlockingSplit> blockingSplits_;  // by pool slot, grown at </think> (openBlocking)
   std::int64_t queuedSeq_ = 0;
   std::int64_t syntheticInFlight_ = 0;

@@ -316,6 +316,20 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
   // Prefix caching (docs/metrics.md "Prefix cache"); only written when on.
   if (sim.prefixCaching()) j["prefix_cache"] = prefixCacheJson(sim.prefixCacheStats());
+  // Serving front end (docs/engine.md "Serving front end"); only written
+  // when on, so other summaries keep their exact bytes.
+  if (const FrontEndSpec& fe = sim.config().frontend; fe.on()) {
+    const Simulator::FrontEndStats& st = sim.frontEndStats();
+    nlohmann::ordered_json fj;
+    fj["settings"] = fe.toJson();
+    fj["requests"] = st.requests;
+    fj["inbound_mean_ms"] = st.requests > 0 ? nsToSeconds(st.inboundSum) * 1e3 / static_cast<double>(st.requests) : 0.0;
+    fj["inbound_max_ms"] = nsToSeconds(st.inboundMax) * 1e3;
+    fj["max_waiting"] = st.maxWaiting;
+    fj["outbound_mean_ms"] =
+        st.finished > 0 ? nsToSeconds(st.outboundSum) * 1e3 / static_cast<double>(st.finished) : 0.0;
+    j["frontend"] = fj;
+  }
   // Stop-and-copy migrations abandoned on a wait cycle (the request resumed
   // on its source; engine/transfer.cpp); likewise only written when nonzero.
   if (sim.migrationsAbandoned() > 0) j["migrations_abandoned"] = sim.migrationsAbandoned();

@@ -40,8 +40,16 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
   c = CostCoefficients::fromJson(s.cluster.cost, "cluster.cost", c);
   const Precision precision{parseDType(s.cluster.model_dtype, "cluster.model_dtype"),
                             parseDType(s.cluster.kv_dtype, "cluster.kv_dtype")};
-  return std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, precision,
-                                     parseAllReduceMode(s.cluster.allreduce));
+  auto cost = std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, precision,
+                                          parseAllReduceMode(s.cluster.allreduce));
+  cost->setAsyncScheduling(makeFrontEnd(s).async_scheduling);
+  return cost;
+}
+
+FrontEndSpec makeFrontEnd(const Scenario& s) {
+  FrontEndSpec f;
+  if (s.cluster.engine) f = enginePreset(*s.cluster.engine, "cluster.engine").applyFrontEnd(f);
+  return FrontEndSpec::fromJson(s.cluster.frontend, "cluster.frontend", f);
 }
 
 std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source,
@@ -93,6 +101,7 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     if (const auto stop = s.run.stopTimeS()) c.stopAt = secondsToNs(*stop);
     c.slo = s.slo;
     c.seed = s.run.seed;
+    c.frontend = makeFrontEnd(s);
 
     auto workload = workloadFactory
                         ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS())

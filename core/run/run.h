@@ -42,7 +42,13 @@ using WorkloadFactory = std::function<std::unique_ptr<WorkloadSource>(
 std::unique_ptr<PreparedRun> prepareRun(const Scenario& s, const std::string& source = "scenario",
                                         const WorkloadFactory& workloadFactory = {});
 
-/// Build only the cost model of a scenario's cluster (for `cost` and checks).
+/// Build only the cost model of a scenario's cluster (for `cost` and checks);
+/// its async scheduling is the front end's (makeFrontEnd).
 std::unique_ptr<CostModel> makeCostModel(const Scenario& s);
+
+/// The scenario's serving front end: the engine preset's (cluster.engine),
+/// then cluster.frontend's fields on top; all zero (off) when neither sets
+/// any. InputError naming cluster.frontend.<key> for bad fields.
+FrontEndSpec makeFrontEnd(const Scenario& s);
 
 }  // namespace sl

@@ -130,6 +130,8 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   // Written only when set, so scenarios without it (and sweep spec hashes
   // over them) read as they did before the key existed.
   if (c.engine) cl["engine"] = *c.engine;
+  // Written only when given (the front end arrived later; same reason).
+  if (c.frontend.is_object() && !c.frontend.empty()) cl["frontend"] = freeJson(c.frontend);
   // Written only when on (prefix caching arrived later; same reason).
   if (c.prefix_caching) cl["prefix_caching"] = true;
   if (c.prefix_cache_cpu_gb > 0) cl["prefix_cache_cpu_gb"] = c.prefix_cache_cpu_gb;

@@ -93,6 +93,7 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
   }
   if (auto* x = find(v, "profile")) c.profile = optNonEmptyString(*x, child(p, "profile"));
   if (auto* x = find(v, "engine")) c.engine = optNonEmptyString(*x, child(p, "engine"));
+  if (auto* x = find(v, "frontend")) c.frontend = freeObject(*x, child(p, "frontend"));
   if (auto* x = find(v, "prefix_caching")) c.prefix_caching = boolean(*x, child(p, "prefix_caching"));
   if (auto* x = find(v, "prefix_cache_cpu_gb")) {
     c.prefix_cache_cpu_gb = nonNegative(*x, child(p, "prefix_cache_cpu_gb"));

@@ -33,7 +33,7 @@ inline const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                                   "preemption",     "chunked_prefill", "max_num_seqs",
                                   "max_num_batched_tokens",          "fabric",
                                   "live_migration", "allreduce",     "profile",
-                                  "engine",
+                                  "engine",         "frontend",
                                   "prefix_caching", "prefix_cache_cpu_gb",
                                   "cost"};
 inline const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};

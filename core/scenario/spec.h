@@ -116,6 +116,9 @@ struct ClusterSpec {
   // Engine-generation preset id (resources/engines/, docs/cost-model.md
   // "Engine generations"); unset = the built-in defaults (vllm-v1).
   std::optional<std::string> engine;
+  // Serving front end overrides (cost/frontend.h, docs/engine.md "Serving
+  // front end"): fields on top of the engine preset's front end (none: off).
+  nlohmann::json frontend = nlohmann::json::object();
   // Prefix caching (docs/engine.md "Prefix caching"): reuse of cached KV
   // blocks across requests, and the CPU tier evicted blocks go to (GB,
   // 1e9 bytes per instance; 0: none).

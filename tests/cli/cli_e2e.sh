@@ -279,6 +279,23 @@ PY
     "$tmp/out" || fail "cost text lacks the kernel line: $(cat "$tmp/out")"
   expect_code 2 "$cli" cost --hetero fast
   grep -q 'error: --hetero: must be "kernel" or "cv" (got "fast")' "$tmp/err" || fail "cost --hetero fast: $(cat "$tmp/err")"
+  # cost --engine: an engine preset's async scheduling hides the CPU part
+  # (t_step + t_seq x seqs = 126 + 4.4 x 256 us) behind the GPU part.
+  expect_code 0 "$cli" cost --model qwen3-32b --tp 2 --decode 256@1024 --json
+  cp "$tmp/out" "$tmp/sync.json"
+  expect_code 0 "$cli" cost --model qwen3-32b --tp 2 --decode 256@1024 --engine vllm-v1-serve --json
+  python3 - "$tmp/sync.json" "$tmp/out" <<'PY' || fail "cost --engine: $(cat "$tmp/out")"
+import json, sys
+s, a = (json.load(open(f)) for f in sys.argv[1:3])
+cpu = (126 + 4.4 * 256) / 1000
+assert "hidden_by_async_scheduling" not in s["breakdown_ms"], s
+assert abs(a["breakdown_ms"]["hidden_by_async_scheduling"] + cpu) < 1e-9, a["breakdown_ms"]
+assert abs(a["iteration_ms"] - (s["iteration_ms"] - cpu)) < 1e-9, (a["iteration_ms"], s["iteration_ms"])
+PY
+  expect_code 0 "$cli" cost --engine vllm-v1-serve --decode 8@1000
+  grep -q "hidden by async scheduling" "$tmp/out" || fail "cost --engine text: $(cat "$tmp/out")"
+  expect_code 2 "$cli" cost --engine vllm-v2
+  grep -q "error: --engine: unknown engine 'vllm-v2': did you mean" "$tmp/err" || fail "cost --engine bad: $(cat "$tmp/err")"
   ;;
 cost)
   expect_code 0 "$cli" cost --model r1-distill-qwen-32b --decode 1@1024

@@ -305,7 +305,7 @@ Scn makeScenario(std::uint64_t seed) {
 
 struct Totals {
   std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
-  std::int64_t migrationStarts = 0, pascal = 0, abandoned = 0, cascade = 0, cascadeMoves = 0;
+  std::int64_t migrationStarts = 0, pascal = 0, abandoned = 0, cascade = 0, cascadeMoves = 0, frontend = 0;
 };
 
 void runOne(std::uint64_t seed, Totals& tot) {
@@ -330,6 +330,21 @@ void runOne(std::uint64_t seed, Totals& tot) {
     for (RequestSpec& q : reqs)
       if (gp.uniform01() < 0.8)
         q.segments = {{gp.below(3), 0, static_cast<std::int32_t>(1 + gp.below(static_cast<std::uint64_t>(q.input)))}};
+  }
+  // The serving front end in three scenarios of ten (its own stream again):
+  // requests reach the engine through a FIFO of 1-3 tokenisers and leave
+  // through the output path; blocks and records must hold as without it.
+  Rng gf = Rng::forStream(seed, "frontend");
+  if (gf.uniform01() < 0.3) {
+    FrontEndSpec& f = cfg.frontend;
+    f.http_us = static_cast<double>(gf.below(400));
+    f.tokenize_us = static_cast<double>(gf.below(300));
+    f.tokenize_us_per_ktok = static_cast<double>(gf.below(3000));
+    f.api_servers = 1 + static_cast<int>(gf.below(3));
+    f.handoff_us = static_cast<double>(gf.below(200));
+    f.stream_us = static_cast<double>(gf.below(500));
+    f.detokenize_us_per_seq = static_cast<double>(gf.below(20));
+    ++tot.frontend;
   }
   std::unique_ptr<GlobalPolicy> global = std::move(pb.global);  // PASCAL's own
   if (!global || !(s.policy.id.starts_with("pascal") || s.policy.id.starts_with("selfsched") ||
@@ -441,6 +456,10 @@ void runOne(std::uint64_t seed, Totals& tot) {
   EXPECT_EQ(sim.arrived(), nreq);
   EXPECT_EQ(sim.arrived(), sim.finishedCount() + sim.inFlight() + sim.aborted());
   EXPECT_EQ(sim.inFlight(), 0);
+  EXPECT_EQ(sim.inFrontEnd(), 0);
+  if (cfg.frontend.requestPathOn()) {
+    EXPECT_EQ(sim.frontEndStats().requests, nreq);
+  }
   if (sim.inFlight() != 0) {
     std::ostringstream o;
     sim.forEachActive([&](const Request& r) {
@@ -542,6 +561,7 @@ TEST(Invariants, RandomScenarios) {
     EXPECT_GT(tot.pascal, (last - first) / 10);
     EXPECT_GT(tot.cascade, (last - first) / 40);
     EXPECT_GT(tot.cascadeMoves, 100);  // hand-overs and rebalancing moves really happen
+    EXPECT_GT(tot.frontend, (last - first) / 5);
   }
   std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
               "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all scenarios), %lld CascadeInfer (%lld moves)\n",

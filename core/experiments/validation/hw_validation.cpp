@@ -394,7 +394,10 @@ ExperimentResult runHwValidation(const ExperimentOptions& o) {
       for (const EnginePreset& e : enginePresets()) {
         const std::vector<RowResult> rs = runRows(g, rows, e.coefficients, o, g.id + " @ engine " + e.id + ": ");
         const auto x = summarize(rs);
-        std::string line = "  " + e.id + (e.isDefault ? " (default)" : "") + ":";
+        // Offline batches, no API server: a preset's front end (and its
+        // async scheduling) is not applied; its cost coefficients are.
+        std::string line = "  " + e.id + (e.isDefault ? " (default)" : "") +
+                           (e.frontend.empty() ? "" : " (coefficients only: offline batches, no front end)") + ":";
         for (int k = 0; k < 3; ++k) {
           const ErrorSummary& es = x[static_cast<std::size_t>(k)];
           line += std::string(k ? "," : "") + " " + kMetricName[k] + " median/mean |error| " +
