@@ -105,7 +105,8 @@ RunResult runOne(const Scenario& s, const std::string& source, const std::string
     std::fprintf(stderr, "servelab-cli: warning: %s (policy %s) stalled with %lld requests in flight: nothing could "
                          "run any more\n", source.c_str(), s.policy.id.c_str(),
                  static_cast<long long>(r.summary.in_flight));
-  if (traceLine && prepared->traceStats) {
+  // --quiet prints nothing on success: the counts are in summary.json "trace".
+  if (traceLine && !quiet && prepared->traceStats) {
     const std::string line = traceStatsLine(*prepared->traceStats) + "\n";
     std::fputs(line.c_str(), jsonOut ? stderr : stdout);
     std::fflush(jsonOut ? stderr : stdout);
@@ -358,7 +359,7 @@ int cmdPresets(const std::string& what, bool json) {
   if (want("routers")) {
     auto& arr = j["routers"] = nlohmann::ordered_json::array();
     for (RouterKind k : {RouterKind::RoundRobin, RouterKind::LeastLoaded, RouterKind::LeastKv, RouterKind::Random,
-                         RouterKind::PowerOfTwo}) {
+                         RouterKind::PowerOfTwo, RouterKind::PrefixAware, RouterKind::SessionAffinity}) {
       arr.push_back(routerId(k));
       if (!json) std::printf("router    %s\n", routerId(k));
     }

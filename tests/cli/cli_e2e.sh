@@ -27,6 +27,11 @@ run_default)
   expect_code 0 "$cli" run "$src/samples/default.json" --out "$tmp/q" --quiet --set workload.requests=50
   [ -s "$tmp/out" ] && fail "--quiet printed: $(cat "$tmp/out")"
   [ -s "$tmp/q/summary.json" ] || fail "--quiet wrote no summary.json"
+  # ... nor on stderr for a trace workload (its counts are in summary.json).
+  expect_code 0 "$cli" run "$src/samples/trace-azure-random-router.json" --out "$tmp/qt" --quiet
+  [ -s "$tmp/out" ] || [ -s "$tmp/err" ] && fail "--quiet with a trace printed: $(cat "$tmp/out" "$tmp/err")"
+  python3 -c "import json; assert json.load(open('$tmp/qt/summary.json'))['trace']['rows'] == 300" \
+    || fail "--quiet trace: summary.json lacks the trace counts"
   python3 - "$tmp/r" <<'PY' || fail "outputs inconsistent"
 import csv, json, sys
 d = sys.argv[1]
@@ -180,6 +185,13 @@ presets)
   python3 -c "import json,sys; d=json.load(open('$tmp/out')); assert any(p['id']=='rr' and p['knobs'][0]['default']==500 for p in d['policies'])" \
     || fail "presets policies --json"
   expect_code 2 "$cli" presets gpuz
+  # Every router, the cache-aware ones included; engines with their front end.
+  expect_code 0 "$cli" presets routers
+  for w in round-robin least-loaded least-kv random power-of-two prefix-aware session-affinity; do
+    grep -q "^router    $w\$" "$tmp/out" || fail "presets routers lacks $w: $(cat "$tmp/out")"
+  done
+  expect_code 0 "$cli" presets engines
+  grep "^engine  *vllm-v1-serve" "$tmp/out" | grep -q '"async_scheduling":true' || fail "engines line: $(cat "$tmp/out")"
   # Issue 23's presets: listed, with their FP8 peak and source.
   expect_code 0 "$cli" presets
   for w in h200-sxm-141g b200-180g l40s-48g mi300x-192g qwen3-8b qwen3-32b llama-3.3-70b; do
