@@ -105,11 +105,17 @@ RunResult runOne(const Scenario& s, const std::string& source, const std::string
     std::fprintf(stderr, "servelab-cli: warning: %s (policy %s) stalled with %lld requests in flight: nothing could "
                          "run any more\n", source.c_str(), s.policy.id.c_str(),
                  static_cast<long long>(r.summary.in_flight));
-  // --quiet prints nothing on success: the counts are in summary.json "trace".
-  if (traceLine && !quiet && prepared->traceStats) {
-    const std::string line = traceStatsLine(*prepared->traceStats) + "\n";
-    std::fputs(line.c_str(), jsonOut ? stderr : stdout);
-    std::fflush(jsonOut ? stderr : stdout);
+  // The counts are in summary.json "trace" too: --quiet prints them only
+  // when rows were skipped, as a warning on stderr.
+  if (traceLine && prepared->traceStats) {
+    const TraceStats& t = *prepared->traceStats;
+    if (!quiet) {
+      const std::string line = traceStatsLine(t) + "\n";
+      std::fputs(line.c_str(), jsonOut ? stderr : stdout);
+      std::fflush(jsonOut ? stderr : stdout);
+    } else if (t.skipped() > 0) {
+      std::fprintf(stderr, "servelab-cli: warning: %s\n", traceStatsLine(t).c_str());
+    }
   }
   return r;
 }
