@@ -8,6 +8,8 @@
 // measured engine's per-step overhead explains (a run, not a fit).
 #include "experiments/validation/hw_validation.h"
 
+#include "experiments/validation/modern_validation.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -471,6 +473,7 @@ void addValidationExperiments(std::vector<Experiment>& out) {
                  "signed error, median and mean |error| per metric, and the same rows again with only t_step_us "
                  "varied. --quick: the TP 8 rows and one other t_step_us.",
                  runHwValidation});
+  addModernValidationExperiment(out);
 }
 
 }  // namespace sl::exp
