@@ -394,7 +394,9 @@ std::int64_t prefillEntries(const Recorder& rec, std::int64_t id, std::vector<st
 
 TEST(SelfSchedLocal, PriorityPreemptionPicksTheLowestPriorityVictimSwap) {
   const PreemptCase pc;
-  SelfRig rig(config(RankMode::Oracle, 10, 1.0), pc.reqs(), pc.instance(true));
+  SelfSchedConfig cfg = config(RankMode::Oracle, 10, 1.0);
+  cfg.preemptForPriority = true;  // the spec's priority rule (the policies' default is the paper's: off)
+  SelfRig rig(cfg, pc.reqs(), pc.instance(true));
   rig.run();
   ASSERT_EQ(rig.sim->finishedCount(), 3);
   // Exactly one preemption: B (priority 12, the lowest), swapped out; A
@@ -408,7 +410,9 @@ TEST(SelfSchedLocal, PriorityPreemptionPicksTheLowestPriorityVictimSwap) {
 
 TEST(SelfSchedLocal, PriorityPreemptionRecomputesTheVictimWhenSwapIsOff) {
   const PreemptCase pc;
-  SelfRig rig(config(RankMode::Oracle, 10, 1.0), pc.reqs(), pc.instance(false));
+  SelfSchedConfig cfg = config(RankMode::Oracle, 10, 1.0);
+  cfg.preemptForPriority = true;  // the spec's priority rule (the policies' default is the paper's: off)
+  SelfRig rig(cfg, pc.reqs(), pc.instance(false));
   rig.run();
   ASSERT_EQ(rig.sim->finishedCount(), 3);
   EXPECT_EQ(preemptions(rig.rec), (std::vector<std::pair<std::int64_t, ReqState>>{{1, ReqState::Waiting}}));

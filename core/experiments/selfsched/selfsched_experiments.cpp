@@ -48,8 +48,6 @@ const std::vector<std::string>& modes() {
   return m;
 }
 
-constexpr double kPaperBatchTimeoutS = 1.0;
-
 Scenario base(const Domain& d, double rate, const std::string& policy, std::uint64_t seed, std::int64_t requests,
               Setting st = Setting::OneGpu) {
   Scenario s;
@@ -76,12 +74,9 @@ Scenario base(const Domain& d, double rate, const std::string& policy, std::uint
       s.cluster.tp = 8;
       break;
   }
-  // vLLM 0.9.2's V1 scheduler, the paper's, preempts by priority only when
-  // a running request cannot grow; a waiting request never preempts
-  // (docs/fidelity.md: with recompute, waiting-triggered priority preemption
-  // and anti-starvation thrash, 28 514 preemptions for 1 000 requests).
-  if (policy.rfind("selfsched-", 0) == 0)
-    s.policy.knobs = {{"batch_timeout_s", kPaperBatchTimeoutS}, {"preempt_for_priority", 0}};
+  // The policies' defaults are the paper's (B 10, T 1 s, vLLM 0.9.2's V1
+  // rule: a waiting request never preempts; docs/policies/selfsched.md):
+  // the experiments set only what a figure varies.
   return s;
 }
 

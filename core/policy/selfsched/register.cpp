@@ -26,16 +26,18 @@ std::vector<KnobSpec> starvationKnobs(bool on) {
       {"rank_prompt_rides_along", "", 0, 1, 1, true, true,
        "1 = a running rank prompt's decode tokens join prefill-only iterations (no chunked prefill) instead of "
        "waiting for a decode iteration; 0 = they wait like any decode"},
-      {"preempt_for_priority", "", 0, 1, 1, true, true,
-       "1 = a waiting request of higher priority preempts the lowest-priority running ones when it cannot "
-       "otherwise be admitted (vLLM's priority policy; the victim follows cluster.preemption), 0 = never"},
+      {"preempt_for_priority", "", 0, 1, 0, true, true,
+       "0 (paper: vLLM 0.9.2's V1 scheduler) = a waiting request never preempts; 1 = a waiting request of "
+       "higher priority preempts the lowest-priority running ones when it cannot otherwise be admitted "
+       "(30-schedulers.md's priority rule, vLLM V0; the victim follows cluster.preemption)"},
   };
 }
 
 std::vector<KnobSpec> modeKnobs(double targetTau, bool starvation) {
   std::vector<KnobSpec> k = {
       {"batch_size", "requests", 1, 10000, 10, true, true, "B: a ranking batch closes when it holds this many"},
-      {"batch_timeout_s", "s", 0.001, 60, 0.05, false, true, "T: ... or when its oldest request has waited this long"},
+      {"batch_timeout_s", "s", 0.001, 60, 1.0, false, true,
+       "T: ... or when its oldest request has waited this long (1 s: the paper's batches of 10, Table 2)"},
       {"template_tokens", "tokens", 0, 100000, 150, true, false, "rank prompt's template added to the prompts"},
       {"target_tau", "", -1, 1, targetTau, false, true,
        "Kendall's tau-b the predictor's noise is calibrated to (against the gold ranking); live: "

@@ -46,7 +46,7 @@ public:
   /// (knob `preempt_for_priority`; FcfsLocal::preemptForPriority_).
   /// `rankPromptRidesAlong`: a running rank prompt's decode tokens join the
   /// prefill-only iterations too (knob `rank_prompt_rides_along`).
-  explicit SelfSchedLocal(const StarvationConfig& cfg, bool preemptForPriority = true, bool rankPromptRidesAlong = true)
+  explicit SelfSchedLocal(const StarvationConfig& cfg, bool preemptForPriority = false, bool rankPromptRidesAlong = true)
       : FcfsLocal(&SelfSchedLocal::byPriority), cfg_(cfg), ridesAlong_(rankPromptRidesAlong) {
     preemptForPriority_ = preemptForPriority;
   }
@@ -73,13 +73,13 @@ private:
 struct SelfSchedConfig {
   RankMode mode = RankMode::LengthOnly;
   int batchSize = 10;           // B
-  double batchTimeoutS = 0.05;  // T
+  double batchTimeoutS = 1.0;   // T (knob batch_timeout_s; the paper's setting)
   int templateTokens = 150;
   double targetTau = 0.55;
   double alpha = 0.10;          // gold-ranking tie threshold
   int calibrationSample = 4000;
   StarvationConfig starvation;
-  bool preemptForPriority = true;  // knob preempt_for_priority
+  bool preemptForPriority = false;  // knob preempt_for_priority (the paper's vLLM V1 rule)
   bool rankPromptRidesAlong = true;  // knob rank_prompt_rides_along
   bool neutralRank = false;       // knob neutral_rank: unranked requests sort at the middle rank, not last
 };
