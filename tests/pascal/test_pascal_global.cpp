@@ -3,6 +3,8 @@
 // the </think> boundary, the pace monitor, stop-and-copy transfers.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "engine_test_util.h"  // llama-8b on NICs of exactly 2^30 B/s (sl::enginetest)
 #include "pascal_test_util.h"
 
@@ -224,6 +226,154 @@ TEST(NoHerding, AdaptiveCheckCountsBlocksPromisedToAnEarlierCopy) {
   EXPECT_EQ(rig.record(0).instance, 1);
   EXPECT_EQ(rig.record(1).instance, 0);
   EXPECT_EQ(rig.sim->finishedCount(), 5);
+}
+
+// The two tests above pass even when the room a decision reads ignores the
+// blocks promised to copies (PascalGlobal::roomFor without
+// Simulator::promisedBlocks): there the first copy starts at once and its
+// reservation is already out of the destination's free blocks. The two below
+// build the case the promise is for: the first copy is queued at its
+// destination (its blocks exceed the free ones, and the resident there is
+// answering in its first quantum, so it cannot be displaced), so it has
+// reserved nothing when the second boundary of the same instant is decided.
+
+/// What the instances looked like when each boundary was decided (the
+/// observer sees ReasoningEnd just before the policy's onReasoningEnd), and
+/// when each copy started.
+struct BoundaryProbe : SimObserver {
+  struct At {
+    std::int64_t id;
+    SimTime t;
+    std::vector<std::int64_t> free, promised;  // per instance
+  };
+  Simulator* sim = nullptr;
+  std::vector<At> at;                         // in decision order
+  std::map<std::int64_t, SimTime> copyStart;  // request id -> its copy's start
+  void onRequestEvent(RequestEvent e, const Request& r, int, SimTime t) override {
+    if (e != RequestEvent::ReasoningEnd) return;
+    At a{r.id, t, {}, {}};
+    for (int i = 0; i < sim->numInstances(); ++i) {
+      a.free.push_back(sim->instance(i).freeGpuBlocks());
+      a.promised.push_back(sim->promisedBlocks(i));
+    }
+    at.push_back(std::move(a));
+  }
+  void onTransfer(const Request& r, int, int, SimTime start, SimTime, double) override { copyStart[r.id] = start; }
+};
+
+// Algorithm 2's tie-break. Blocks of 16 tokens, 40 per instance. Instance 0
+// holds X (id 0, prompt 400), W (id 1, prompt 16) and a reasoning request Y
+// (r_0 = 1); instances 1 and 2 hold one answering request each (r = 0), so
+// at </think> both X and W see a tie between 1 and 2, broken by room. X and
+// W cross </think> at the end of the same iteration (46.8 ms), X first.
+//  - X: room 24 on instance 1, 21 on 2 -> instance 1. Adaptive check: X
+//    needs blocks(402 + 256) = 42 there (no), and 42 - 26 = 16 more blocks
+//    at home where 10 are free (no either) -> it migrates. Its copy needs
+//    blocks(403) = 26 > 24 free: it waits in instance 1's queue, promised
+//    but not reserved (instance 1 still shows 24 free blocks).
+//  - W, same instant: room on instance 1 = 24 - 26 = -2 < 21 on instance 2
+//    -> instance 2, where its copy (blocks(18 + 256) = 18 <= 21) starts at
+//    once. Blind to the promise, W would see 24 > 21, pass the adaptive
+//    check there (18 <= 24) and herd behind X's copy on instance 1.
+TEST(NoHerding, CopyQueuedAtItsDestinationTurnsTheNextBoundaryAway) {
+  const std::vector<int> where = {0, 0, 0, 1, 2};
+  PascalRig rig(test::tinyInstance(40, 16),
+                {rq(0, 400, 3, 20), rq(0, 16, 3, 20), rq(0, 16, 100, 1), rq(0, 224, 0, 100), rq(0, 288, 0, 100)}, 3);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  BoundaryProbe probe;
+  probe.sim = rig.sim.get();
+  rig.sim->addObserver(&probe);
+  rig.run();
+
+  ASSERT_GE(probe.at.size(), 2u);
+  const BoundaryProbe::At &x = probe.at[0], &w = probe.at[1];
+  ASSERT_EQ(x.id, 0);
+  ASSERT_EQ(w.id, 1);
+  EXPECT_EQ(x.t, ms(46.8));
+  EXPECT_EQ(w.t, x.t);
+  // Before X's decision: nothing promised anywhere.
+  EXPECT_EQ(x.free, (std::vector<std::int64_t>{10, 24, 21}));
+  EXPECT_EQ(x.promised, (std::vector<std::int64_t>{0, 0, 0}));
+  // W's decision: X's copy holds no reservation on instance 1 (still 24
+  // free) but 26 blocks are promised to it there.
+  EXPECT_EQ(w.free, (std::vector<std::int64_t>{10, 24, 21}));
+  EXPECT_EQ(w.promised, (std::vector<std::int64_t>{0, 26, 0}));
+
+  const auto d0 = rig.decisions(0, true), d1 = rig.decisions(1, true);
+  ASSERT_EQ(d0.size(), 1u);
+  ASSERT_EQ(d1.size(), 1u);
+  EXPECT_EQ(rig.candidates(d0[0]), (Ids{0, 1, 2}));
+  EXPECT_EQ(d0[0].chosen, 1);
+  EXPECT_EQ(d0[0].action, PascalAction::Migrate);
+  EXPECT_EQ(rig.candidates(d1[0]), (Ids{0, 1, 2}));
+  EXPECT_EQ(d1[0].chosen, 2);  // not instance 1, where X's copy is still queued
+  EXPECT_EQ(d1[0].action, PascalAction::Migrate);
+  EXPECT_EQ(d1[0].instance, 2);
+  // X's copy waited for room on instance 1; W's started at its decision.
+  ASSERT_EQ(probe.copyStart.count(0), 1u);
+  ASSERT_EQ(probe.copyStart.count(1), 1u);
+  EXPECT_GT(probe.copyStart[0], x.t);
+  EXPECT_EQ(probe.copyStart[1], w.t);
+  EXPECT_EQ(rig.record(0).instance, 1);
+  EXPECT_EQ(rig.record(1).instance, 2);
+  EXPECT_EQ(rig.sim->migrations(), 2);
+  EXPECT_EQ(rig.sim->migrationsAbandoned(), 0);
+  EXPECT_EQ(rig.sim->finishedCount(), 5);
+}
+
+// The adaptive check. Two instances of 45 blocks; instance 0 holds X (id 0,
+// prompt 407), W (id 1, prompt 16) and a reasoning request Y (r_0 = 1),
+// instance 1 one answering request (r_1 = 0), so Algorithm 2 picks
+// instance 1 for both X and W, which cross </think> in the same iteration,
+// X first. headroom_tokens 248 (15.5 blocks): the growth the check asks at
+// home depends on where the KV ends in its last block, so that 15 free
+// blocks at home are too few for X and enough for W.
+//  - X: needs blocks(409 + 248) = 42 on instance 1, 25 free (no); at home
+//    42 - 26 = 16 more, 15 free (no) -> it migrates. Its copy needs
+//    blocks(410) = 26 > 25: queued at instance 1, promised, not reserved.
+//  - W, same instant: needs blocks(18 + 248) = 17 on instance 1, whose room
+//    is 25 - 26 = -1 (no); at home 17 - 2 = 15 <= 15 (yes) -> it stays
+//    ("stayed: adaptive"). Blind to the promise, 17 <= 25 would send it to
+//    instance 1 to wait behind X's copy.
+TEST(NoHerding, AdaptiveCheckCountsACopyStillQueuedAtTheDestination) {
+  const std::vector<int> where = {0, 0, 0, 1};
+  PascalGlobalConfig gc;
+  gc.headroomTokens = 248;
+  PascalRig rig(test::tinyInstance(45, 16),
+                {rq(0, 407, 3, 20), rq(0, 16, 3, 20), rq(0, 16, 100, 1), rq(0, 304, 0, 100)}, 2, gc);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  BoundaryProbe probe;
+  probe.sim = rig.sim.get();
+  rig.sim->addObserver(&probe);
+  rig.run();
+
+  ASSERT_GE(probe.at.size(), 2u);
+  const BoundaryProbe::At &x = probe.at[0], &w = probe.at[1];
+  ASSERT_EQ(x.id, 0);
+  ASSERT_EQ(w.id, 1);
+  EXPECT_EQ(x.t, ms(47.5));
+  EXPECT_EQ(w.t, x.t);
+  EXPECT_EQ(x.free, (std::vector<std::int64_t>{15, 25}));
+  EXPECT_EQ(x.promised, (std::vector<std::int64_t>{0, 0}));
+  EXPECT_EQ(w.free, (std::vector<std::int64_t>{15, 25}));
+  EXPECT_EQ(w.promised, (std::vector<std::int64_t>{0, 26}));
+
+  const auto d0 = rig.decisions(0, true), d1 = rig.decisions(1, true);
+  ASSERT_EQ(d0.size(), 1u);
+  ASSERT_EQ(d1.size(), 1u);
+  EXPECT_EQ(d0[0].chosen, 1);
+  EXPECT_EQ(d0[0].action, PascalAction::Migrate);
+  EXPECT_EQ(d1[0].chosen, 1);
+  EXPECT_EQ(d1[0].action, PascalAction::StayedAdaptive);
+  EXPECT_EQ(d1[0].instance, 0);
+  EXPECT_EQ(DecisionLog::reason(d1[0], &pascalDecisionNames()), "SLO-filtered; stayed: adaptive");
+  ASSERT_EQ(probe.copyStart.count(0), 1u);
+  EXPECT_GT(probe.copyStart[0], x.t);       // X's copy waited for room
+  EXPECT_EQ(probe.copyStart.count(1), 0u);  // W never moved
+  EXPECT_EQ(rig.record(0).instance, 1);
+  EXPECT_EQ(rig.record(1).instance, 0);
+  EXPECT_EQ(rig.sim->migrations(), 1);
+  EXPECT_EQ(rig.sim->finishedCount(), 4);
 }
 
 // ---------------------------------------------------------------- what a migrant meets
