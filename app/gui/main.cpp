@@ -1,7 +1,7 @@
 // servelab: the desktop what-if lab (50-gui.md).
 //
 //   servelab [SCENARIO.json]
-//   servelab --scenario FILE --screenshot OUT.png [--run-for SIM_SECONDS]
+//   servelab --scenario FILE --screenshot OUT.png [--run-for SIM_SECONDS] (default: to the end)
 //            [--size WxH] [--no-opengl] [--compare POLICY,POLICY[,…]]
 //            [--lecture] [--tour ID[:STEP]] [--inspect REQUEST_ID|gpuN|auto]
 //   servelab --scenario FILE --run-for T --export-charts DIR
@@ -77,10 +77,24 @@ bool isBatchInvocation(int argc, char** argv) {
 
 }  // namespace
 
+// Qt's offscreen platform warns once per window that it "does not support
+// propagateSizeHints()": noise on every batch run, dropped here; every other
+// message goes to Qt's default handler.
+QtMessageHandler defaultHandler = nullptr;
+void quietHandler(QtMsgType type, const QMessageLogContext& ctx, const QString& msg) {
+  if (type == QtWarningMsg && msg.contains(QLatin1String("propagateSizeHints"))) return;
+  if (defaultHandler) defaultHandler(type, ctx, msg);
+}
+
+// The batch modes' run length when --run-for is not given: the scenario to
+// its end (a huge simulated time; the run stops when it is done).
+constexpr double kRunToEnd = 1e9;  // 1e18 ns: within SimTime
+
 int main(int argc, char** argv) {
   // Offscreen unless QT_QPA_PLATFORM says otherwise, as `servelab-cli plot`:
   // the same pixels with or without an X server, and no abort without one.
   if (isBatchInvocation(argc, argv)) sl::ui::preferOffscreenPlatform();
+  defaultHandler = qInstallMessageHandler(quietHandler);
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("ServeLab");
   QCoreApplication::setApplicationName("servelab");
@@ -94,7 +108,10 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   QCommandLineOption scenarioOpt("scenario", "Scenario JSON file to open.", "FILE");
   QCommandLineOption shotOpt("screenshot", "Render the main window to OUT.png and exit.", "OUT.png");
-  QCommandLineOption runForOpt("run-for", "With --screenshot: run this many simulated seconds first.", "SIM_SECONDS");
+  QCommandLineOption runForOpt("run-for",
+                               "With --screenshot / --export-charts: run this many simulated seconds first "
+                               "(default: the scenario to its end; 0: t = 0).",
+                               "SIM_SECONDS");
   QCommandLineOption sizeOpt("size", "Window size, e.g. 1280x800.", "WxH");
   QCommandLineOption noGlOpt("no-opengl", "Never use OpenGL for charts.");
   QCommandLineOption compareOpt("compare", "Compare mode: 2-4 policy ids, the first is the reference (e.g. pascal,fcfs,rr).",
@@ -220,7 +237,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "servelab: --screenshot needs --scenario FILE\n");
       return 2;
     }
-    double runFor = 0;
+    double runFor = kRunToEnd;
     if (cli.isSet(runForOpt)) {
       bool ok = false;
       runFor = cli.value(runForOpt).toDouble(&ok);
@@ -276,13 +293,18 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (const int rc = startTeaching()) return rc;
+    // Without --run-for the scenario runs to its end (docs/user-guide.md);
+    // --run-for 0 keeps the window at t = 0.
+    double t = kRunToEnd;
     if (cli.isSet(runForOpt)) {
       bool ok = false;
-      const double t = cli.value(runForOpt).toDouble(&ok);
+      t = cli.value(runForOpt).toDouble(&ok);
       if (!ok || t < 0) {
         std::fprintf(stderr, "servelab: --run-for: expected simulated seconds >= 0\n");
         return 2;
       }
+    }
+    if (t > 0) {
       w.controller()->runTo(t);
       if (!w.controller()->waitIdle(600'000)) {
         std::fprintf(stderr, "servelab: --run-for: timed out\n");

@@ -64,6 +64,12 @@ while i < len(png):
     i += 12 + n
 assert "ServeLab fingerprint" in texts and "ServeLab seed" in texts, texts.keys()
 PY
+  # Without --run-for the run goes to its end (not t = 0), and the offscreen
+  # platform's propagateSizeHints warning is not printed.
+  expect_code 0 "$app" --scenario "$src/samples/default.json" --export-charts "$tmp/e"
+  python3 -c "import json; r=json.load(open('$tmp/e/run.json')); assert r['sim_s'] > 400, r" \
+    || fail "--export-charts without --run-for did not run to the end: $(cat "$tmp/e/run.json")"
+  grep -q "propagateSizeHints" "$tmp/err" && fail "propagateSizeHints noise: $(cat "$tmp/err")"
   for id in ttft_vs_reasoning ttft tpot qoe_slo throughput kv_usage ttft_cdf tpot_cdf e2e_cdf; do
     [ "$(png_size "$tmp/c/$id.png")" = "1600x900" ] || fail "$id.png is $(png_size "$tmp/c/$id.png"), expected 1600x900"
     grep -q "<svg" "$tmp/c/$id.svg" || fail "$id.svg is not SVG"
