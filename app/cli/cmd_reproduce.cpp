@@ -10,6 +10,7 @@
 
 #include "cli/charts_helper.h"
 #include "experiments/experiment.h"
+#include "experiments/summary.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -27,13 +28,56 @@ struct ReproduceArgs {
   std::string id;
   std::string out;
   bool list = false;
+  bool summary = false;
   bool quick = false;
   bool quiet = false;
   std::uint64_t seedValue = 0;
   CLI::Option* seedOpt = nullptr;
 };
 
+// reproduce --summary: every family's headline claims in one table
+// (experiments/summary.h; docs/fidelity.md opens with its output).
+int runSummary(const ReproduceArgs& a) {
+  exp::ExperimentOptions opt;
+  opt.quick = a.quick;
+  if (a.seedOpt && a.seedOpt->count() > 0) opt.seed = a.seedValue;
+  if (!a.quiet) opt.onRun = [](const std::string& label) { std::fprintf(stderr, "  running %s\n", label.c_str()); };
+  const exp::ExperimentResult r = exp::runFidelitySummary(opt);
+  std::cout << "How well ServeLab reproduces each paper's headline claims, at the policies' default settings"
+            << (a.quick ? " (--quick: small runs, seed 1; the full table is docs/fidelity.md's)" : "") << "\n\n";
+  std::cout << r.table.text();
+  for (const std::string& n : r.notes) std::cout << n << "\n";
+  if (!a.out.empty()) {
+    const std::string dir = a.out + "/summary";
+    exp::writeExperimentOutputs(r, dir);
+    // The same table in Markdown, as docs/fidelity.md opens with it.
+    std::string md = "|";
+    for (const std::string& c : r.table.columns) md += " " + c + " |";
+    md += "\n|";
+    for (std::size_t i = 0; i < r.table.columns.size(); ++i) md += "---|";
+    md += "\n";
+    for (const auto& row : r.table.rows) {
+      md += "|";
+      for (const std::string& cell : row) {
+        std::string c = cell;
+        for (std::size_t k = 0; (k = c.find('|', k)) != std::string::npos; k += 2) c.replace(k, 1, "\\|");
+        md += " " + c + " |";
+      }
+      md += "\n";
+    }
+    md += "\n";
+    for (const std::string& n : r.notes) md += "- " + n + "\n";
+    writeFileAtomic(dir + "/table.md", md);
+    std::cout << "wrote " << dir << "/table.csv, table.txt, table.md\n";
+  }
+  return 0;
+}
+
 int runReproduce(const ReproduceArgs& a) {
+  if (a.summary) {
+    if (!a.id.empty() || a.list) throw InputError("--summary runs every family's claims: give no experiment id");
+    return runSummary(a);
+  }
   if (a.list || a.id.empty()) {
     if (!a.list) {
       std::fprintf(stderr, "servelab-cli: error: reproduce needs an experiment id (see reproduce --list)\n");
@@ -113,6 +157,8 @@ std::function<int()> addReproduceCommand(CLI::App& app) {
   auto* c = app.add_subcommand("reproduce", "Run an experiment that mirrors a paper's figure (table + chart CSVs)");
   c->add_option("experiment", args->id, "Experiment id (see --list)");
   c->add_flag("--list", args->list, "List the experiments");
+  c->add_flag("--summary", args->summary,
+              "One table of every family's headline claims: the paper's number, ServeLab's, a verdict");
   c->add_option("--out", args->out, "Write DIR/<experiment>/table.csv, table.txt and chart CSVs");
   c->add_flag("--quick", args->quick, "Small request counts and fewer rates (tests, CI)");
   args->seedOpt = c->add_option("--seed", args->seedValue, "Override run.seed of every run");
