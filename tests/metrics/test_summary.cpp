@@ -168,6 +168,33 @@ TEST(Summary, MeasurementWindowCountsOnlyTheWindow) {
   EXPECT_EQ(formatSummaryTable(plain).find("window "), std::string::npos);
 }
 
+// The window's start edge (mutant window-finished-edge): a request whose
+// last token is exactly at the window's start finished in the window, one
+// finishing 1 ns earlier did not.
+TEST(Summary, FinishingExactlyAtTheWindowStartCounts) {
+  std::vector<RequestRecord> v;
+  for (const SimTime end : {s(1) - 1, s(1)}) {
+    RequestRecord r;
+    r.id = static_cast<std::int64_t>(v.size());
+    r.arrival = s(0.5);
+    r.answer = 1;
+    r.generated = 1;
+    r.finished = true;
+    r.first_token = r.first_visible = r.last_token = end;
+    r.qoe = 1.0;
+    v.push_back(r);
+  }
+  MeasureWindow w;
+  w.start = s(1);
+  w.end = s(2);
+  w.arrivedBefore = 2;
+  w.tokensBefore = 1;
+  const Summary sm = summarize(v, 2, s(2), SloSpec{}, &w);
+  EXPECT_EQ(sm.finished, 1);
+  EXPECT_EQ(sm.ttft_s.n, 1);
+  EXPECT_NEAR(sm.ttft_s.max, 0.5, 1e-12);
+}
+
 TEST(Summary, SloAttainmentWithTtftAndTpot) {
   const auto recs = handBuilt();
   SloSpec slo;

@@ -582,6 +582,41 @@ TEST(AdaptiveMigration, MigratesWhenTheChosenInstanceHasRoom) {
   EXPECT_EQ(rig.record(0).instance, 1);
 }
 
+// When neither instance has room, adaptive PASCAL migrates as Algorithm 2
+// says (it stays only when here fits and there does not; mutant
+// pascal-adaptive-migration): as CurrentHasRoomChosenHasNot, but Y's 400-token
+// prompt leaves instance 0 fewer free blocks than X's 16 more.
+TEST(AdaptiveMigration, MigratesWhenNeitherInstanceHasRoom) {
+  const std::vector<int> where = {0, 0, 1};
+  PascalRig rig(test::tinyInstance(40, 16), {rq(0, 16, 60, 20), rq(0, 400, 200, 1), rq(0, 500, 0, 120)}, 2);
+  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  std::int64_t free0 = -1, free1 = -1;
+  struct Obs : SimObserver {
+    PascalRig* rig;
+    std::int64_t *f0, *f1;
+    void onRequestEvent(RequestEvent e, const Request& r, int, SimTime) override {
+      if (e == RequestEvent::ReasoningEnd && r.id == 0) {
+        *f0 = rig->sim->instance(0).freeGpuBlocks();
+        *f1 = rig->sim->instance(1).freeGpuBlocks();
+      }
+    }
+  } obs;
+  obs.rig = &rig;
+  obs.f0 = &free0;
+  obs.f1 = &free1;
+  rig.sim->addObserver(&obs);
+  rig.run();
+  EXPECT_GE(free0, 0);
+  EXPECT_LT(free0, 21 - 5);  // X holds 5 of the 21 blocks it needs with headroom
+  EXPECT_LT(free1, 21);
+  const auto d = rig.decisions(0, true);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].chosen, 1);
+  EXPECT_EQ(d[0].action, PascalAction::Migrate);
+  EXPECT_EQ(rig.record(0).instance, 1);
+  EXPECT_EQ(rig.sim->finishedCount(), 3);
+}
+
 // pascal-nomigration never moves anything, on a busier cluster too.
 TEST(AdaptiveMigration, NoMigrationVariantNeverMigrates) {
   PascalGlobalConfig gc;

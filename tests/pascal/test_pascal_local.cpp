@@ -201,6 +201,30 @@ TEST(PascalLocal, FreshAnsweringUntilTheFirstQuantumIsUsed) {
   EXPECT_EQ(fresh, (std::vector<std::int64_t>{0, 1, 1, 1, 0, 0}));
 }
 
+// Answering quanta (mutant pascal-quantum-rotate): with one sequence per
+// iteration, two answering requests take turns of exactly answering_quantum
+// tokens; a request that used its quantum up rotates behind the other.
+TEST(PascalLocal, AnsweringRequestsTakeTurnsOfExactlyOneQuantum) {
+  PascalLocalConfig lc;
+  lc.answeringQuantum = 3;
+  InstanceConfig ic = test::tinyInstance(1000, 16);
+  ic.maxNumSeqs = 1;
+  PascalRig rig(ic, {rq(0, 4, 0, 10), rq(0, 4, 0, 10)}, 1, {}, lc);
+  rig.run();
+  ASSERT_EQ(rig.sim->finishedCount(), 2);
+  // Each request's decode iterations, as runs of consecutive iterations.
+  std::vector<std::pair<std::int64_t, int>> runs;
+  for (const auto& it : rig.rec.iters) {
+    ASSERT_EQ(it.batch.size(), 1u);
+    if (it.batch[0].prefill) continue;
+    const std::int64_t id = it.batch[0].id;
+    if (runs.empty() || runs.back().first != id) runs.emplace_back(id, 0);
+    ++runs.back().second;
+  }
+  // 9 decode tokens each after the prefill's first: 3 + 3 + 3 in turns.
+  EXPECT_EQ(runs, (std::vector<std::pair<std::int64_t, int>>{{0, 3}, {1, 3}, {0, 3}, {1, 3}, {0, 3}, {1, 3}}));
+}
+
 }  // namespace
 }  // namespace sl::pascaltest
 

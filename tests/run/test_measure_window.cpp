@@ -9,6 +9,7 @@
 #include "run/execute.h"
 #include "run/run.h"
 #include "scenario/spec.h"
+#include "workload/list_workload.h"
 
 using namespace sl;
 
@@ -104,3 +105,34 @@ TEST(MeasureWindow, RunEndingBeforeTheWindowMeasuresNothing) {
   EXPECT_EQ(o.res.summary.in_flight, 0);
   EXPECT_DOUBLE_EQ(o.res.summary.tokens_per_s, 0.0);
 }
+
+// The window's start edge (mutant window-open-edge): a request arriving
+// exactly at W is in the window, one arriving 1 ns before it is not. Four
+// short requests at 0, W - 1 ns, W and W + 1 s; the window [W, W + 10 s).
+TEST(MeasureWindow, ArrivalExactlyAtTheStartIsInTheWindow) {
+  constexpr double kWarm = 2;
+  const SimTime w = secondsToNs(kWarm);
+  std::vector<RequestSpec> reqs;
+  for (const SimTime at : {SimTime{0}, w - 1, w, w + secondsToNs(1)}) {
+    RequestSpec r;
+    r.id = static_cast<std::int64_t>(reqs.size());
+    r.arrival = at;
+    r.input = 100;
+    r.answer = 20;
+    reqs.push_back(r);
+  }
+  Scenario s = handBuilt();
+  s.workload.requests = 4;
+  s.run.measure = MeasureSpec{kWarm, 10};
+  auto p = prepareRun(s, "window", [&](const WorkloadSpec&, std::uint64_t, int, const std::string&,
+                                       std::optional<double>) -> std::unique_ptr<WorkloadSource> {
+    return std::make_unique<ListWorkload>(reqs);
+  });
+  const RunResult res = executeRun(*p, RunOptions{});
+  const Summary& sm = res.summary;
+  ASSERT_TRUE(sm.windowed);
+  EXPECT_EQ(sm.arrived, 2);          // the ones at W and W + 1 s
+  EXPECT_EQ(sm.finished, 3);         // and the one at W - 1 ns, finishing after W
+  EXPECT_EQ(sm.output_tokens, 3 * 20);
+}
+
