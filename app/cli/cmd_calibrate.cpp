@@ -48,8 +48,9 @@ int runOperators(const CalibrateArgs& a) {
   const GpuSpec& gpu = reg.gpu(a.gpu.empty() ? "h100-sxm-80g" : a.gpu);
   if (!a.fitGroups.empty() && !a.fit) throw InputError("calibrate: --fit-groups goes with --fit");
   const std::vector<OperatorRow> rows = readOperatorCsv(a.operators);
-  const CostCoefficients base = a.profile.empty() ? CostCoefficients{} : loadCostProfile(a.profile);
-  const std::string baseName = a.profile.empty() ? "built-in defaults" : a.profile;
+  const CostCoefficients base = a.profile.empty() ? gpuCoefficients(gpu) : loadCostProfile(a.profile);
+  const std::string baseName =
+      !a.profile.empty() ? a.profile : gpu.coefficients.empty() ? "built-in defaults" : gpu.id + "'s preset";
   const std::vector<OperatorGroupError> before = compareOperators(gpu, base, rows);
   OperatorFitReport rep;
   std::vector<OperatorGroupError> after;

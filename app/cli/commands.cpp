@@ -310,10 +310,17 @@ int cmdPresets(const std::string& what, bool json) {
                      {"peer_link_gbps", opt(g.peer_link_gbps)},
                      {"host_link_gbps", g.host_link_gbps},
                      {"source", g.source}});
+      if (!g.coefficients.empty()) {
+        nlohmann::ordered_json c = nlohmann::ordered_json::object();
+        for (const auto& [key, value] : g.coefficients) c[key] = value;
+        arr.back()["coefficients"] = c;
+        arr.back()["coefficients_source"] = g.coefficients_source;
+      }
       if (!json) {
         const std::string fp8 = g.fp8_tflops ? std::to_string(std::lround(*g.fp8_tflops)) : "-";
-        std::printf("gpu       %-22s %-34s %6.0f TFLOP/s bf16 %5s fp8 %5.2f TB/s %4.0f GiB\n", g.id.c_str(),
-                    g.name.c_str(), g.bf16_tflops, fp8.c_str(), g.hbm_tbps, g.hbm_gib);
+        std::printf("gpu       %-22s %-34s %6.0f TFLOP/s bf16 %5s fp8 %5.2f TB/s %4.0f GiB%s\n", g.id.c_str(),
+                    g.name.c_str(), g.bf16_tflops, fp8.c_str(), g.hbm_tbps, g.hbm_gib,
+                    g.coefficients.empty() ? "" : "  (own per-operator fit)");
       }
     }
   }
@@ -388,7 +395,7 @@ int cmdCost(const CostArgs& a) {
     return 0;
   }
   const PresetRegistry& reg = PresetRegistry::builtin();
-  CostCoefficients c;
+  CostCoefficients c = gpuCoefficients(reg.gpu(a.gpu));
   if (a.profile) c = loadCostProfile(*a.profile);
   const EnginePreset* engine = a.engine ? &enginePreset(*a.engine, "--engine") : nullptr;
   if (engine) c = engine->apply(c);

@@ -106,6 +106,13 @@ CostCoefficients CostCoefficients::fromJson(const nlohmann::json& j, std::string
   return fromJson(j, where, CostCoefficients{});
 }
 
+CostCoefficients gpuCoefficients(const GpuSpec& gpu) {
+  if (gpu.coefficients.empty()) return CostCoefficients{};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, value] : gpu.coefficients) j[key] = value;
+  return CostCoefficients::fromJson(j, "hardware/" + gpu.id + ".json: coefficients");
+}
+
 nlohmann::json CostCoefficients::toJson() const {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& f : kFields) j[f.key] = this->*(f.ptr);

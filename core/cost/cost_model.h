@@ -60,6 +60,12 @@ struct CostCoefficients {
   static const std::vector<std::string>& keys();
 };
 
+/// The built-in defaults with the GPU's own per-operator fit on top
+/// (GpuSpec::coefficients; none = the defaults, which are the H100 SXM fit).
+/// Every cost model built from presets starts here; a cost profile
+/// (cluster.profile) replaces it, an engine preset and cluster.cost apply on top.
+CostCoefficients gpuCoefficients(const GpuSpec& gpu);
+
 /// Storage precision of the weights or of the KV cache (the scenario's
 /// cluster.model_dtype / cluster.kv_dtype; docs/cost-model.md, "Precision").
 /// bf16 and fp16 cost the same (the preset's dtype_bytes, 2 for every

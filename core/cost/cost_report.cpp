@@ -176,7 +176,14 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "Dtypes:  weights " + std::string(dtypeName(m.precision().weights)) + ", KV cache " +
          dtypeName(m.precision().kv) + " (" + fmt("%.1f", static_cast<double>(m.weightBytes()) / 1e9) +
          " GB of weights)\n";
-  out += "Profile: " + (o.profile.empty() ? std::string("default coefficients") : o.profile) + "\n";
+  std::string profile = o.profile;
+  if (profile.empty()) {
+    profile = m.gpu().coefficients.empty() ? "default coefficients" : "default coefficients with " + m.gpu().id + "'s own fit (";
+    for (std::size_t i = 0; i < m.gpu().coefficients.size(); ++i)
+      profile += (i ? ", " : "") + m.gpu().coefficients[i].first + " " + fmt("%g", m.gpu().coefficients[i].second);
+    if (!m.gpu().coefficients.empty()) profile += ")";
+  }
+  out += "Profile: " + profile + "\n";
   out += "Batch:   " + describeBatch(batch) + "\n\n";
   out += "Predicted iteration time: " + fmt("%.3f ms", r.total_s * 1e3) + "\n";
   out += "  linear layers       " + ms(r.linear_s) + pct(r.linear_s) + "\n";

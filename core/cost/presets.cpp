@@ -93,7 +93,8 @@ struct FileReader {
 
 GpuSpec parseGpu(const FileReader& r) {
   r.checkKeys({"id", "name", "order", "bf16_tflops", "fp8_tflops", "hbm_tbps", "hbm_gib",
-               "nvlink_gbps", "peer_link_gbps", "host_link_gbps", "sm_count", "source"});
+               "nvlink_gbps", "peer_link_gbps", "host_link_gbps", "sm_count", "source",
+               "coefficients", "coefficients_source"});
   GpuSpec g;
   g.id = r.str("id");
   g.name = r.str("name");
@@ -111,6 +112,20 @@ GpuSpec parseGpu(const FileReader& r) {
   g.host_link_gbps = r.positive("host_link_gbps");
   g.sm_count = r.positiveInt("sm_count");
   g.source = r.str("source");
+  // Per-GPU fit: only the keys a per-operator profile can fit, each with the
+  // data it came from (coefficients_source), so no number is unsourced.
+  if (auto it = r.j.find("coefficients"); it != r.j.end()) {
+    if (!it->is_object() || it->empty()) r.fail("coefficients", "must be a non-empty object");
+    static const std::vector<std::string> fittable = {"eta_c", "eta_w", "eta_a", "eta_kv", "t_layer_us"};
+    const std::string where = r.file + ": coefficients";
+    const FileReader sub{where, *it};
+    sub.checkKeys(fittable);
+    for (const std::string& k : fittable)
+      if (it->contains(k)) g.coefficients.emplace_back(k, sub.positive(k));
+    g.coefficients_source = r.str("coefficients_source");
+  } else if (r.j.contains("coefficients_source")) {
+    r.fail("coefficients_source", "goes with a \"coefficients\" object");
+  }
   return g;
 }
 

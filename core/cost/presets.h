@@ -35,6 +35,13 @@ struct GpuSpec {
   /// for hand-built specs.
   int sm_count = 132;
   std::string source;                   ///< where the figures come from
+  /// Cost coefficients fitted on this GPU's own per-operator data (the
+  /// preset's optional "coefficients" object: a subset of eta_c, eta_w,
+  /// eta_a, eta_kv, t_layer_us), applied on top of the built-in defaults
+  /// (which are the H100 SXM fit); empty = the defaults. See
+  /// gpuCoefficients() in cost/cost_model.h and docs/cost-model.md.
+  std::vector<std::pair<std::string, double>> coefficients;
+  std::string coefficients_source;      ///< the data and command of that fit
 
   double flopsPerSec() const { return bf16_tflops * 1e12; }
   bool hasFp8() const { return fp8_tflops.has_value(); }

@@ -30,7 +30,7 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
   const PresetRegistry& reg = PresetRegistry::builtin();
   const GpuSpec& gpu = reg.gpu(s.cluster.gpu);
   const ModelSpec& model = reg.model(s.model);
-  CostCoefficients c;
+  CostCoefficients c = gpuCoefficients(gpu);
   if (s.cluster.profile) {
     std::string path = *s.cluster.profile;
     if (!path.empty() && path[0] != '/') path = s.base_dir + "/" + path;

@@ -238,3 +238,23 @@ TEST(Deployments, Fp8OnAGpuWithoutFp8NamesTheField) {
   const std::string bad = errorOf([] { parseDType("fp4", "cluster.kv_dtype"); });
   EXPECT_EQ(bad, "cluster.kv_dtype: must be one of 'bf16', 'fp16', 'fp8' (got 'fp4')");
 }
+
+// A100 80GB with its own per-operator fit (η_w 0.78): Llama-3.1-8B, tp 1,
+// decode 8 sequences. The weight read dominates: all 8 030 261 248 parameters
+// (untied embedding and LM head) × 2 B = 16.06 GB at 2.039 TB/s × 0.78 =
+// 10.098 ms, against 2 · 7.50 G params · 8 tokens / (312 T · 0.714) = 0.54 ms
+// of compute (tests/run/test_gpu_coefficients.cpp: a scenario gets the same).
+TEST(Deployments, A100UsesItsOwnWeightReadEfficiency) {
+  const GpuSpec& gpu = reg().gpu("a100-80g");
+  const ModelSpec& m = reg().model("llama-3.1-8b");
+  ASSERT_EQ(m.paramCount(), 8030261248);
+  const CostModel cm(gpu, m, 1, gpuCoefficients(gpu));
+  BatchShape b;
+  b.decode_seqs = 8;
+  b.decode_ctx_sum = 8 * 1024;
+  const double expected = 8030261248.0 * 2 / (2.039e12 * 0.78);
+  EXPECT_NEAR(cm.breakdown(b).linear_s, expected, 1e-9);
+  EXPECT_NEAR(expected * 1e3, 10.098, 0.001);
+  // The built-in defaults (the H100 fit, η_w 0.90) would give 8.75 ms.
+  EXPECT_NEAR(CostModel(gpu, m, 1, CostCoefficients{}).breakdown(b).linear_s * 1e3, 8.752, 0.001);
+}

@@ -224,5 +224,28 @@ TEST(EnginePresets, PresetFilesAreChecked) {
   EXPECT_THROW(parseEnginePreset(negative, "x.json"), InputError);
 }
 
+// The a100-80g preset's own coefficients are exactly what the refit of its
+// per-operator data gives (the preset's numbers are that fit, rounded to
+// three decimals), and with them the weight-bound GEMMs move from 22 % too
+// fast to within the data's spread.
+TEST(OperatorFit, A100PresetIsTheFitOfItsOperatorData) {
+  const std::vector<OperatorRow> rows =
+      readOperatorCsv(std::string(SERVELAB_SOURCE_DIR) + "/resources/profiles/a100-operators.csv");
+  ASSERT_EQ(rows.size(), 576u);
+  const GpuSpec& gpu = PresetRegistry::builtin().gpu("a100-80g");
+  const OperatorFitReport rep =
+      fitOperators(gpu, rows, CostCoefficients{}, {OperatorGroup::Linear, OperatorGroup::LayerMisc});
+  const CostCoefficients preset = gpuCoefficients(gpu);
+  EXPECT_NEAR(rep.coefficients.eta_c, preset.eta_c, 0.0005);
+  EXPECT_NEAR(rep.coefficients.eta_w, preset.eta_w, 0.0005);
+  const auto weightErr = [&](const CostCoefficients& c) {
+    for (const OperatorGroupError& e : compareOperators(gpu, c, rows))
+      if (e.name == "linear/weight") return e.medianSignedPct;
+    return 0.0;
+  };
+  EXPECT_LT(weightErr(CostCoefficients{}), -20.0);  // the H100 fit reads A100 weights too fast
+  EXPECT_GT(weightErr(preset), -13.0);
+}
+
 }  // namespace
 }  // namespace sl

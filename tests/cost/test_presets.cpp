@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/embedded_presets.h"
+#include "cost/cost_model.h"
 #include "cost/presets.h"
 #include "cost/suggest.h"
 #include "util/error.h"
@@ -26,7 +27,7 @@ TEST(Presets, GpuTableInStableOrderDefaultFirst) {
   const std::vector<std::string> expected = {"h100-sxm-80g", "h100-96g", "h100-nvl-94g",
                                              "h100-pcie-80g", "h800-80g", "h20-141g",
                                              "l40-48g", "a100-40g", "h200-sxm-141g",
-                                             "b200-180g", "l40s-48g", "mi300x-192g"};
+                                             "b200-180g", "l40s-48g", "mi300x-192g", "a100-80g"};
   EXPECT_EQ(reg().gpus(), expected);
   const GpuSpec& h = reg().gpu("h100-sxm-80g");
   EXPECT_DOUBLE_EQ(h.bf16_tflops, 989);
@@ -269,9 +270,59 @@ TEST(Presets, BadPresetFilesNameFileAndField) {
   EXPECT_NE(missing.find("resources/models/z.json: name: missing"), std::string::npos) << missing;
 }
 
+// Issue 45 item 4: a GPU preset may carry coefficients fitted on its own
+// per-operator data; the others use the built-in defaults (the H100 SXM fit).
+TEST(Presets, PerGpuCoefficientsOnlyWhereTheGpuHasOperatorData) {
+  const GpuSpec& a = reg().gpu("a100-80g");
+  EXPECT_DOUBLE_EQ(a.hbm_tbps, 2.039);
+  EXPECT_DOUBLE_EQ(a.hbm_gib, 80);
+  ASSERT_EQ(a.coefficients.size(), 2u);
+  EXPECT_EQ(a.coefficients[0].first, "eta_c");
+  EXPECT_DOUBLE_EQ(a.coefficients[0].second, 0.714);
+  EXPECT_EQ(a.coefficients[1].first, "eta_w");
+  EXPECT_DOUBLE_EQ(a.coefficients[1].second, 0.78);
+  EXPECT_NE(a.coefficients_source.find("a100-operators.csv"), std::string::npos);
+  const CostCoefficients c = gpuCoefficients(a), d;
+  EXPECT_DOUBLE_EQ(c.eta_c, 0.714);
+  EXPECT_DOUBLE_EQ(c.eta_w, 0.78);
+  EXPECT_DOUBLE_EQ(c.eta_a, d.eta_a);
+  EXPECT_DOUBLE_EQ(c.eta_kv, d.eta_kv);
+  EXPECT_DOUBLE_EQ(c.t_layer_us, d.t_layer_us);
+  for (const std::string& id : reg().gpus()) {
+    if (id == "a100-80g") continue;
+    EXPECT_TRUE(reg().gpu(id).coefficients.empty()) << id;
+    EXPECT_EQ(gpuCoefficients(reg().gpu(id)).toJson(), d.toJson()) << id;
+  }
+}
+
+TEST(Presets, BadPerGpuCoefficientsNameFileAndField) {
+  const std::string head = R"({"id":"x","name":"X","bf16_tflops":1,"hbm_tbps":1,"hbm_gib":1,"fp8_tflops":null,)"
+                           R"("nvlink_gbps":null,"host_link_gbps":1,"sm_count":1,"source":"s")";
+  const auto err = [&](const std::string& tail) {
+    return errorOf([&] { PresetRegistry r(Files{{"hardware/x.json", head + tail + "}"}}); });
+  };
+  EXPECT_NE(err(R"(,"coefficients":{"eta_q":0.5},"coefficients_source":"d")")
+                .find("resources/hardware/x.json: coefficients: eta_q: unknown field: did you mean 'eta_c'?"),
+            std::string::npos);
+  // Only what a per-operator profile can fit: not the CPU overheads.
+  EXPECT_NE(err(R"(,"coefficients":{"t_step_us":5},"coefficients_source":"d")")
+                .find("resources/hardware/x.json: coefficients: t_step_us: unknown field"),
+            std::string::npos);
+  EXPECT_NE(err(R"(,"coefficients":{"eta_w":0},"coefficients_source":"d")")
+                .find("resources/hardware/x.json: coefficients: eta_w: must be > 0"),
+            std::string::npos);
+  EXPECT_NE(err(R"(,"coefficients":{"eta_w":0.8})").find("resources/hardware/x.json: coefficients_source: missing"),
+            std::string::npos);
+  EXPECT_NE(err(R"(,"coefficients_source":"d")").find("resources/hardware/x.json: coefficients_source: goes with"),
+            std::string::npos);
+  EXPECT_NE(err(R"(,"coefficients":{},"coefficients_source":"d")")
+                .find("resources/hardware/x.json: coefficients: must be a non-empty object"),
+            std::string::npos);
+}
+
 TEST(Presets, EmbeddedFilesMatchSourceTree) {
   const auto files = costdetail::embeddedPresetFiles();
-  EXPECT_EQ(files.size(), 12u + 15u + 3u);
+  EXPECT_EQ(files.size(), 13u + 15u + 3u);
   for (const auto& f : files) {
     std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/resources/" + f.path);
     ASSERT_TRUE(in) << f.path;

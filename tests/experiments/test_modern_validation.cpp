@@ -47,8 +47,8 @@ TEST(ModernValidation, ParsesARow) {
 }
 
 TEST(ModernValidation, BadRowsNameFileLineAndColumn) {
-  EXPECT_EQ(errorOf([] { parseModernCsv(kHeader + row("a100-80g"), "x.csv"); }),
-            "x.csv:2: gpu: unknown GPU preset 'a100-80g'");
+  EXPECT_EQ(errorOf([] { parseModernCsv(kHeader + row("v100-32g"), "x.csv"); }),
+            "x.csv:2: gpu: unknown GPU preset 'v100-32g'");
   EXPECT_EQ(errorOf([] { parseModernCsv(kHeader + row("h100-sxm-80g", "3", "2"), "x.csv"); }),
             "x.csv:2: gpus: 3 GPUs is not a multiple of tp 2");
   EXPECT_NE(errorOf([] { parseModernCsv(kHeader + row("h100-sxm-80g", "2", "2", "burst"), "x.csv"); })

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Derives resources/profiles/h100-operators.csv from two public per-operator
-H100 profiles (read from bare git mirrors; nothing of them is copied here but
+"""Derives resources/profiles/<gpu>-operators.csv from public per-operator
+GPU profiles (read from bare git mirrors; nothing of them is copied here but
 the derived medians this script prints):
 
   microsoft/vidur (MIT, Copyright (c) Microsoft Corporation)
-    data/profiling/compute/h100/<model>/mlp.csv
+    data/profiling/compute/<gpu>/<model>/mlp.csv           (h100, a100)
   casys-kaist/LLMServingSim (MIT, Copyright (c) 2024, CASYS Lab at KAIST)
     profiler/v0/perf_models/H100/meta-llama/Llama-3.1-{8B,70B}/tp*/layers.csv
     profiler/v0/perf_models/H100/meta-llama/Llama-3.1-70B/tp4/attention.csv
+    (H100 only: the project has no A100 profiles)
+
+vidur's a100 folder is an A100 SXM4 80GB (vidur/config/device_sku_config.py:
+A100DeviceSKUConfig, 312 TFLOPS fp16, 80 GB): ServeLab's a100-80g preset.
 
 What the source columns time (read from each project's profiler code):
 - vidur mlp.csv: one transformer block built from Sarathi's (vLLM-derived)
@@ -34,7 +38,8 @@ What the source columns time (read from each project's profiler code):
 Output columns (one row per operator group and shape; seconds per layer on
 one GPU of tp): see docs/calibration.md "Per-operator profiles".
 
-Usage: derive_h100_operators.py VIDUR_GIT_DIR LLMSERVINGSIM_GIT_DIR > h100-operators.csv
+Usage: derive_operators.py h100 VIDUR_GIT_DIR LLMSERVINGSIM_GIT_DIR > h100-operators.csv
+       derive_operators.py a100 VIDUR_GIT_DIR > a100-operators.csv
 """
 import csv
 import io
@@ -52,6 +57,12 @@ VIDUR_MODELS = [
     ("meta-llama/Llama-2-70b-hf", "llama-2-70b"),
     ("Qwen/Qwen-72B", "qwen-72b"),
 ]
+# Profiled for the a100 only.
+VIDUR_MODELS_A100 = VIDUR_MODELS + [
+    ("meta-llama/Meta-Llama-3-8B", "llama-3-8b"),
+    ("meta-llama/Meta-Llama-3-70B", "llama-3-70b"),
+]
+GPUS = {"h100": VIDUR_MODELS, "a100": VIDUR_MODELS_A100}
 TOKENS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
 MISC_MAX_TOKENS = 64  # small kernels are latency-bound up to here (docs/calibration.md)
 GEMMS_VIDUR = ["attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"]
@@ -82,10 +93,10 @@ def g(v):
     return "%.6g" % v
 
 
-def vidur_rows(gitdir, out):
-    for path, mid in VIDUR_MODELS:
+def vidur_rows(gpu, gitdir, out):
+    for path, mid in GPUS[gpu]:
         rows = list(csv.DictReader(io.StringIO(
-            git_show(gitdir, "data/profiling/compute/h100/%s/mlp.csv" % path))))
+            git_show(gitdir, "data/profiling/compute/%s/%s/mlp.csv" % (gpu, path)))))
         by = {}
         for r in rows:
             key = (int(r["num_tensor_parallel_workers"]), int(r["num_tokens"]))
@@ -171,19 +182,23 @@ def lss_attention_rows(gitdir, out):
 
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    if not args or args[0] not in GPUS or len(args) != (3 if args[0] == "h100" else 2):
         sys.exit(__doc__)
-    vidur, lss = sys.argv[1], sys.argv[2]
+    gpu, vidur = args[0], args[1]
+    lss = args[2] if gpu == "h100" else None
     out = []
-    vidur_rows(vidur, out)
-    lss_layer_rows(lss, out)
-    lss_attention_rows(lss, out)
+    vidur_rows(gpu, vidur, out)
+    if lss:
+        lss_layer_rows(lss, out)
+        lss_attention_rows(lss, out)
     w = sys.stdout
-    w.write("# Derived per-operator H100 medians (seconds per layer on one GPU of tp) "
-            "see resources/profiles/README.md\n")
+    w.write("# Derived per-operator %s medians (seconds per layer on one GPU of tp) "
+            "see resources/profiles/README.md\n" % gpu.upper())
     w.write("# microsoft/vidur@%s (MIT; Copyright (c) Microsoft Corporation)\n" % head_commit(vidur))
-    w.write("# casys-kaist/LLMServingSim@%s (MIT; Copyright (c) 2024 CASYS Lab at KAIST)\n" %
-            head_commit(lss))
+    if lss:
+        w.write("# casys-kaist/LLMServingSim@%s (MIT; Copyright (c) 2024 CASYS Lab at KAIST)\n" %
+                head_commit(lss))
     w.write(",".join(HEADER) + "\n")
     for r in out:
         w.write(",".join(str(x) for x in r) + "\n")
