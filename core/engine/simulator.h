@@ -2,7 +2,9 @@
 // The discrete-event simulator of one cluster: event loop, arrivals,
 // iteration scheduling, KV transfers (stop-and-copy, live, disaggregated
 // hand-off), control messages, monitor and probe ticks. Policies act on it
-// through the public "policy API" section; observers watch it.
+// through the public "policy API" section; observers watch it. Its
+// configuration is engine/sim_config.h; the head of simulator.cpp maps the
+// .cpp files that implement it, one concept each.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -20,6 +22,7 @@
 #include "engine/policy_api.h"
 #include "engine/record.h"
 #include "engine/request.h"
+#include "engine/sim_config.h"
 #include "engine/snapshot.h"
 #include "metrics/record_store.h"
 #include "metrics/request_record.h"
@@ -29,26 +32,6 @@
 #include "workload/workload_source.h"
 
 namespace sl {
-
-struct SimConfig {
-  int instances = 4;
-  InstanceConfig instance;
-  int tp = 1;
-  int gpusPerNode = 8;
-  double nvlinkBytesPerSec = 0;  // per instance port; 0 = no NVLink (use host link)
-  double nicBytesPerSec = 12.5e9;
-  SimTime linkLatency = 5'000;   // per transfer start-up
-  double kvBytesPerToken = 0;    // whole instance
-  SimTime probeInterval = kNsPerSecond;
-  double rollingWindowS = 30;
-  std::optional<SimTime> stopAt;
-  SloSpec slo;
-  std::uint64_t seed = 1;
-  int liveMaxConcurrent = 3;     // live migrations per instance (as source or destination)
-  int liveMaxRounds = 8;
-  SimTime counterWindow = kNsPerSecond;  // Instance::recentDecodeIntervalS window
-  FrontEndSpec frontend;         // serving front end (all zero: off)
-};
 
 using LocalPolicyFactory = std::function<std::unique_ptr<LocalPolicy>(int instance)>;
 
@@ -383,8 +366,10 @@ private:
   void finish(Instance& inst, Request& r);
   void abortRequest(Instance& inst, Request& r);
   void probe();
+  // stall guard (stall.cpp)
   bool idleWithWork() const;
   void checkStall();
+  bool stallFallback(bool tick);
   void onTimerEvent(std::int64_t id);
   // The local policy of `in` takes / gives up `r` (keeps the O(1) counters).
   void enqueueLocal(Instance& in, Request& r);

@@ -7,6 +7,18 @@
 
 namespace sl {
 
+void GlobalPolicy::onPrefillDone(Request& r) {
+  // Default disaggregated hand-off: the decode-capable instance with the
+  // fewest assigned tokens (lowest index on ties).
+  int best = -1;
+  for (int i = 0; i < sim_->numInstances(); ++i) {
+    const Instance& in = sim_->instance(i);
+    if (in.role() == InstanceRole::Prefill) continue;
+    if (best < 0 || in.assignedTokens() < sim_->instance(best).assignedTokens()) best = i;
+  }
+  sim_->handoff(r, best < 0 ? r.instance : best);
+}
+
 std::int64_t Simulator::blocksToHold(const Request& r) const {
   const Instance& in = instance(0);
   if (r.prefillDone()) return in.blocksFor(static_cast<std::int64_t>(r.kvTokens) + 1);
@@ -262,11 +274,11 @@ void Simulator::resolveWaitCycles() {
   }
 }
 
-// The whole cluster is idle with copies still queued (the stall guard, or an
-// empty event queue): their waits can no longer end by themselves -- room
-// they counted on is held by requests that cannot run (e.g. swapped
-// residents that need the blocks a waiting copy holds). Abandon the newest
-// queued stop-and-copy; the run goes on from its source.
+// The whole cluster is idle with copies still queued (stallFallback: the
+// stall guard, or an empty event queue): their waits can no longer end by
+// themselves -- room they counted on is held by requests that cannot run
+// (e.g. swapped residents that need the blocks a waiting copy holds).
+// Abandon the newest queued stop-and-copy; the run goes on from its source.
 bool Simulator::abandonNewestQueuedCopy() {
   std::int64_t victim = -1;
   for (const auto& q : incoming_)

@@ -7,9 +7,8 @@
 
 #include <map>
 
-#include "engine_test_util.h"  // llama-8b on NICs of exactly 2^30 B/s (sl::enginetest)
+#include "../common/pascal_rig.h"
 #include "metrics/summary.h"
-#include "pascal_test_util.h"
 
 namespace sl::pascaltest {
 namespace {
@@ -107,11 +106,9 @@ Split checkAll(PascalRig& rig, const Timeline& tl) {
 // One copy on an idle fabric: its transfer part is exactly link latency +
 // bytes / NIC bandwidth (35 KV tokens of llama-8b at 2^30 B/s), no waiting.
 TEST(BlockingBreakdown, TransferPartIsTheCopyTime) {
-  using namespace sl::enginetest;
-  const CostModel& cost = llama8b();
-  const SimConfig c = smallConfig(cost, 2, 100);
-  PascalRig rig(c, cost, {rq(0, 32, 1000, 1), rq(0, 32, 4, 4)});
-  rig.global->placeFn = [](const Request&) { return 0; };
+  auto rigPtr = nicPairRig(1);
+  PascalRig& rig = *rigPtr;
+  const SimConfig& c = rig.sim->config();
   Timeline tl;
   rig.sim->addObserver(&tl);
   rig.run();

@@ -5,8 +5,7 @@
 
 #include <map>
 
-#include "engine_test_util.h"  // llama-8b on NICs of exactly 2^30 B/s (sl::enginetest)
-#include "pascal_test_util.h"
+#include "../common/pascal_rig.h"
 
 namespace sl::pascaltest {
 namespace {
@@ -108,12 +107,11 @@ TEST(Algorithm1, TiesGoToTheLowestIndex) {
 // reasoning requests, 1 has 2, 2 has none but is off pace (an answering
 // request behind its pacer), 3 has 1. Algorithm 2 picks instance 3.
 TEST(Algorithm2, PicksFewestReasoningAmongInstancesOnPace) {
-  const std::vector<int> where = {0, 0, 0, 1, 1, 2, 3};
   PascalRig rig(test::tinyInstance(1000, 16),
                 {rq(0, 4, 3, 5), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1),
                  rq(0, 4, 0, 1000), rq(0, 4, 1000, 1)},
                 4, {}, {}, strictPace);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 0, 1, 1, 2, 3});
   rig.sim->run(ms(50));
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
@@ -135,14 +133,13 @@ TEST(Algorithm2, PicksFewestReasoningAmongInstancesOnPace) {
 TEST(Algorithm2, FallsBackToReasoningPlusFreshAnswering) {
   // id: 0 = X; 1, 2 reasoning and 3 answering on instance 0 (r+a = 3);
   // 4, 5, 6 answering on 1 (0 + 3); 7 reasoning and 8 answering on 2 (1 + 1).
-  const std::vector<int> where = {0, 0, 0, 0, 1, 1, 1, 2, 2};
   std::vector<RequestSpec> reqs = {rq(0, 4, 3, 5)};
   for (int i = 1; i <= 8; ++i) {
     const bool reasoning = i == 1 || i == 2 || i == 7;
     reqs.push_back(reasoning ? rq(0, 4, 1000, 1) : rq(0, 4, 0, 1000));
   }
   PascalRig rig(test::tinyInstance(1000, 16), reqs, 3, {}, {}, strictPace);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 0, 0, 1, 1, 1, 2, 2});
   rig.sim->run(ms(20));
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
@@ -155,9 +152,8 @@ TEST(Algorithm2, FallsBackToReasoningPlusFreshAnswering) {
 
 // Ties in Algorithm 2 keep the request where it is (no transfer for nothing).
 TEST(Algorithm2, TieKeepsTheCurrentInstance) {
-  const std::vector<int> where = {1, 1, 0};
   PascalRig rig(test::tinyInstance(1000, 16), {rq(0, 4, 3, 5), rq(0, 4, 1000, 1), rq(0, 4, 1000, 1)}, 2);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({1, 1, 0});
   rig.sim->run(ms(20));
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
@@ -175,9 +171,8 @@ TEST(Algorithm2, TieKeepsTheCurrentInstance) {
 // index); the second sees the 5 blocks promised to that copy and goes to
 // instance 2, which has more room left.
 TEST(NoHerding, SecondDecisionInTheSameInstantSeesTheFirstsPromise) {
-  const std::vector<int> where = {0, 0, 0};
   PascalRig rig(test::tinyInstance(40, 16), {rq(0, 16, 60, 20), rq(0, 16, 60, 20), rq(0, 16, 1000, 1)}, 3);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 0});
   rig.run();
   const auto d0 = rig.decisions(0, true), d1 = rig.decisions(1, true);
   ASSERT_EQ(d0.size(), 1u);
@@ -197,11 +192,10 @@ TEST(NoHerding, SecondDecisionInTheSameInstantSeesTheFirstsPromise) {
 // (blocks(75 + 256) = 21) but, once the first copy's 5 blocks are promised,
 // not for the second (19 < 21), which stays on instance 0 (room there).
 TEST(NoHerding, AdaptiveCheckCountsBlocksPromisedToAnEarlierCopy) {
-  const std::vector<int> where = {0, 0, 0, 1, 2};
   PascalRig rig(test::tinyInstance(40, 16),
                 {rq(0, 16, 60, 20), rq(0, 16, 60, 20), rq(0, 16, 300, 1), rq(0, 200, 0, 200), rq(0, 16, 300, 1)},
                 3);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 0, 1, 2});
   std::int64_t free1 = -1;
   struct Obs : SimObserver {
     PascalRig* rig;
@@ -276,10 +270,9 @@ struct BoundaryProbe : SimObserver {
 //    once. Blind to the promise, W would see 24 > 21, pass the adaptive
 //    check there (18 <= 24) and herd behind X's copy on instance 1.
 TEST(NoHerding, CopyQueuedAtItsDestinationTurnsTheNextBoundaryAway) {
-  const std::vector<int> where = {0, 0, 0, 1, 2};
   PascalRig rig(test::tinyInstance(40, 16),
                 {rq(0, 400, 3, 20), rq(0, 16, 3, 20), rq(0, 16, 100, 1), rq(0, 224, 0, 100), rq(0, 288, 0, 100)}, 3);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 0, 1, 2});
   BoundaryProbe probe;
   probe.sim = rig.sim.get();
   rig.sim->addObserver(&probe);
@@ -336,12 +329,11 @@ TEST(NoHerding, CopyQueuedAtItsDestinationTurnsTheNextBoundaryAway) {
 //    ("stayed: adaptive"). Blind to the promise, 17 <= 25 would send it to
 //    instance 1 to wait behind X's copy.
 TEST(NoHerding, AdaptiveCheckCountsACopyStillQueuedAtTheDestination) {
-  const std::vector<int> where = {0, 0, 0, 1};
   PascalGlobalConfig gc;
   gc.headroomTokens = 248;
   PascalRig rig(test::tinyInstance(45, 16),
                 {rq(0, 407, 3, 20), rq(0, 16, 3, 20), rq(0, 16, 100, 1), rq(0, 304, 0, 100)}, 2, gc);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 0, 1});
   BoundaryProbe probe;
   probe.sim = rig.sim.get();
   rig.sim->addObserver(&probe);
@@ -461,9 +453,8 @@ TEST_P(QuantaOnMigration, StayerKeepsItsQuantaOnlyPerInstanceAndAMigrantStartsFr
   lc.quantaPerInstance = perInstance;
   // Instance 1 keeps a long reasoning request (r_1 = 1): X stays on 0 (tie
   // at r = 0 keeps it); Z (id 2, R = 7) on instance 1 moves to instance 0.
-  const std::vector<int> where = {0, 1, 1};
   PascalRig rig(test::tinyInstance(1000, 16), {rq(0, 4, 7, 50), rq(0, 4, 1000, 1), rq(0, 4, 7, 50)}, 2, {}, lc);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 1, 1});
   std::int64_t keyStayer = -1, keyMigrant = -1;
   struct Obs : SimObserver {
     PascalRig* rig;
@@ -517,9 +508,8 @@ TEST_P(AdaptiveMigration, CurrentHasRoomChosenHasNot) {
   const AdaptiveCase c = GetParam();
   PascalGlobalConfig gc;
   gc.migration = c.mode;
-  const std::vector<int> where = {0, 0, 1};
   PascalRig rig(test::tinyInstance(40, 16), {rq(0, 16, 60, 20), rq(0, 16, 200, 1), rq(0, 500, 0, 120)}, 2, gc);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 1});
   std::int64_t free0 = -1, free1 = -1;
   rig.rec.events.reserve(64);
   struct Obs : SimObserver {
@@ -572,9 +562,8 @@ INSTANTIATE_TEST_SUITE_P(Pascal, AdaptiveMigration,
 
 // When the chosen instance has room too, adaptive PASCAL migrates.
 TEST(AdaptiveMigration, MigratesWhenTheChosenInstanceHasRoom) {
-  const std::vector<int> where = {0, 0, 1};
   PascalRig rig(test::tinyInstance(400, 16), {rq(0, 16, 60, 20), rq(0, 16, 200, 1), rq(0, 500, 0, 120)}, 2);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 1});
   rig.run();
   const auto d = rig.decisions(0, true);
   ASSERT_EQ(d.size(), 1u);
@@ -587,9 +576,8 @@ TEST(AdaptiveMigration, MigratesWhenTheChosenInstanceHasRoom) {
 // pascal-adaptive-migration): as CurrentHasRoomChosenHasNot, but Y's 400-token
 // prompt leaves instance 0 fewer free blocks than X's 16 more.
 TEST(AdaptiveMigration, MigratesWhenNeitherInstanceHasRoom) {
-  const std::vector<int> where = {0, 0, 1};
   PascalRig rig(test::tinyInstance(40, 16), {rq(0, 16, 60, 20), rq(0, 400, 200, 1), rq(0, 500, 0, 120)}, 2);
-  rig.global->placeFn = [&](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  rig.placeBy({0, 0, 1});
   std::int64_t free0 = -1, free1 = -1;
   struct Obs : SimObserver {
     PascalRig* rig;

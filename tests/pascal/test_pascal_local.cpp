@@ -3,7 +3,7 @@
 // memory pressure preempts.
 #include <gtest/gtest.h>
 
-#include "pascal_test_util.h"
+#include "../common/pascal_rig.h"
 #include "policy/baselines/local_rr.h"
 
 namespace sl::pascaltest {

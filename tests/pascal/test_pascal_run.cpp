@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
+#include "../common/pascal_rig.h"
 #include "engine/snapshot.h"
-#include "pascal_test_util.h"
 #include "policy/registry.h"
 #include "run/execute.h"
 #include "run/run.h"

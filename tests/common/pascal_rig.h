@@ -1,16 +1,19 @@
 #pragma once
-// Helpers for the PASCAL tests: a cluster running pascal-local on every
+// The PASCAL test rig, shared by the test folders (included by relative
+// path; tests/common has no target): a cluster running pascal-local on every
 // instance and a PascalGlobal whose placement can be scripted (to hand-build
 // the situation a boundary decision sees) while Algorithm 2, adaptive
-// migration and the monitor stay PASCAL's own.
+// migration and the monitor stay PASCAL's own; and the clusters several
+// tests share.
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "../engine/engine_test_util.h"   // llama-8b on NICs of exactly 2^30 B/s (sl::enginetest)
+#include "../policy/policy_harness.h"     // tiny cost model, ListWorkload, Recorder (sl::test)
 #include "engine/decision_log.h"
 #include "policy/pascal/pascal_global.h"
 #include "policy/pascal/pascal_local.h"
-#include "policy_harness.h"  // tiny cost model, ListWorkload, Recorder (sl::test)
 
 namespace sl::pascaltest {
 
@@ -52,6 +55,10 @@ struct PascalRig {
     sim->addObserver(&rec);
   }
   void run() { sim->run(); }
+  /// Scripted placement: request i goes to instance where[i].
+  void placeBy(std::vector<int> where) {
+    global->placeFn = [where = std::move(where)](const Request& r) { return where[static_cast<std::size_t>(r.id)]; };
+  }
   PascalLocal& local(int i) { return dynamic_cast<PascalLocal&>(sim->instance(i).policy()); }
   RequestRecord record(std::int64_t id) const {  // by value: the store decodes on read
     for (const RequestRecord& r : sim->records())
@@ -97,6 +104,21 @@ inline std::unique_ptr<PascalRig> fullDestinationRig(bool displace) {
                                rq(0, 100, 0, 300)},
       2, gc, lc);
   rig->global->placeFn = [](const Request& r) { return r.id < 2 ? 0 : 1; };
+  return rig;
+}
+
+/// The transfer cluster: two llama-3.1-8b instances of 100 blocks, each on
+/// its own node (NICs of exactly 2^30 B/s: enginetest::smallConfig), every
+/// request placed on instance 0. W (id 0, prompt 32, R = 1000) keeps
+/// r_0 = 1; each of the `migrants` requests after it (prompt 32, R = 4,
+/// A = 4) has 35 KV tokens at </think>, where r_1 = 0 and instance 1 is
+/// empty: it migrates.
+inline std::unique_ptr<PascalRig> nicPairRig(int migrants) {
+  const CostModel& cost = enginetest::llama8b();
+  std::vector<RequestSpec> reqs = {rq(0, 32, 1000, 1)};
+  for (int i = 0; i < migrants; ++i) reqs.push_back(rq(0, 32, 4, 4));
+  auto rig = std::make_unique<PascalRig>(enginetest::smallConfig(cost, 2, 100), cost, std::move(reqs));
+  rig->global->placeFn = [](const Request&) { return 0; };
   return rig;
 }
 
