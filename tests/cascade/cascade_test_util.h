@@ -7,6 +7,7 @@
 
 #include "policy/baselines/local_fcfs.h"
 #include "policy/cascade/cascade_global.h"
+#include "policy/cascade/llumnix_global.h"
 #include "policy_harness.h"
 
 namespace sl::cascadetest {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/cascade/cascade_global.h"
+#include "policy/cascade/llumnix_global.h"
 #include "policy/registry.h"
 #include "run/execute.h"
 #include "run/run.h"

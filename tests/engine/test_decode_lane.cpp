@@ -11,6 +11,7 @@
 #include "engine/decode_lane.h"
 #include "engine_test_util.h"
 #include "policy/cascade/cascade_global.h"
+#include "policy/cascade/llumnix_global.h"
 #include "policy/pascal/pascal_global.h"
 #include "policy/pascal/pascal_local.h"
 #include "util/rng.h"

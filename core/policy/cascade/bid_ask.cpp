@@ -1,8 +1,8 @@
 // CascadeInfer's bid-ask market (paper §5): a sender asks the candidate
 // instances for bids, picks one, and the winner's priority queue (highest
 // sender load first) pumps live migrations under the transfer caps, with
-// starvation and refusal limits. The rest of the policy (planning, range
-// refinement, rebalancing) is in cascade_global.cpp.
+// starvation and refusal limits. The rest of the policy: planning and
+// rebalancing in cascade_global.cpp, range refinement in range_refine.cpp.
 #include <algorithm>
 
 #include "engine/simulator.h"

@@ -8,6 +8,9 @@
 // replanned every replan interval and their boundaries refined every refine
 // interval; an instance whose KV demand is >= 25 % over its stage's mean
 // sheds a request to a peer through the same protocol.
+// Files: cascade_global.cpp (stages, planning, routing, hand-over,
+// rebalancing, report), bid_ask.cpp (the bid-ask market), range_refine.cpp
+// (range refinement). Llumnix, the baseline: llumnix_global.h.
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -222,38 +225,6 @@ private:
   std::int64_t handovers_ = 0, rebalances_ = 0, refinements_ = 0, frozen_ = 0, starvations_ = 0, bidRounds_ = 0,
                replans_ = 0, refused_ = 0, skips_ = 0, reasks_ = 0;
   double planSeconds_ = 0;
-};
-
-/// Llumnix (the paper's baseline): dispatch to the instance with the most
-/// free KV; every interval, live-migrate one request from the most to the
-/// least loaded instance when their KV-usage gap exceeds a threshold and the
-/// move narrows it.
-struct LlumnixConfig {
-  double intervalS = 0.1;
-  double gapThreshold = 0.1;  // fraction of KV capacity
-};
-
-class LlumnixGlobal : public GlobalPolicy {
-public:
-  explicit LlumnixGlobal(LlumnixConfig cfg) : cfg_(cfg) {}
-  const char* name() const override { return "llumnix"; }
-  /// Reads progress through forEachActive and instance counters only.
-  bool laneAware() const override { return true; }
-  void attach(Simulator& sim) override;
-  int route(const Request& r) override;
-  void onTimer(int timer) override;
-  bool setKnob(const std::string& name, double value) override;
-  void publishCluster(std::vector<PolicyField>& out) const override;
-  void report(std::vector<PolicyReportEntry>& out) const override;
-  std::int64_t migrationsStarted() const { return started_; }
-  /// One balancing pass (the timer's work); true when a migration started.
-  bool balanceNow();
-
-private:
-  double usage(int i) const;
-  LlumnixConfig cfg_;
-  int timer_ = -1;
-  std::int64_t started_ = 0;
 };
 
 }  // namespace sl

@@ -5,6 +5,7 @@
 // balancer and Llumnix.
 #include "policy/baselines/local_fcfs.h"
 #include "policy/cascade/cascade_global.h"
+#include "policy/cascade/llumnix_global.h"
 #include "policy/families.h"
 #include "policy/routers.h"
 #include "util/rng.h"
