@@ -330,9 +330,24 @@ int cmdPresets(const std::string& what, bool json) {
       arr.push_back({{"id", m.id}, {"name", m.name}, {"params_b", m.paramCount() / 1e9},
                      {"kv_bytes_per_token", m.kvBytesPerToken()}, {"max_context", m.max_context},
                      {"source", m.source}});
-      if (!json)
-        std::printf("model     %-22s %-34s %6.2f B params %7lld KiB KV/token\n", m.id.c_str(), m.name.c_str(),
-                    m.paramCount() / 1e9, static_cast<long long>(m.kvBytesPerToken() / 1024));
+      if (m.isMoe()) {
+        arr.back()["active_params_b"] = m.activeParamCount() / 1e9;
+        arr.back()["moe"] = {{"experts", m.experts}, {"experts_per_token", m.experts_per_token},
+                             {"shared_experts", m.shared_experts}, {"moe_layers", m.moeLayers()}};
+      }
+      if (m.hasMla()) arr.back()["attention"] = "mla";
+      if (!json) {
+        std::string note;
+        if (m.isMoe()) {
+          char active[32];
+          std::snprintf(active, sizeof active, "%.2f", m.activeParamCount() / 1e9);
+          note = "  MoE " + std::to_string(m.experts_per_token) + "/" + std::to_string(m.experts) + " experts, " +
+                 active + " B active";
+        }
+        if (m.hasMla()) note += ", MLA";
+        std::printf("model     %-22s %-34s %6.2f B params %7lld KiB KV/token%s\n", m.id.c_str(), m.name.c_str(),
+                    m.paramCount() / 1e9, static_cast<long long>(m.kvBytesPerToken() / 1024), note.c_str());
+      }
     }
   }
   if (want("fabrics")) {

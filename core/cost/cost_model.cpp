@@ -204,8 +204,12 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   // peak; embedding, norms and LM head, attention and activations keep the
   // preset's dtype. bf16/fp16 give exactly the preset's numbers.
   const auto bytesOf = [&](DType d) -> std::int64_t { return d == DType::FP8 ? 1 : model_.dtype_bytes; };
-  const std::int64_t layerLinear = model_.linearParamsPerLayer() * model_.layers;
+  const std::int64_t layerLinear = model_.layerLinearParams();
   weightBytes_ = layerLinear * bytesOf(p_.weights) + (model_.paramCount() - layerLinear) * model_.dtype_bytes;
+  // MoE (docs/cost-model.md "Mixture of experts"): a token multiplies only its
+  // experts_per_token routed experts; a step reads the experts its tokens touch.
+  const std::int64_t inactive = model_.expertParams() * (model_.experts - model_.experts_per_token) * model_.moeLayers();
+  const std::int64_t routedBytes = model_.routedExpertParams() * bytesOf(p_.weights);
   kvBytesPerToken_ = model_.kvBytesPerToken() / model_.dtype_bytes * bytesOf(p_.kv);
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
@@ -214,12 +218,23 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   // The LM head (vocab × hidden) stays at the bf16 peak; with Fw = F this is
   // exactly 2·P_linear / (tp·F·η_c).
   linComputePerToken_ = 2.0 *
-                        (static_cast<double>(layerLinear) * (F / Fw) +
+                        (static_cast<double>(layerLinear - inactive) * (F / Fw) +
                          static_cast<double>(model_.linearParams() - layerLinear)) /
                         (tpd * F * c_.eta_c);
-  linWeights_ = static_cast<double>(weightBytes_) / (tpd * BW * c_.eta_w);
-  prefillPerUnit_ = 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
-  decodePerToken_ = static_cast<double>(kvBytesPerToken_) / (tpd * BW * c_.eta_kv);
+  linWeights_ = static_cast<double>(weightBytes_ - routedBytes) / (tpd * BW * c_.eta_w);
+  if (model_.isMoe()) {
+    routedWeights_ = static_cast<double>(routedBytes) / (tpd * BW * c_.eta_w);
+    keepProb_ = 1.0 - static_cast<double>(model_.experts_per_token) / model_.experts;
+  }
+  // QKᵀ and PV: 2 FLOPs per multiply-add over the query/key width and the
+  // value width (both head_dim; MLA: qk_nope + qk_rope and v_head_dim).
+  prefillPerUnit_ = model_.hasMla()
+                        ? 2.0 * model_.layers * model_.q_heads *
+                              (model_.qk_nope_head_dim + model_.qk_rope_head_dim + model_.v_head_dim) /
+                              (tpd * F * c_.eta_a)
+                        : 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
+  // MLA: each GPU reads the whole latent of every token (replicated, above).
+  decodePerToken_ = static_cast<double>(kvBytesPerToken_) / ((model_.hasMla() ? 1.0 : tpd) * BW * c_.eta_kv);
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
   cpuFixed_ = c_.t_step_us * 1e-6;
@@ -283,7 +298,7 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return r;
   r.heterogeneity_h = heterogeneity(b);
-  r.linear_s = std::max(linComputePerToken_ * N, linWeights_);
+  r.linear_s = std::max(linComputePerToken_ * N, weightReadSeconds(N));
   r.prefill_attn_s = prefillPerUnit_ * b.prefill_attn;
   r.decode_attn_s = r.heterogeneity_h * decodePerToken_ * b.decode_ctx_sum;
   r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqs;
@@ -302,7 +317,7 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return 0.0;
   const double h = heterogeneity(b);
-  const double linear = std::max(linComputePerToken_ * N, linWeights_);
+  const double linear = std::max(linComputePerToken_ * N, weightReadSeconds(N));
   const double prefill = prefillPerUnit_ * b.prefill_attn;
   const double decode = h * decodePerToken_ * b.decode_ctx_sum;
   const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;

@@ -1,6 +1,7 @@
 #pragma once
 // Analytic roofline cost model of one serving instance (20-cost-model.md):
 // iteration time of a batch on tp GPUs, KV capacity, swap / all-reduce time.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -198,10 +199,20 @@ public:
   /// Whole instance, at the KV dtype: 2 · layers · kv_heads · head_dim · (1 for
   /// fp8, else dtype_bytes).
   std::int64_t kvBytesPerToken() const { return kvBytesPerToken_; }
-  double kvBytesPerTokenPerGpu() const { return static_cast<double>(kvBytesPerToken()) / tp_; }
+  /// KV bytes a GPU of the tp group holds per token: its 1/tp share of the
+  /// heads; with MLA the whole latent (every head reads the same one, so
+  /// tensor parallelism replicates it, as vLLM does).
+  double kvBytesPerTokenPerGpu() const {
+    return static_cast<double>(kvBytesPerToken()) / (model_.hasMla() ? 1 : tp_);
+  }
   /// Whole instance: the layers' linear weights at the model dtype (1 B for
   /// fp8); embedding, norms and LM head stay at dtype_bytes.
   std::int64_t weightBytes() const { return weightBytes_; }
+  /// MoE: routed experts a step of N tokens touches in each MoE layer under
+  /// balanced routing, E·(1 − (1 − k/E)^N); 0 for a dense model.
+  double expertsTouched(double N) const {
+    return model_.isMoe() ? model_.experts * (1.0 - std::pow(keepProb_, N)) : 0.0;
+  }
   double weightBytesPerGpu() const { return static_cast<double>(weightBytes_) / tp_; }
   /// activation_reserve_gib GiB + activation_reserve_per_vocab_kib KiB × vocab.
   double activationReserveBytes() const;
@@ -250,7 +261,15 @@ private:
   std::int64_t weightBytes_;
   // Precomputed per-batch constants (seconds).
   double linComputePerToken_;  // 2·(P_layers·F/F_w + P_head) / (tp·F·η_c), F_w the weights' peak
-  double linWeights_;          // W / (tp·BW·η_w)
+  double linWeights_;          // W / (tp·BW·η_w); MoE: every weight but the routed experts
+  double routedWeights_ = 0;   // MoE: all routed experts' bytes / (tp·BW·η_w); 0 for a dense model
+  double keepProb_ = 1;        // MoE: 1 − k/E, the chance one token leaves a given expert untouched
+  /// The weight read of a step with N tokens: linWeights_ plus, for an MoE
+  /// model, the experts the N tokens touch under balanced routing
+  /// (E·(1 − (1 − k/E)^N) of E per MoE layer).
+  double weightReadSeconds(double N) const {
+    return routedWeights_ > 0 ? linWeights_ + routedWeights_ * (1.0 - std::pow(keepProb_, N)) : linWeights_;
+  }
   double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
   double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)
   double overheadFixed_;       // t_step + t_layer·layers

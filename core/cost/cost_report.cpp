@@ -196,6 +196,16 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
     out += "  hidden by async scheduling: " + fmt("%.3f ms", r.overlap_s * 1e3) +
            " (CPU part t_step + t_seq x seqs overlaps the GPU part)\n";
   out += "Heterogeneity factor h: " + fmt("%.3f", r.heterogeneity_h) + " (" + describeHetero(m, batch) + ")\n";
+  if (m.model().isMoe()) {
+    const ModelSpec& md = m.model();
+    out += "Experts: " + std::to_string(md.experts) + " routed (" + std::to_string(md.experts_per_token) +
+           " a token) + " + std::to_string(md.shared_experts) + " shared, in " + std::to_string(md.moeLayers()) +
+           " of " + std::to_string(md.layers) + " layers; this batch touches " +
+           fmt("%.1f", m.expertsTouched(batch.prefill_tokens + batch.decode_seqs)) + " of " +
+           std::to_string(md.experts) + " per layer (balanced routing), and reads their weights; " +
+           fmt("%.2f", md.activeParamCount() / 1e9) + " B of " + fmt("%.2f", md.paramCount() / 1e9) +
+           " B parameters active per token\n";
+  }
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
     out += "KV capacity: " + std::to_string(kv.blocks * o.block_size) + " tokens = " +
@@ -241,6 +251,14 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
   }
   j["heterogeneity_h"] = r.heterogeneity_h;
   j["heterogeneity"] = heteroJson(m, batch, r.heterogeneity_h);
+  if (m.model().isMoe())
+    j["moe"] = {{"experts", m.model().experts},
+                {"experts_per_token", m.model().experts_per_token},
+                {"shared_experts", m.model().shared_experts},
+                {"moe_layers", m.model().moeLayers()},
+                {"experts_touched_per_layer", m.expertsTouched(batch.prefill_tokens + batch.decode_seqs)},
+                {"active_params", m.model().activeParamCount()},
+                {"params", m.model().paramCount()}};
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
     j["kv_capacity"] = {{"tokens", kv.blocks * o.block_size},

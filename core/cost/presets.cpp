@@ -14,25 +14,56 @@ namespace sl {
 
 // ---------------------------------------------------------------- ModelSpec
 
+int ModelSpec::moeLayers() const {
+  if (!isMoe()) return 0;
+  const int rest = layers - dense_layers;
+  return rest <= 0 ? 0 : (rest + moe_layer_step - 1) / moe_layer_step;
+}
+
 std::int64_t ModelSpec::kvBytesPerToken() const {
+  if (hasMla()) return std::int64_t{layers} * (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
   return std::int64_t{2} * layers * kv_heads * head_dim * dtype_bytes;
 }
 
-std::int64_t ModelSpec::linearParamsPerLayer() const {
+std::int64_t ModelSpec::attentionParamsPerLayer() const {
   const std::int64_t h = hidden, hd = head_dim;
-  return h * (q_heads + 2 * std::int64_t{kv_heads}) * hd + std::int64_t{q_heads} * hd * h +
-         3 * h * intermediate;
+  if (!hasMla()) return h * (q_heads + 2 * std::int64_t{kv_heads}) * hd + std::int64_t{q_heads} * hd * h;
+  const std::int64_t qk = qk_nope_head_dim + qk_rope_head_dim;
+  const std::int64_t q = q_lora_rank > 0 ? h * q_lora_rank + std::int64_t{q_lora_rank} * q_heads * qk
+                                         : h * q_heads * qk;
+  const std::int64_t kv = h * (kv_lora_rank + qk_rope_head_dim) +
+                          std::int64_t{kv_lora_rank} * q_heads * (qk_nope_head_dim + v_head_dim);
+  return q + kv + std::int64_t{q_heads} * v_head_dim * h;
+}
+
+std::int64_t ModelSpec::linearParamsPerLayer() const {
+  return attentionParamsPerLayer() + 3 * std::int64_t{hidden} * intermediate;
+}
+
+std::int64_t ModelSpec::layerLinearParams() const {
+  const int moe = moeLayers();
+  const std::int64_t moeLayer = attentionParamsPerLayer() + std::int64_t{hidden} * experts +
+                                expertParams() * (experts + shared_experts);
+  return linearParamsPerLayer() * (layers - moe) + moeLayer * moe;
 }
 
 std::int64_t ModelSpec::linearParams() const {
-  return linearParamsPerLayer() * layers + std::int64_t{vocab} * hidden;
+  return layerLinearParams() + std::int64_t{vocab} * hidden;
+}
+
+std::int64_t ModelSpec::activeLinearParams() const {
+  return linearParams() - expertParams() * (experts - experts_per_token) * moeLayers();
 }
 
 std::int64_t ModelSpec::paramCount() const {
   const std::int64_t embedding = std::int64_t{vocab} * hidden;
-  const std::int64_t perLayer = linearParamsPerLayer() + 2 * std::int64_t{hidden};  // + 2 RMSNorms
+  const std::int64_t norms = (2 * std::int64_t{hidden} + (hasMla() ? q_lora_rank + kv_lora_rank : 0)) * layers;
   const std::int64_t lmHead = tied_embeddings ? 0 : embedding;
-  return embedding + perLayer * layers + hidden /* final norm */ + lmHead;
+  return embedding + layerLinearParams() + norms + hidden /* final norm */ + lmHead;
+}
+
+std::int64_t ModelSpec::activeParamCount() const {
+  return paramCount() - expertParams() * (experts - experts_per_token) * moeLayers();
 }
 
 std::int64_t ModelSpec::weightBytes() const { return paramCount() * dtype_bytes; }
@@ -129,10 +160,65 @@ GpuSpec parseGpu(const FileReader& r) {
   return g;
 }
 
+// The optional architecture variants of a model preset: "moe", "mla",
+// "sliding_window" (issue 47 item 1). Each is an object whose fields are all
+// required, checked against the rest of the model.
+void parseModelVariants(const FileReader& r, ModelSpec& m) {
+  const auto object = [&](const char* key) -> const json* {
+    auto it = r.j.find(key);
+    if (it == r.j.end()) return nullptr;
+    if (!it->is_object()) r.fail(key, "must be an object");
+    return &*it;
+  };
+  std::vector<std::string> wheres;  // keeps each sub-reader's file name alive
+  wheres.reserve(3);
+  if (const json* o = object("moe")) {
+    const FileReader x{wheres.emplace_back(r.file + ": moe"), *o};
+    x.checkKeys({"experts", "experts_per_token", "shared_experts", "expert_intermediate", "dense_layers",
+                 "moe_layer_step"});
+    m.experts = x.positiveInt("experts");
+    m.experts_per_token = x.positiveInt("experts_per_token");
+    if (m.experts_per_token > m.experts) x.fail("experts_per_token", "must be <= experts (" + std::to_string(m.experts) + ")");
+    const json& shared = x.need("shared_experts");
+    if (!shared.is_number_integer() || shared.get<std::int64_t>() < 0 || shared.get<std::int64_t>() > 1024)
+      x.fail("shared_experts", "must be an integer >= 0 (got " + shared.dump() + ")");
+    m.shared_experts = shared.get<int>();
+    m.expert_intermediate = x.positiveInt("expert_intermediate");
+    const json& dense = x.need("dense_layers");
+    if (!dense.is_number_integer() || dense.get<std::int64_t>() < 0 || dense.get<std::int64_t>() >= m.layers)
+      x.fail("dense_layers", "must be an integer in [0, layers) (got " + dense.dump() + ")");
+    m.dense_layers = dense.get<int>();
+    m.moe_layer_step = x.positiveInt("moe_layer_step");
+  } else if (r.j.contains("published_active_params_b")) {
+    r.fail("published_active_params_b", "goes with a \"moe\" object");
+  }
+  if (m.isMoe()) m.published_active_params_b = r.positive("published_active_params_b");
+  if (const json* o = object("mla")) {
+    const FileReader x{wheres.emplace_back(r.file + ": mla"), *o};
+    x.checkKeys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    const json& q = x.need("q_lora_rank");
+    if (!q.is_number_integer() || q.get<std::int64_t>() < 0 || q.get<std::int64_t>() > 1'000'000)
+      x.fail("q_lora_rank", "must be an integer >= 0, 0 = no query compression (got " + q.dump() + ")");
+    m.q_lora_rank = q.get<int>();
+    m.kv_lora_rank = x.positiveInt("kv_lora_rank");
+    m.qk_nope_head_dim = x.positiveInt("qk_nope_head_dim");
+    m.qk_rope_head_dim = x.positiveInt("qk_rope_head_dim");
+    m.v_head_dim = x.positiveInt("v_head_dim");
+  }
+  if (const json* o = object("sliding_window")) {
+    const FileReader x{wheres.emplace_back(r.file + ": sliding_window"), *o};
+    x.checkKeys({"tokens", "layers"});
+    m.sliding_window = x.positiveInt("tokens");
+    m.sliding_layers = x.positiveInt("layers");
+    if (m.sliding_layers > m.layers) x.fail("layers", "must be <= the model's layers (" + std::to_string(m.layers) + ")");
+  }
+}
+
 ModelSpec parseModel(const FileReader& r) {
   r.checkKeys({"id", "name", "order", "aliases", "layers", "hidden", "q_heads", "kv_heads",
                "head_dim", "intermediate", "vocab", "tied_embeddings", "dtype_bytes",
-               "max_context", "published_params_b", "source"});
+               "max_context", "published_params_b", "published_active_params_b", "moe", "mla",
+               "sliding_window", "source"});
   // "source": where the architecture figures come from (documentation only).
   if (auto it = r.j.find("source"); it != r.j.end() && !it->is_string()) r.fail("source", "must be a string");
   ModelSpec m;
@@ -159,6 +245,7 @@ ModelSpec parseModel(const FileReader& r) {
   m.max_context = r.positiveInt("max_context");
   m.published_params_b = r.positive("published_params_b");
   if (auto it = r.j.find("source"); it != r.j.end()) m.source = it->get<std::string>();
+  parseModelVariants(r, m);
   return m;
 }
 

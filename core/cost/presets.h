@@ -80,17 +80,62 @@ struct ModelSpec {
   int dtype_bytes = 2;
   int max_context = 0;
   double published_params_b = 0;         ///< published total, billions (tests only)
+  double published_active_params_b = 0;  ///< MoE: published active parameters, billions (tests only)
   std::string source;                    ///< where the figures come from ("" if not given)
 
-  /// 2 (K and V) · layers · kv_heads · head_dim · dtype_bytes.
+  // Mixture of experts (issue 47; the preset's "moe" object; docs/cost-model.md
+  // "Mixture of experts"). experts == 0: a dense model, every field below 0.
+  int experts = 0;              ///< routed experts per MoE layer
+  int experts_per_token = 0;    ///< routed experts each token is sent to (top-k)
+  int shared_experts = 0;       ///< experts every token goes through
+  int expert_intermediate = 0;  ///< FFN width of one expert (routed and shared alike)
+  int dense_layers = 0;         ///< leading layers with a dense FFN of `intermediate`
+  int moe_layer_step = 1;       ///< after those, every step-th layer is MoE, the others dense
+  // Multi-head latent attention (DeepSeek; the preset's "mla" object).
+  // kv_lora_rank == 0: none. The KV cache holds kv_lora_rank + qk_rope_head_dim
+  // values per token and layer (one latent for all heads).
+  int q_lora_rank = 0;          ///< 0: queries projected directly
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  // Sliding-window attention (the preset's "sliding_window" object): this many
+  // of the layers attend to the last `sliding_window` tokens only. Recorded
+  // from the config; the KV accounting does not use it yet (every layer keeps
+  // the whole context, docs/cost-model.md).
+  int sliding_window = 0;
+  int sliding_layers = 0;
+
+  bool isMoe() const { return experts > 0; }
+  bool hasMla() const { return kv_lora_rank > 0; }
+  /// Layers whose FFN is a mixture of experts (0 for a dense model).
+  int moeLayers() const;
+  /// KV bytes per token: 2 (K and V) · layers · kv_heads · head_dim ·
+  /// dtype_bytes; with MLA layers · (kv_lora_rank + qk_rope_head_dim) · dtype_bytes.
   std::int64_t kvBytesPerToken() const;
-  /// hidden·(q_heads + 2·kv_heads)·head_dim + q_heads·head_dim·hidden + 3·hidden·intermediate.
+  /// The attention projections of one layer: hidden·(q_heads + 2·kv_heads)·head_dim
+  /// + q_heads·head_dim·hidden; with MLA the low-rank q, kv and output projections.
+  std::int64_t attentionParamsPerLayer() const;
+  /// A dense layer's linear weights: attention + 3·hidden·intermediate.
   std::int64_t linearParamsPerLayer() const;
+  /// One expert's weights (gate, up, down): 3·hidden·expert_intermediate.
+  std::int64_t expertParams() const { return std::int64_t{3} * hidden * expert_intermediate; }
+  /// Every routed expert of every MoE layer (0 for a dense model).
+  std::int64_t routedExpertParams() const { return expertParams() * experts * moeLayers(); }
+  /// All layers' linear weights: dense layers as linearParamsPerLayer(); MoE
+  /// layers attention + router (hidden·experts) + routed and shared experts.
+  std::int64_t layerLinearParams() const;
   /// Parameters that take part in per-token matmuls: all layers' linear
   /// weights plus the LM head (vocab × hidden, also when tied).
   std::int64_t linearParams() const;
-  /// Embedding + layers (linear + 2 RMSNorms) + final norm + LM head unless tied.
+  /// The linear weights one token multiplies: the routed experts counted
+  /// experts_per_token times a MoE layer (= linearParams() for a dense model).
+  std::int64_t activeLinearParams() const;
+  /// Embedding + layers (linear + 2 RMSNorms, + MLA's two latent norms) +
+  /// final norm + LM head unless tied.
   std::int64_t paramCount() const;
+  /// paramCount() with only the experts a token uses (dense: paramCount()).
+  std::int64_t activeParamCount() const;
   /// paramCount() · dtype_bytes.
   std::int64_t weightBytes() const;
 };

@@ -125,7 +125,10 @@ TEST(Presets, ModelsListed) {
                                              "phi-3-medium",        "qwen2.5-14b",
                                              "qwq-32b",             "qwen2.5-32b",
                                              "qwen3-8b",            "qwen3-32b",
-                                             "llama-3.3-70b"};
+                                             "llama-3.3-70b",       "mixtral-8x7b",
+                                             "qwen3-30b-a3b",       "qwen3-235b-a22b",
+                                             "gpt-oss-120b",        "gpt-oss-20b",
+                                             "llama-4-scout",       "deepseek-v3"};
   EXPECT_EQ(reg().models(), expected);
   EXPECT_EQ(&reg().model("llama-3.3-70b-instruct"), &reg().model("llama-3.3-70b"));
   EXPECT_EQ(&reg().model("deepseek-r1-distill-qwen-32b"), &reg().model("r1-distill-qwen-32b"));
@@ -139,7 +142,9 @@ TEST(Presets, DerivedParamCountsMatchPublishedWithinOnePercent) {
   for (const auto& m : reg().allModels()) {
     const double derived = static_cast<double>(m.paramCount());
     const double published = m.published_params_b * 1e9;
-    EXPECT_LT(std::abs(derived / published - 1.0), 0.01)
+    // Llama-4-Scout's published 109 B includes its vision encoder, which
+    // ServeLab does not count (tests/cost/test_moe.cpp: within 2 %).
+    EXPECT_LT(std::abs(derived / published - 1.0), m.id == "llama-4-scout" ? 0.02 : 0.01)
         << m.id << ": derived " << derived / 1e9 << " B vs published " << m.published_params_b;
     EXPECT_EQ(m.weightBytes(), m.paramCount() * m.dtype_bytes) << m.id;
   }
@@ -322,7 +327,7 @@ TEST(Presets, BadPerGpuCoefficientsNameFileAndField) {
 
 TEST(Presets, EmbeddedFilesMatchSourceTree) {
   const auto files = costdetail::embeddedPresetFiles();
-  EXPECT_EQ(files.size(), 13u + 15u + 3u);
+  EXPECT_EQ(files.size(), 13u + 22u + 3u);
   for (const auto& f : files) {
     std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/resources/" + f.path);
     ASSERT_TRUE(in) << f.path;
