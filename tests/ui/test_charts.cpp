@@ -751,6 +751,38 @@ private slots:
     QCOMPARE(c.shownMarkerLabels(), (QStringList{"rate 11/s", "answering_quantum 200"}));
   }
 
+  // Issue 50: a change's label sat at the top right of its marker, on the
+  // very line that rose there after the change. It now goes where no line
+  // passes: here, the line peaks at the top of the plot after the change.
+  void changeLabelsLeaveTheLinesFree() {
+    LiveChart c("m", "Markers", "time (s)", "y");
+    const int s = c.addSeries("p99", Qt::red);
+    std::vector<QPointF> pts;
+    auto y = [](double x) { return x < 40 ? 1.0 : x < 60 ? 11.8 : 10.0; };
+    for (int x = 0; x <= 100; ++x) pts.emplace_back(x, y(x));
+    c.setSeriesData(s, pts);
+    c.setMarkers({40}, {"rate 11/s"});
+    c.resize(520, 300);
+    c.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&c));
+    c.refresh();
+    QVERIFY(test::waitSettled(c));
+    QCOMPARE(c.shownMarkerLabels(), QStringList{"rate 11/s"});
+    const QRectF label = c.shownMarkerLabelRects().value(0);
+    QVERIFY(!label.isEmpty());
+    // The line (every 0.1 s along it) stays out of the label.
+    for (double x = 0; x <= 100; x += 0.1) {
+      const QPoint p = c.viewPosOf(QPointF(x, y(std::floor(x))));
+      QVERIFY2(!label.contains(p), qPrintable(QString("line at x %1 (%2,%3) under the label at %4,%5 %6x%7")
+                                                  .arg(x).arg(p.x()).arg(p.y()).arg(label.x()).arg(label.y())
+                                                  .arg(label.width()).arg(label.height())));
+    }
+    // Beside its marker, not on it.
+    const int mx = c.viewPosOf(QPointF(40, 5)).x();
+    QVERIFY(label.right() < mx || label.left() > mx);
+    if (qEnvironmentVariableIsSet("CHART_SHOTS")) c.grab().save(qEnvironmentVariable("CHART_SHOTS") + "/change-label.png");
+  }
+
   void glScatterKeepsTheTailLineOnTop() {
     // With OpenGL a scatter is painted over every software series: the tail
     // line must then go through OpenGL too, added after the dots.

@@ -153,11 +153,23 @@ private slots:
     QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return !f.clientsLive; }));
     QVERIFY(clientsSlider());
     QTRY_VERIFY(!clientsSlider()->isVisible());
+    // The "Initial rate" row (its label and its spin box).
+    auto initialRateShown = [&] {
+      bool label = false, box = false;
+      for (QLabel* l : w.scenarioPanel()->findChildren<QLabel*>())
+        if (l->text() == "Initial rate") label = l->isVisible();
+      for (QDoubleSpinBox* d : w.scenarioPanel()->findChildren<QDoubleSpinBox*>())
+        if (d->suffix() == " req/s" && d->toolTip().startsWith("Initial arrival rate")) box = d->isVisible();
+      return label && box;
+    };
+    QVERIFY(initialRateShown());
     Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/closed-loop-chat-think.json");
     s.workload.requests = 600;
     QVERIFY2(w.loadScenario(s, "closed", &err), qPrintable(err));
     QVERIFY(waitFrame(*w.controller(), [](const LiveFrame& f) { return f.clientsLive && f.clients == 160; }));
     QTRY_VERIFY(clientsSlider() && clientsSlider()->isVisible());
+    // Issue 50: a closed loop has no "Initial rate"; an open one has.
+    QVERIFY(!initialRateShown());
     QSlider* slider = clientsSlider();
     QCOMPARE(slider->value(), 160);
     w.controller()->runTo(5);

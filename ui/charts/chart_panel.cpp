@@ -119,6 +119,8 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   charts_ = {scatter_, ttft_, tpot_, qoe_, thru_, kv_};
   for (std::size_t i = 0; i < charts_.size(); ++i)
     grid->addWidget(charts_[i], static_cast<int>(i / 3), static_cast<int>(i % 3));
+  // Equal thirds, whatever room each chart's line names take.
+  for (int c = 0; c < 3; ++c) grid->setColumnStretch(c, 1);
   tabs_->addTab(livePage, tr("Live"));
   // CDFs of the finished requests (each metric on its own axis: TPOT is
   // milliseconds where E2E is minutes).

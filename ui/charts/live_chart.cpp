@@ -92,6 +92,7 @@ LiveChart::LiveChart(const QString& id, const QString& title, const QString& xLa
   connect(d->relayout, &QTimer::timeout, this, [this] { refresh(); });
   connect(d->chart, &QChart::plotAreaChanged, this, [this] {
     placeMarkerLabels();
+    placeEndLabels();
     placeEmptyText();
   });
   applyFonts();
@@ -221,13 +222,6 @@ void LiveChart::fitToSize() {
   tf.setBold(true);
   tf.setPointSizeF(tf.pointSizeF() * 0.95);
   const QFontMetricsF tfm(tf);
-  // The title: the short form where the full one would be cut.
-  const QString title =
-      !d->shortTitle.isEmpty() && tfm.horizontalAdvance(d->title) > sz.width() - 16 ? d->shortTitle : d->title;
-  if (title != d->shownTitle) {
-    d->shownTitle = title;
-    updateTitle();
-  }
   auto widest = [&](double lo, double hi) {
     return std::max({fm.horizontalAdvance(QString::number(lo, 'g', 6)), fm.horizontalAdvance(QString::number(hi, 'g', 6)),
                      fm.horizontalAdvance("0.25")});
@@ -268,6 +262,18 @@ void LiveChart::fitToSize() {
     }
   }
   lg->setVisible(legend);
+  // No legend: the lines' names at their ends instead (issue 50), in a
+  // margin right of the plot.
+  fitEndLabels(legend, plotH, plotW);
+  // The title (within the chart's margins, the line names' included): the
+  // short form where the full one would be cut.
+  const double titleRoom = sz.width() - 16 - d->endColumns * d->endColumnW;
+  const QString title =
+      !d->shortTitle.isEmpty() && tfm.horizontalAdvance(d->title) > titleRoom ? d->shortTitle : d->title;
+  if (title != d->shownTitle) {
+    d->shownTitle = title;
+    updateTitle();
+  }
   const double xLabelW = widest(d->ax->min(), d->ax->max()) + fm.horizontalAdvance("00");
   d->maxXIntervals = std::clamp(static_cast<int>(std::max(40.0, plotW) / xLabelW), 1, 6);
   d->maxYIntervals = std::clamp(static_cast<int>(std::max(30.0, plotH) / (fm.height() * 1.8)), 1, 6);
@@ -496,6 +502,7 @@ void LiveChart::refresh() {
     d->markers[i]->replace(QList<QPointF>{{xs[i], yLo}, {xs[i], yHi}});
   }
   placeMarkerLabels();
+  placeEndLabels();
   // Axis labels that moved (a zoom) leave their old pixels behind unless the
   // whole view is repainted.
   if (d->view->isVisible()) d->view->viewport()->update();

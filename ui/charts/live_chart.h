@@ -10,7 +10,10 @@
 #include <QColor>
 #include <QImage>
 #include <QMap>
+#include <QList>
 #include <QPointF>
+#include <QRectF>
+#include <QSizeF>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -84,11 +87,17 @@ public:
   std::size_t sampledPoints(int series) const;
   void removeAllSeries();
   /// Vertical dashed lines (e.g. live rate changes) at these x values, each
-  /// labelled at the top of the plot with labels[i] when given (a label that
-  /// would overlap the one before is left out; the line stays).
+  /// labelled with labels[i] when given: beside its line, at the top or the
+  /// bottom of the plot where no series' line passes (a label that would
+  /// overlap an earlier one everywhere is left out; the line stays).
   void setMarkers(const std::vector<double>& xs, const QStringList& labels = {});
-  /// The marker labels drawn now (for tests).
+  /// The marker labels drawn now, and where (in plotWidget(); for tests).
   QStringList shownMarkerLabels() const;
+  QList<QRectF> shownMarkerLabelRects() const;
+  /// Which line is which, as shown now: the legend's names when it is
+  /// visible, else the names drawn at the lines' ends (for tests).
+  QStringList shownSeriesKeys() const;
+  bool legendShown() const;
   /// Solid vertical lines at the measurement window's edges (run.measure:
   /// warm-up end, window end); empty = none. Labelled like the markers
   /// ("warm-up ends", "window ends") when labels are given.
@@ -170,6 +179,13 @@ private:
   void fitToSize();
   void keepTextsWhole();
   void placeMarkerLabels();
+  /// The lines' names at their ends where the legend is hidden
+  /// (live_chart_keys.cpp): the margin they need, then their places.
+  void fitEndLabels(bool legendShown, double plotH, double& plotW);
+  void placeEndLabels();
+  /// Where a marker label of `box` for the line at scene x goes: free of
+  /// `placed` labels and, where possible, of every series' line.
+  QRectF freeLabelPlace(double x, QSizeF box, const std::vector<QRectF>& placed) const;
   void placeEmptyText();
   template <class Draw> void renderAt(QSize size, Draw&& draw);
   struct Impl;

@@ -82,6 +82,13 @@ struct LiveChart::Impl {
   QSize dropsFor;
   QFont dropsFont;
   bool legendWanted = true;
+  // Where the legend has no room: each line's name at its right end, in a
+  // margin right of the plot (`endColumns` columns of `endColumnW` px).
+  std::vector<QGraphicsSimpleTextItem*> endLabels;
+  int endColumns = 0;
+  double endColumnW = 0;
+  std::size_t endFittedFor = 0;  // series count when the margin was sized
+  int endPrefix = 0;  // characters of a shared first word left out ("GPU 3" -> "3") in columns
   bool gl = false;             // every series through OpenGL (a chart with a GL scatter)
   int maxXIntervals = 6, maxYIntervals = 6;
   QTimer* relayout = nullptr;  // refresh after a resize, once it settles

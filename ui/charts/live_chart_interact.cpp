@@ -78,11 +78,14 @@ void LiveChart::placeMarkerLabels() {
     t->setBrush(theme::kMarker);
     d->markerLabels.push_back(t);
   }
-  // Right of its line at the top of the plot (left of it near the right
-  // edge), on the first of two rows where it covers no earlier label; left
-  // out where neither row has room or the plot is narrower than the label.
+  // Beside its line, never over it, nor over a series' line or an earlier
+  // label (issue 50: a label at the top covered the very line whose change it
+  // named, which rose there right after it): the first free place of the
+  // right or left side, top row, second row, bottom row, row above it. Left
+  // out where none is free of other labels; where all cross a series, the
+  // one crossing it least.
   const QRectF area = d->chart->plotArea();
-  double lastRight[2] = {-1e9, -1e9};
+  std::vector<QRectF> placed;
   for (std::size_t i = 0; i < n; ++i) {
     QGraphicsSimpleTextItem* t = d->markerLabels[i];
     QGraphicsItem* backdrop = t->parentItem();
@@ -94,21 +97,80 @@ void LiveChart::placeMarkerLabels() {
     }
     const double x = d->chart->mapToPosition(QPointF(xs[i], d->ay->max()), d->markers[i]).x();
     const QRectF box = t->boundingRect();
-    double left = x + 3;
-    if (left + box.width() > area.right()) left = x - 3 - box.width();
-    // Neither side of its line has room (a narrow chart): against the
-    // plot's right edge, on its own row.
-    if (left < area.left()) left = area.right() - box.width();
-    int row = -1;
-    if (x >= area.left() - 0.5 && x <= area.right() + 0.5 && left >= area.left())
-      for (int r = 0; r < 2 && row < 0; ++r)
-        if (left > lastRight[r] + 4 && area.top() + 1 + (r + 1) * box.height() <= area.bottom()) row = r;
-    backdrop->setVisible(row >= 0);
-    if (row < 0) continue;
+    const QRectF best = x >= area.left() - 0.5 && x <= area.right() + 0.5 ? freeLabelPlace(x, box.size(), placed)
+                                                                           : QRectF();
+    backdrop->setVisible(!best.isNull());
+    if (best.isNull()) continue;
     static_cast<QGraphicsRectItem*>(backdrop)->setRect(-1, 0, box.width() + 2, box.height());
-    backdrop->setPos(left, area.top() + 1 + row * box.height());
-    lastRight[row] = left + box.width();
+    backdrop->setPos(best.topLeft());
+    placed.push_back(best);
   }
+}
+
+QRectF LiveChart::freeLabelPlace(double x, QSizeF box, const std::vector<QRectF>& placed) const {
+  const QRectF area = d->chart->plotArea();
+  const double h = box.height();
+  std::vector<double> lefts{x + 3, x - 3 - box.width()};
+  // Neither side of its line has room (a narrow chart): against the plot's
+  // right edge.
+  std::erase_if(lefts, [&](double l) { return l < area.left() || l + box.width() > area.right(); });
+  if (lefts.empty() && box.width() <= area.width()) lefts.push_back(area.right() - box.width());
+  const double tops[] = {area.top() + 1, area.top() + 1 + h, area.bottom() - 1 - h, area.bottom() - 1 - 2 * h};
+  // How much of a series' drawn line passes through r (points in it, and
+  // segments across it, sampled every few pixels).
+  auto crossings = [&](const QRectF& r) {
+    const QRectF in = r.adjusted(-2, -2, 2, 2);
+    int hits = 0;
+    for (const auto& s : d->series) {
+      if (!s.series->isVisible()) continue;
+      const QList<QPointF> pts = s.series->points();
+      QPointF prev;
+      bool havePrev = false;
+      for (const QPointF& p : pts) {
+        const QPointF q = d->chart->mapToPosition(p, s.series);
+        if (in.contains(q)) ++hits;
+        else if (havePrev && s.style == SeriesStyle::Line && std::max(prev.x(), q.x()) >= in.left() &&
+                 std::min(prev.x(), q.x()) <= in.right()) {
+          const int steps = std::clamp(static_cast<int>(QLineF(prev, q).length() / 4), 1, 200);
+          for (int k = 1; k < steps; ++k)
+            if (in.contains(prev + (q - prev) * (static_cast<double>(k) / steps))) {
+              ++hits;
+              break;
+            }
+        }
+        prev = q;
+        havePrev = true;
+      }
+    }
+    return hits;
+  };
+  QRectF best;
+  int bestHits = std::numeric_limits<int>::max();
+  for (double top : tops) {
+    if (top < area.top() || top + h > area.bottom()) continue;
+    for (double left : lefts) {
+      const QRectF r(left - 1, top, box.width() + 2, h);
+      if (std::any_of(placed.begin(), placed.end(), [&](const QRectF& o) { return o.adjusted(-4, 0, 4, 0).intersects(r); }))
+        continue;
+      const int hits = crossings(r);
+      if (hits == 0) return QRectF(left, top, box.width(), h);
+      if (hits < bestHits) {
+        bestHits = hits;
+        best = QRectF(left, top, box.width(), h);
+      }
+    }
+  }
+  return best;
+}
+
+QList<QRectF> LiveChart::shownMarkerLabelRects() const {
+  QList<QRectF> out;
+  for (const QGraphicsSimpleTextItem* t : d->markerLabels)
+    if (t->parentItem()->isVisible()) {
+      const QRectF r = d->chart->mapRectToScene(QRectF(t->parentItem()->pos(), t->boundingRect().size()));
+      out << QRectF(d->view->mapFromScene(r.topLeft()), r.size());
+    }
+  return out;
 }
 
 void LiveChart::setEmptyText(const QString& text) {

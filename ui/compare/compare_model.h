@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scenario/spec.h"
@@ -28,15 +29,20 @@ inline constexpr int kCompareMaxPolicies = 4;
 struct CompareRow {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   QString policy;
-  double simS = 0;
+  double simS = 0;        // the run's simulated clock: the compare toolbar's time (issue 50)
+  double lastEventS = 0;  // its engine's last event (summary.json's sim_s, the throughput's span)
   std::int64_t arrived = 0, finished = 0;
   double ttftP50 = kNaN, ttftP99 = kNaN;
+  /// PASCAL's binned tail TTFT (metrics/binned_tail.h): the mean over the
+  /// 256-token reasoning-length bins of each bin's tail (p99, or p95 / p90 /
+  /// max in small bins), as tail_ttft_mean_s of `reproduce pascal-fig10`.
+  double tailTtft = kNaN;
   double qoeViolation = kNaN;  // share of scored finished requests with QoE < threshold
   double tokensPerS = kNaN;    // output tokens (reasoning + answer) per simulated second
   std::int64_t migrations = 0, preemptions = 0;
 };
 
-enum class CompareMetric { TtftP50, TtftP99, QoeViolation, Throughput, Migrations, Preemptions };
+enum class CompareMetric { TtftP50, TtftP99, TailTtft, QoeViolation, Throughput, Migrations, Preemptions };
 /// Which way is better: lower (latency, violations, preemptions), higher
 /// (throughput) or neither (migrations are a means, not a cost or a gain).
 enum class Better { Lower, Higher, Neither };
@@ -50,6 +56,10 @@ struct CompareMetricInfo {
   Better better;
 };
 const std::vector<CompareMetricInfo>& compareMetrics();
+/// Whether the table shows `m` for a comparison of `policies`: the binned
+/// tail TTFT only where a PASCAL policy is compared (its paper's metric,
+/// which the overall p99 can contradict); every other metric always.
+bool compareMetricShown(CompareMetric m, const QStringList& policies);
 
 double metricValue(const CompareRow& r, CompareMetric m);
 /// (v − ref) / |ref| × 100; 0 when both are 0; NaN when either is undefined
@@ -93,6 +103,9 @@ private:
   double qoeThreshold_ = 0.95;
   mutable std::vector<double> ttft_;
   mutable bool sorted_ = true;
+  std::vector<std::pair<std::int64_t, double>> tail_;  // (reasoning tokens, TTFT s)
+  mutable double tailValue_ = CompareRow::kNaN;
+  mutable std::size_t tailFor_ = 0;  // tail_.size() when tailValue_ was computed
   std::int64_t scored_ = 0, violated_ = 0;
   CompareRow frame_;  // counters from the latest frame
   std::int64_t tokens_ = 0;

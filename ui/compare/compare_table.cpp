@@ -215,7 +215,7 @@ void CompareWindow::fitTableRows() {
   bool stacked = false;
   for (int r = 0; r < table_->rowCount() && !stacked; ++r)
     for (int c = kFixedCols; c < table_->columnCount() && !stacked; ++c)
-      stacked = table_->item(r, c) && cellLayout(r, c).stacked;
+      stacked = !table_->isColumnHidden(c) && table_->item(r, c) && cellLayout(r, c).stacked;
   const QFontMetrics fm(table_->font());
   const int rowH = stacked ? 2 * fm.height() + 8 : fm.height() + 12;
   for (int r = 0; r < table_->rowCount(); ++r) table_->setRowHeight(r, rowH);

@@ -197,7 +197,13 @@ void CompareWindow::buildUi() {
     switch (m.metric) {
       case CompareMetric::TtftP50:
       case CompareMetric::TtftP99:
-        tip = tr("Time to first visible token over finished requests; lower is better");
+        tip = tr("Time to the first answer token over all finished requests; lower is better");
+        break;
+      case CompareMetric::TailTtft:
+        tip = tr("The PASCAL paper's tail TTFT: finished requests binned by reasoning length (256 tokens), "
+                 "each bin's p99 (p95, p90 or max in bins of under 100, 20, 10 requests; under 5 dropped), "
+                 "averaged over the bins. Long reasoners no longer dominate it as they do the overall p99; "
+                 "lower is better");
         break;
       case CompareMetric::QoeViolation:
         tip = tr("Share of scored requests whose answer-stream QoE is below the SLO threshold; lower is better");
@@ -229,6 +235,7 @@ void CompareWindow::buildUi() {
 }
 
 QString CompareWindow::notice() const { return notice_->text(); }
+QString CompareWindow::clockText() const { return timeLabel_->text(); }
 QString CompareWindow::hint() const { return hint_->isVisible() ? hint_->text() : QString(); }
 
 void CompareWindow::clearRuns() {
@@ -314,6 +321,9 @@ bool CompareWindow::load(const Scenario& base, const QStringList& policies, cons
   }
   for (LiveChart* c : charts_) c->refresh();
   table_->setRowCount(static_cast<int>(runs_.size()));
+  for (std::size_t m = 0; m < compareMetrics().size(); ++m)
+    table_->setColumnHidden(kFixedCols + static_cast<int>(m),
+                            !compareMetricShown(compareMetrics()[m].metric, policies));
   fitTableRows();
   setWindowTitle(tr("ServeLab — Compare %1 — %2").arg(policies.join(QString::fromUtf8(" · ")), name));
   tableDirty_ = chartsDirty_ = true;
@@ -343,6 +353,20 @@ bool CompareWindow::allDone() const {
          std::all_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->ctl->latest()->done; });
 }
 double CompareWindow::commonClock() const { return target_; }
+
+// The time every run has reached, from the same frames as the table's "Sim
+// time" column (issue 50: the toolbar showed the round's target, the table
+// each engine's last event): the earliest clock of the runs still going, or
+// once all have ended, the last one's end.
+double CompareWindow::shownClock() const {
+  double going = -1, ended = 0;
+  for (const auto& r : runs_) {
+    if (!r->frame) return 0;
+    if (r->frame->done) ended = std::max(ended, r->frame->clockS);
+    else going = going < 0 ? r->frame->clockS : std::min(going, r->frame->clockS);
+  }
+  return going >= 0 ? going : ended;
+}
 
 void CompareWindow::issueRound(double target) {
   target_ = target;
@@ -511,7 +535,7 @@ void CompareWindow::pull(bool force) {
     }
     tableDirty_ = tableDirty_ || !fin.empty();
     const Snapshot& s = f->snapshot;
-    r->info->setText(f->done ? tr("done at %1 s · %2 finished").arg(nsToSeconds(s.now), 0, 'f', 1).arg(s.finished)
+    r->info->setText(f->done ? tr("done at %1 s · %2 finished").arg(f->clockS, 0, 'f', 1).arg(s.finished)
                              : tr("%1 in flight · %2 finished").arg(s.inFlight).arg(s.finished));
   }
   if (force || sinceRefresh_.elapsed() >= 200) {
@@ -520,14 +544,10 @@ void CompareWindow::pull(bool force) {
     sinceRefresh_.restart();
   }
   int done = 0;
-  double endS = 0;  // when every run has ended: the last one's end time
-  for (const auto& r : runs_) {
-    if (!r->frame || !r->frame->done) continue;
-    ++done;
-    endS = std::max(endS, nsToSeconds(r->frame->snapshot.now));
-  }
+  for (const auto& r : runs_)
+    if (r->frame && r->frame->done) ++done;
   const bool allEnded = done == static_cast<int>(runs_.size()) && done > 0;
-  timeLabel_->setText(tr("t = %1 s").arg(allEnded ? std::min(endS, commonClock()) : commonClock(), 0, 'f', 1));
+  timeLabel_->setText(tr("t = %1 s").arg(shownClock(), 0, 'f', 1));
   status_->setText(tr("%1 runs in lockstep · seed %2 · %3 · %4")
                        .arg(runs_.size())
                        .arg(base_.run.seed)

@@ -91,6 +91,10 @@ public:
   /// Run every run unpaced to simulated time `t` (or its end), then stop.
   void runTo(double t);
   bool isPlaying() const { return playing_; }
+  /// The toolbar's clock: the time all runs have reached (the table's "Sim
+  /// time" of the runs still going), or the last end once all have ended.
+  double shownClock() const;
+  QString clockText() const;
   /// Block (running the event loop) until no run is busy, up to `timeoutMs`.
   bool waitIdle(int timeoutMs);
   /// Pull every run's latest frame and data now and redraw (tests, screenshots).

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "ui/controller/sim_worker.h"
+#include "workload/parse_util.h"
 
 namespace sl::ui {
 
@@ -57,6 +58,16 @@ double estimateRemainingSimS(double clockS, std::int64_t expected, std::int64_t 
   // No completion yet: at least the remaining arrivals at their pace so far.
   if (arrived > 0) return static_cast<double>(expected - std::min(arrived, expected)) * clockS / static_cast<double>(arrived);
   return -1;
+}
+
+QString nameTraceField(const Scenario& s, const QString& message) {
+  if (!s.workload.trace || message.contains("workload.trace")) return message;
+  // The reader names the file it could not read ("PATH: cannot open trace
+  // file", "PATH:3: malformed …"): say which field named it (issue 50).
+  const QString path = QString::fromStdString(detail::resolvePath(s.workload.trace->path, s.base_dir));
+  const qsizetype at = message.indexOf(path + ":");
+  if (path.isEmpty() || at < 0) return message;
+  return message.left(at) + "workload.trace.path: " + message.mid(at);
 }
 
 SimController::SimController(QObject* parent)
@@ -127,7 +138,7 @@ bool SimController::load(const Scenario& s, const ChangeLog& replay, QString* er
   try {
     run = prepareLiveRun(s);
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
+    if (error) *error = nameTraceField(s, QString::fromStdString(e.what()));
     return false;
   }
   scenario_ = s;

@@ -89,6 +89,11 @@ struct LiveFrame {
 /// backlog (the old ETA extrapolated the last half second of progress and
 /// said 47 s left at t = 164 of ~560 s, issue 29); before any completion,
 /// the remaining arrivals at their pace so far (a lower bound).
+/// A load error about the trace file (the reader names only the file) with
+/// the field that named it: "… workload.trace.path: PATH: cannot open trace
+/// file". Other messages are returned as they are.
+QString nameTraceField(const Scenario& s, const QString& message);
+
 double estimateRemainingSimS(double clockS, std::int64_t expected, std::int64_t arrived, std::int64_t finished,
                              double durationS = 0);
 

@@ -277,6 +277,9 @@ void ScenarioPanel::updateArrivalRows() {
   for (QDoubleSpinBox* sb : {timeScale_, windowStart_, windowEnd_}) sb->setEnabled(arr == "trace");
   updateLengthRows();
   rate_->setEnabled(arr == "poisson" || arr == "gamma");
+  // A closed loop has no arrival rate: its Clients slider is what matters
+  // (issue 50), so the row is left out rather than shown greyed.
+  if (auto* form = qobject_cast<QFormLayout*>(rate_->parentWidget()->layout())) form->setRowVisible(rate_, arr != "closed");
   cv_->setEnabled(arr == "gamma");
   tracePath_->setEnabled(arr == "trace");
   traceBrowse_->setEnabled(arr == "trace");

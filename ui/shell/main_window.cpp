@@ -1,4 +1,5 @@
 #include "ui/shell/main_window.h"
+#include "ui/common/ui_info.h"
 #include "ui/common/speed_scale.h"
 
 #include <QAction>
@@ -73,15 +74,11 @@ QString fmtDuration(double s) {
 }  // namespace
 
 QString MainWindow::samplesDir() {
-  QStringList candidates;
 #ifdef SERVELAB_SAMPLES_DIR
-  candidates << QStringLiteral(SERVELAB_SAMPLES_DIR);
+  return findDataDir(QStringLiteral(SERVELAB_SAMPLES_DIR), "samples", "*.json");
+#else
+  return findDataDir({}, "samples", "*.json");
 #endif
-  const QString app = QCoreApplication::applicationDirPath();
-  candidates << app + "/../share/servelab/samples" << app + "/samples" << app + "/../samples";
-  for (const QString& c : candidates)
-    if (QDir(c).exists() && !QDir(c).entryList({"*.json"}, QDir::Files).isEmpty()) return QDir(c).absolutePath();
-  return {};
 }
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -289,9 +286,10 @@ void MainWindow::startInRunMode() {
 }
 
 void MainWindow::setMode(RunMode m) {
+  // The mode only: Play alone starts and pauses (issue 50), so a run that
+  // was paused stays paused and one that was playing goes on in the new mode.
   ctl_->setMode(m);
   (m == RunMode::Run ? runMode_ : m == RunMode::Fast ? fastMode_ : expressMode_)->setChecked(true);
-  ctl_->play();
   updateRunActions();
 }
 

@@ -39,6 +39,7 @@
 #include "ui/charts/chart_panel.h"
 #include "ui/cluster/cluster_view.h"
 #include "ui/compare/compare_window.h"
+#include "ui/shell/help_window.h"
 #include "ui/sweep/sweep_window.h"
 #include "ui/controller/export_run.h"
 #include "run/execute.h"
@@ -121,13 +122,13 @@ void MainWindow::buildActions() {
   modes_ = new QActionGroup(this);
   runMode_ = new QAction(tr("Run"), modes_);
   runMode_->setShortcut(QKeySequence(Qt::Key_F5));
-  runMode_->setToolTip(tr("Run animated at the chosen speed (F5)"));
+  runMode_->setToolTip(tr("Animated, paced at the chosen speed (F5); Play starts and pauses"));
   fastMode_ = new QAction(tr("Fast"), modes_);
   fastMode_->setShortcut(QKeySequence(Qt::Key_F6));
-  fastMode_->setToolTip(tr("Run as fast as possible, display refreshed a few times a second (F6)"));
+  fastMode_->setToolTip(tr("As fast as possible, display refreshed a few times a second (F6); Play starts and pauses"));
   expressMode_ = new QAction(tr("Express"), modes_);
   expressMode_->setShortcut(QKeySequence(Qt::Key_F7));
-  expressMode_->setToolTip(tr("Run as fast as possible, counters only (F7)"));
+  expressMode_->setToolTip(tr("As fast as possible, counters only (F7); Play starts and pauses"));
   for (QAction* a : {runMode_, fastMode_, expressMode_}) a->setCheckable(true);
   runMode_->setChecked(true);
   connect(runMode_, &QAction::triggered, this, [this] { setMode(RunMode::Run); });
@@ -328,6 +329,22 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   view->addAction(lecture_);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* guide = help->addAction(tr("&User guide"), this, [this] { showUserGuide(this); });
+  guide->setShortcut(QKeySequence::HelpContents);
+  guide->setObjectName("UserGuideAction");
+  help->addAction(tr("&Glossary (TTFT, TPOT, p99…)"), this, [this] { showGlossary(this); })->setObjectName("GlossaryAction");
+  QAction* keys = help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+    // Every menu's actions with a key, in menu order (so the list is the app's own).
+    QList<QAction*> all;
+    for (QAction* m : menuBar()->actions())
+      if (m->menu())
+        for (QAction* a : m->menu()->actions())
+          if (!a->menu() && !a->shortcuts().isEmpty()) all << a;
+    showShortcuts(this, all);
+  });
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+  keys->setObjectName("ShortcutsAction");
+  help->addSeparator();
   buildTourMenu(help);
   help->addAction(tr("&About ServeLab"), this, [this] {
     QMessageBox::about(this, tr("About ServeLab"),
