@@ -449,6 +449,32 @@ TEST(SelfSchedLocal, PriorityPreemptionOffLetsTheHighPriorityRequestWait) {
   EXPECT_EQ(lowOn.rec.events, lowOff.rec.events);
 }
 
+// Which running request a request short of a block preempts (knob
+// victim_order; issue 46, Fig. 8). oracle-sjf (priority = true output
+// length), anti-starvation off, recompute, no chunked prefill, 12 GPU blocks
+// of 4 tokens: A (8-token prompt, 40 answer tokens: key 40) runs alone from
+// 0, B (8, 30: key 30) is admitted after it; both grow until a decode needs a
+// block and none is free. 0 (default) and 1 (vLLM's max(priority, arrival)):
+// A, the lowest priority; 2 (vLLM's FCFS policy, running.pop()): B, the last
+// admitted.
+TEST(SelfSchedLocal, VictimOrderPicksTheLowestPriorityOrTheLastAdmitted) {
+  InstanceConfig ic = tinyInstance(12, 4);
+  ic.chunkedPrefill = false;
+  ic.swapPreemption = false;
+  for (int order : {0, 1, 2}) {
+    SCOPED_TRACE(order);
+    SelfSchedConfig cfg = config(RankMode::Oracle, 10, 1.0);
+    cfg.starvation.enabled = false;
+    SelfRig rig(cfg, {req(0, 8, 40), req(1, 8, 30)}, ic);
+    ASSERT_TRUE(rig.local().setKnob("victim_order", order));
+    rig.run();
+    ASSERT_EQ(rig.sim->finishedCount(), 2);
+    const auto pre = preemptions(rig.rec);
+    ASSERT_FALSE(pre.empty());
+    EXPECT_EQ(pre.front(), (std::pair<std::int64_t, ReqState>{order == 2 ? 1 : 0, ReqState::Waiting}));
+  }
+}
+
 // A rank prompt's decode tokens ride along in prefill-only iterations (no
 // chunked prefill) instead of waiting for a decode-only one: with a stream of
 // arrivals keeping iterations prefill-only, the prompt finishes sooner.

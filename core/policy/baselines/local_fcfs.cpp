@@ -191,7 +191,7 @@ void FcfsLocal::schedule(IterationBuilder& b) {
       while (!(pass == 0 && r->state == ReqState::Running ? b.addDecode(*r) : b.run(*r))) {
         if (b.seqSlotsLeft() <= 0 || b.tokenBudgetLeft() <= 0) goto admit;  // limits, not memory
         if (b.extraBlocksToRun(*r) <= b.freeBlocks()) break;              // cannot run for another reason
-        Request* victim = running_.back();
+        Request* victim = pickVictim();
         if (victim->batchIndex >= 0 && victim != r) {
           // Only requests already batched remain: preempt r itself.
           victim = r;

@@ -40,6 +40,10 @@ public:
 protected:
   /// Re-sort both queues (after keys the order reads have changed).
   void resort();
+  /// The running request a request that needs a block preempts: the last of
+  /// running_ (the lowest priority in `order_`; FCFS: the latest arrival).
+  /// The priority discipline may pick by another key (vLLM's victim rules).
+  virtual Request* pickVictim() { return running_.back(); }
   /// Priority preemption (30-schedulers.md "priority"; vLLM's priority
   /// policy): when the waiting head cannot be admitted, running requests of
   /// strictly lower priority are preempted, lowest first, until it fits

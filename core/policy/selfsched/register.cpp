@@ -30,6 +30,10 @@ std::vector<KnobSpec> starvationKnobs(bool on) {
        "0 (paper: vLLM 0.9.2's V1 scheduler) = a waiting request never preempts; 1 = a waiting request of "
        "higher priority preempts the lowest-priority running ones when it cannot otherwise be admitted "
        "(30-schedulers.md's priority rule, vLLM V0; the victim follows cluster.preemption)"},
+      {"victim_order", "", 0, 2, 0, true, true,
+       "which running request a request short of a block preempts: 0 = the lowest in the queue order "
+       "(promoted ones protected), 1 = the largest (rank, arrival), promotion ignored, 2 = the last admitted "
+       "(vLLM's FCFS policy)"},
   };
 }
 
@@ -99,7 +103,12 @@ PolicyBundle bundle(const PolicyContext& c, RankMode mode) {
   }
   PolicyBundle b;
   b.global = std::make_unique<SelfSchedGlobal>(cfg, std::move(sample));
-  b.makeLocal = [st, preempt, rides](int) { return std::make_unique<SelfSchedLocal>(st, preempt, rides); };
+  const double victim = c.knobs.get("victim_order");
+  b.makeLocal = [st, preempt, rides, victim](int) {
+    auto l = std::make_unique<SelfSchedLocal>(st, preempt, rides);
+    l->setKnob("victim_order", victim);
+    return l;
+  };
   return b;
 }
 

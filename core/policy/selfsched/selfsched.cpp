@@ -56,6 +56,7 @@ std::int32_t& SelfSchedLocal::starveOf(const Request& r) {
 
 void SelfSchedLocal::enqueue(Request& r) {
   starveOf(r) = 0;  // slots are reused: a request joining starts unstarved
+  if (const auto s = static_cast<std::size_t>(r.slot); s < admitted_.size()) admitted_[s] = 0;
   FcfsLocal::enqueue(r);
 }
 
@@ -110,6 +111,43 @@ void SelfSchedLocal::schedule(IterationBuilder& b) {
   };
   for (Request* r : running_) account(r);
   for (Request* r : queue_) account(r);
+  // Admission stamps (victim_order 2): requests that entered the running set
+  // in this iteration get the next stamps, in running order (the order they
+  // were admitted in); a preempted one loses its stamp.
+  if (victimOrder_ != 2) return;
+  for (Request* r : running_) {
+    const auto s = static_cast<std::size_t>(r->slot);
+    if (admitted_.size() <= s) admitted_.resize(s + 1, 0);
+    if (admitted_[s] == 0) admitted_[s] = ++admitSeq_;
+  }
+  for (Request* r : queue_) {
+    const auto s = static_cast<std::size_t>(r->slot);
+    if (s < admitted_.size()) admitted_[s] = 0;
+  }
+}
+
+Request* SelfSchedLocal::pickVictim() {
+  // 0: the lowest priority of the queue order (promoted requests are
+  // protected); 1: vLLM's max(priority, arrival) with the rank as priority,
+  // promotion not part of it; 2: the last admitted (vLLM's FCFS policy,
+  // running.pop()).
+  if (victimOrder_ == 0) return FcfsLocal::pickVictim();
+  Request* v = running_.back();
+  for (Request* r : running_) {
+    if (victimOrder_ == 1) {
+      if (r->synthetic != v->synthetic ? v->synthetic
+                                       : (r->policyKey != v->policyKey ? r->policyKey > v->policyKey
+                                                                        : FcfsLocal::byArrival(v, r)))
+        v = r;
+    } else {
+      auto st = [&](const Request* x) {
+        const auto s = static_cast<std::size_t>(x->slot);
+        return s < admitted_.size() && admitted_[s] ? admitted_[s] : std::numeric_limits<std::int64_t>::max();
+      };
+      if (st(r) > st(v) || (st(r) == st(v) && FcfsLocal::byArrival(v, r))) v = r;
+    }
+  }
+  return v;
 }
 
 int SelfSchedLocal::starvation(const Request& r) const {
@@ -124,6 +162,10 @@ bool SelfSchedLocal::setKnob(const std::string& name, double value) {
   else if (name == "max_promotions_per_round") cfg_.maxPerRound = static_cast<int>(value);
   else if (name == "preempt_for_priority") preemptForPriority_ = value != 0;
   else if (name == "rank_prompt_rides_along") ridesAlong_ = value != 0;
+  else if (name == "victim_order") {
+    victimOrder_ = static_cast<int>(value);
+    std::fill(admitted_.begin(), admitted_.end(), 0);  // unstamped: admitted last
+  }
   else return false;
   return true;
 }

@@ -58,6 +58,9 @@ public:
   /// Iterations `r` has been left out of the batch in a row (tests).
   int starvation(const Request& r) const;
 
+protected:
+  Request* pickVictim() override;
+
 private:
   /// In Algorithm 1's R (ranked, not a rank prompt): counts starvation.
   static bool inR(const Request& r);
@@ -67,6 +70,9 @@ private:
   StarvationConfig cfg_;
   bool ridesAlong_ = true;
   std::vector<std::int32_t> starve_;     // by slot: iterations in R left out of S in a row
+  std::vector<std::int64_t> admitted_;   // by slot: admission stamp while running (0: none; victim_order 2 only)
+  std::int64_t admitSeq_ = 0;
+  int victimOrder_ = 0;                  // knob victim_order (selfsched.md)
   std::int64_t promotions_ = 0;
 };
 
