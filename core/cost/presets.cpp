@@ -105,6 +105,13 @@ struct FileReader {
       fail(key, "must be a positive integer (got " + v.dump() + ")");
     return static_cast<int>(v.get<std::int64_t>());
   }
+  /// An integer in [lo, hi]; otherwise "KEY: must be WHAT (got V)".
+  int intIn(const std::string& key, std::int64_t lo, std::int64_t hi, const std::string& what) const {
+    const json& v = need(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+      fail(key, "must be " + what + " (got " + v.dump() + ")");
+    return static_cast<int>(v.get<std::int64_t>());
+  }
   int order() const {
     auto it = j.find("order");
     if (it == j.end()) return 1'000'000;
@@ -179,15 +186,9 @@ void parseModelVariants(const FileReader& r, ModelSpec& m) {
     m.experts = x.positiveInt("experts");
     m.experts_per_token = x.positiveInt("experts_per_token");
     if (m.experts_per_token > m.experts) x.fail("experts_per_token", "must be <= experts (" + std::to_string(m.experts) + ")");
-    const json& shared = x.need("shared_experts");
-    if (!shared.is_number_integer() || shared.get<std::int64_t>() < 0 || shared.get<std::int64_t>() > 1024)
-      x.fail("shared_experts", "must be an integer >= 0 (got " + shared.dump() + ")");
-    m.shared_experts = shared.get<int>();
+    m.shared_experts = x.intIn("shared_experts", 0, 1024, "an integer >= 0");
     m.expert_intermediate = x.positiveInt("expert_intermediate");
-    const json& dense = x.need("dense_layers");
-    if (!dense.is_number_integer() || dense.get<std::int64_t>() < 0 || dense.get<std::int64_t>() >= m.layers)
-      x.fail("dense_layers", "must be an integer in [0, layers) (got " + dense.dump() + ")");
-    m.dense_layers = dense.get<int>();
+    m.dense_layers = x.intIn("dense_layers", 0, m.layers - 1, "an integer in [0, layers)");
     m.moe_layer_step = x.positiveInt("moe_layer_step");
   } else if (r.j.contains("published_active_params_b")) {
     r.fail("published_active_params_b", "goes with a \"moe\" object");
@@ -196,10 +197,7 @@ void parseModelVariants(const FileReader& r, ModelSpec& m) {
   if (const json* o = object("mla")) {
     const FileReader x{wheres.emplace_back(r.file + ": mla"), *o};
     x.checkKeys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
-    const json& q = x.need("q_lora_rank");
-    if (!q.is_number_integer() || q.get<std::int64_t>() < 0 || q.get<std::int64_t>() > 1'000'000)
-      x.fail("q_lora_rank", "must be an integer >= 0, 0 = no query compression (got " + q.dump() + ")");
-    m.q_lora_rank = q.get<int>();
+    m.q_lora_rank = x.intIn("q_lora_rank", 0, 1'000'000, "an integer >= 0, 0 = no query compression");
     m.kv_lora_rank = x.positiveInt("kv_lora_rank");
     m.qk_nope_head_dim = x.positiveInt("qk_nope_head_dim");
     m.qk_rope_head_dim = x.positiveInt("qk_rope_head_dim");
