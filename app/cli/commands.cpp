@@ -420,6 +420,34 @@ int cmdCost(const CostArgs& a) {
   CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,
                   parseAllReduceMode(a.allreduce, "--allreduce"));
   if (engine) model.setAsyncScheduling(engine->applyFrontEnd(FrontEndSpec{}).async_scheduling);
+  {
+    MoeDeployment d;
+    d.ep = a.ep;
+    d.attentionDp = a.attentionDp;
+    d.redundant = a.epRedundant;
+    if (a.epPlacement && *a.epPlacement != "eplb" && *a.epPlacement != "contiguous")
+      throw InputError("--ep-placement: must be \"contiguous\" or \"eplb\" (got \"" + *a.epPlacement + "\")");
+    d.placement = (a.epPlacement ? *a.epPlacement == "eplb" : a.epRedundant > 0) ? Placement::Eplb : Placement::Contiguous;
+    const std::string& r = a.routing;
+    if (r.rfind("zipf:", 0) == 0) {
+      d.routing.kind = RoutingKind::Zipf;
+      char* end = nullptr;
+      d.routing.skew = std::strtod(r.c_str() + 5, &end);
+      if (end == r.c_str() + 5 || *end || !(d.routing.skew > 0))
+        throw InputError("--routing: zipf needs a skew > 0, e.g. zipf:1.2 (got \"" + r + "\")");
+    } else if (r.rfind("file:", 0) == 0) {
+      d.routing.kind = RoutingKind::File;
+      d.routing.path = r.substr(5);
+      d.routing.weights = readRoutingHistogram(d.routing.path);
+    } else if (r != "balanced") {
+      throw InputError("--routing: must be balanced, zipf:SKEW or file:PATH (got \"" + r + "\")");
+    }
+    if (a.gpusPerNode < 1) throw InputError("--gpus-per-node: must be >= 1");
+    if (!(a.nicGbps > 0)) throw InputError("--nic-gbps: must be > 0");
+    d.gpusPerNode = a.gpusPerNode;
+    d.nicBytesPerSecPerGpu = a.nicGbps * 1e9 / 8.0 / a.gpusPerNode;
+    model.setMoe(d);
+  }
   std::optional<std::string_view> pf, dc;
   if (a.prefill) pf = *a.prefill;
   if (a.decode) dc = *a.decode;

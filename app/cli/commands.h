@@ -51,6 +51,14 @@ struct CostArgs {
   std::string allreduce = "vllm";
   std::optional<std::string> hetero;  ///< "kernel" | "cv": overrides the profile's
   std::optional<std::string> engine;  ///< engine-generation preset: coefficients and async scheduling
+  // Expert parallelism of an MoE model (cluster.ep etc.; cost/moe.h).
+  int ep = 1;
+  bool attentionDp = false;
+  int epRedundant = 0;
+  std::optional<std::string> epPlacement;  ///< contiguous | eplb
+  std::string routing = "balanced";        ///< balanced | zipf:SKEW | file:PATH
+  int gpusPerNode = 8;
+  double nicGbps = 3200;                   ///< per node (8 × 400 Gb/s)
   bool allreduceFit = false;  ///< print the measured-collective fits instead
   bool json = false;
 };

@@ -89,6 +89,13 @@ int main(int argc, char** argv) {
   cost->add_option("--block-size", costArgs.blockSize)->capture_default_str();
   cost->add_option("--allreduce", costArgs.allreduce, "Tensor-parallel all-reduce model: vllm | nccl | ring")
       ->capture_default_str();
+  cost->add_option("--ep", costArgs.ep, "MoE: expert-parallel ranks over the tp GPUs")->capture_default_str();
+  cost->add_flag("--attention-dp", costArgs.attentionDp, "MoE: attention data parallel (needs --ep = --tp)");
+  cost->add_option("--ep-redundant", costArgs.epRedundant, "MoE: redundant expert replicas (EPLB)")->capture_default_str();
+  cost->add_option("--ep-placement", costArgs.epPlacement, "MoE: contiguous | eplb (default: eplb with replicas)");
+  cost->add_option("--routing", costArgs.routing, "MoE routing: balanced | zipf:SKEW | file:PATH")->capture_default_str();
+  cost->add_option("--gpus-per-node", costArgs.gpusPerNode, "MoE all-to-all: GPUs per node")->capture_default_str();
+  cost->add_option("--nic-gbps", costArgs.nicGbps, "MoE all-to-all: NIC Gb/s per node")->capture_default_str();
   cost->add_flag("--allreduce-fit", costArgs.allreduceFit,
                  "Print the all-reduce fits to the measured collectives (resources/collectives/) and their error");
   cost->add_flag("--json", costArgs.json, "JSON output");

@@ -194,6 +194,11 @@ void writeCostProfile(const std::string& path, const CostProfile& p) {
 
 // ---------------------------------------------------------------- CostModel
 
+namespace {
+// Skewed routing tabulates its MoE terms over N up to here (cost_model.h).
+constexpr double kGridMax = 1 << 22;
+}  // namespace
+
 CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoefficients c,
                      Precision p, AllReduceMode allreduce)
     : gpu_(gpu), model_(model), tp_(tp), c_(c), p_(p), allreduce_(allreduce) {
@@ -206,26 +211,10 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   const auto bytesOf = [&](DType d) -> std::int64_t { return d == DType::FP8 ? 1 : model_.dtype_bytes; };
   const std::int64_t layerLinear = model_.layerLinearParams();
   weightBytes_ = layerLinear * bytesOf(p_.weights) + (model_.paramCount() - layerLinear) * model_.dtype_bytes;
-  // MoE (docs/cost-model.md "Mixture of experts"): a token multiplies only its
-  // experts_per_token routed experts; a step reads the experts its tokens touch.
-  const std::int64_t inactive = model_.expertParams() * (model_.experts - model_.experts_per_token) * model_.moeLayers();
-  const std::int64_t routedBytes = model_.routedExpertParams() * bytesOf(p_.weights);
   kvBytesPerToken_ = model_.kvBytesPerToken() / model_.dtype_bytes * bytesOf(p_.kv);
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
-  const double Fw = p_.weights == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
-  const double BW = gpu_.hbmBytesPerSec();
-  // The LM head (vocab × hidden) stays at the bf16 peak; with Fw = F this is
-  // exactly 2·P_linear / (tp·F·η_c).
-  linComputePerToken_ = 2.0 *
-                        (static_cast<double>(layerLinear - inactive) * (F / Fw) +
-                         static_cast<double>(model_.linearParams() - layerLinear)) /
-                        (tpd * F * c_.eta_c);
-  linWeights_ = static_cast<double>(weightBytes_ - routedBytes) / (tpd * BW * c_.eta_w);
-  if (model_.isMoe()) {
-    routedWeights_ = static_cast<double>(routedBytes) / (tpd * BW * c_.eta_w);
-    keepProb_ = 1.0 - static_cast<double>(model_.experts_per_token) / model_.experts;
-  }
+  if (model_.isMoe()) keepProb_ = 1.0 - static_cast<double>(model_.experts_per_token) / model_.experts;
   // QKᵀ and PV: 2 FLOPs per multiply-add over the query/key width and the
   // value width (both head_dim; MLA: qk_nope + qk_rope and v_head_dim).
   prefillPerUnit_ = model_.hasMla()
@@ -233,8 +222,6 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
                               (model_.qk_nope_head_dim + model_.qk_rope_head_dim + model_.v_head_dim) /
                               (tpd * F * c_.eta_a)
                         : 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
-  // MLA: each GPU reads the whole latent of every token (replicated, above).
-  decodePerToken_ = static_cast<double>(kvBytesPerToken_) / ((model_.hasMla() ? 1.0 : tpd) * BW * c_.eta_kv);
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
   cpuFixed_ = c_.t_step_us * 1e-6;
@@ -253,10 +240,148 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
     commPerToken_ = 0;
     commFixed_ = 0;
   }
+  applyMoe();
+}
+
+// The terms the MoE deployment changes (moe_: plain after construction).
+// Linear layers as two rooflines, docs/cost-model.md "Mixture of experts":
+// every weight but the routed experts (N tokens over those weights), then the
+// routed experts as grouped GEMMs on the busiest expert-parallel rank.
+void CostModel::applyMoe() {
+  const auto bytesOf = [&](DType d) -> std::int64_t { return d == DType::FP8 ? 1 : model_.dtype_bytes; };
+  const double tpd = tp_;
+  const double F = gpu_.flopsPerSec();
+  const double Fw = p_.weights == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
+  const double BW = gpu_.hbmBytesPerSec();
+  const std::int64_t layerLinear = model_.layerLinearParams();
+  const std::int64_t routed = model_.routedExpertParams();  // 0 for a dense model
+  const double routedBytes = static_cast<double>(routed) * bytesOf(p_.weights);
+  // A token multiplies every weight but the routed experts; the LM head stays
+  // at the bf16 peak (with Fw = F: exactly 2·P/(tp·F·η_c)).
+  linComputePerToken_ = 2.0 *
+                        (static_cast<double>(layerLinear - routed) * (F / Fw) +
+                         static_cast<double>(model_.linearParams() - layerLinear)) /
+                        (tpd * F * c_.eta_c);
+  const double attnGpus = moe_.attentionDp ? 1.0 : tpd;  // GPUs that share the non-expert weights
+  const double otherBytes = static_cast<double>(weightBytes_) - routedBytes;
+  linWeights_ = otherBytes / (attnGpus * BW * c_.eta_w);
+  const int E = model_.experts;
+  weightsPerGpu_ = otherBytes / attnGpus + routedBytes * (E > 0 ? (E + moe_.redundant) / static_cast<double>(E) : 1.0) / tpd;
+  // MLA under tensor parallelism: each GPU reads the whole latent of every
+  // token (replicated); data-parallel attention reads its own sequences' KV.
+  decodePerToken_ = static_cast<double>(kvBytesPerToken_) /
+                    ((model_.hasMla() && !moe_.attentionDp ? 1.0 : tpd) * BW * c_.eta_kv);
+  gridN_.clear();
+  gridExpert_.clear();
+  gridA2a_.clear();
+  if (!model_.isMoe()) return;
+  const double rankGpus = tpd / moe_.ep;  // each rank's experts are tensor parallel over these
+  const double layers = model_.moeLayers();
+  expertPair_ = layers * 2.0 * static_cast<double>(model_.expertParams()) / (rankGpus * Fw * c_.eta_c);
+  expertRead_ = layers * static_cast<double>(model_.expertParams()) * bytesOf(p_.weights) / (rankGpus * BW * c_.eta_w);
+  a2aBytesPerToken_ = static_cast<double>(model_.experts_per_token) * model_.hidden;
+  const std::vector<double> q = expertSelection(moe_.routing, E, model_.experts_per_token, "cluster.moe_routing.path");
+  placement_ = ExpertPlacement(q, moe_.ep, moe_.redundant, moe_.placement);
+  balanced_ = moe_.routing.kind == RoutingKind::Balanced && moe_.redundant == 0;
+  if (balanced_) return;
+  // Skewed routing: O(E) per N, so tabulate over N (every integer to 64,
+  // then steps of 5 %) and interpolate linearly; exact past the grid.
+  for (double n = 1; n <= kGridMax; n = n < 64 ? n + 1 : std::ceil(n * 1.05)) gridN_.push_back(n);
+  for (double n : gridN_) {
+    gridExpert_.push_back(expertSecondsExact(n));
+    gridA2a_.push_back(allToAllSecondsExact(n));
+  }
+}
+
+void CostModel::setMoe(const MoeDeployment& d) {
+  const std::string name = model_.name.empty() ? model_.id : model_.name;
+  if (!model_.isMoe()) {
+    if (d.ep != 1) throw InputError("cluster.ep: " + name + " is a dense model (no experts to spread); use 1");
+    if (d.attentionDp) throw InputError("cluster.attention_dp: " + name + " is a dense model; data-parallel attention needs an MoE model with cluster.ep = cluster.tp");
+    if (d.redundant) throw InputError("cluster.ep_redundant: " + name + " is a dense model (no experts to replicate)");
+    if (d.routing.kind != RoutingKind::Balanced) throw InputError("cluster.moe_routing: " + name + " is a dense model (no experts to route to)");
+    moe_ = d;
+    return;
+  }
+  if (d.ep < 1) throw InputError("cluster.ep: must be >= 1 (got " + std::to_string(d.ep) + ")");
+  if (tp_ % d.ep != 0)
+    throw InputError("cluster.ep: " + std::to_string(d.ep) + " does not divide the instance's " + std::to_string(tp_) +
+                     " GPUs (cluster.tp)");
+  if (d.redundant < 0) throw InputError("cluster.ep_redundant: must be >= 0 (got " + std::to_string(d.redundant) + ")");
+  if ((model_.experts + d.redundant) % d.ep != 0)
+    throw InputError("cluster.ep_redundant: " + name + "'s " + std::to_string(model_.experts) + " experts + " +
+                     std::to_string(d.redundant) + " redundant do not divide evenly over cluster.ep = " + std::to_string(d.ep) +
+                     " ranks");
+  if (d.redundant > 0 && d.placement != Placement::Eplb)
+    throw InputError("cluster.ep_redundant: replicas need cluster.ep_placement \"eplb\"");
+  if (d.attentionDp && d.ep != tp_)
+    throw InputError("cluster.attention_dp: needs cluster.ep equal to cluster.tp (" + std::to_string(tp_) +
+                     "): the experts spread over every GPU");
+  moe_ = d;
+  applyMoe();
+}
+
+double CostModel::expertSecondsExact(double N) const {
+  if (!model_.isMoe() || N <= 0) return 0.0;
+  if (balanced_) {
+    // Every rank alike: E/ep experts of q = k/E each.
+    const double E = model_.experts, k = model_.experts_per_token, ep = moe_.ep;
+    const double pairs = N * k / ep + placement_.stragglerZ() * std::sqrt(N * (E / ep) * (k / E) * (1 - k / E));
+    return std::max(expertPair_ * pairs, expertRead_ * (E / ep) * touchedFraction(N));
+  }
+  double worst = 0;
+  for (int r = 0; r < placement_.ranks(); ++r) {
+    const double pairs = N * placement_.rankShare(r) + placement_.stragglerZ() * std::sqrt(N * placement_.rankVariance(r));
+    worst = std::max(worst, std::max(expertPair_ * pairs, expertRead_ * placement_.rankTouched(r, N)));
+  }
+  return worst;
+}
+
+double CostModel::allToAllSecondsExact(double N) const {
+  if (!model_.isMoe() || !moe_.attentionDp || moe_.ep <= 1 || N <= 0) return 0.0;
+  // Each GPU dispatches its N/tp tokens to their k experts (fp8 by default)
+  // and gets them back in bf16; the busiest rank receives imbalance × the mean.
+  const double perGpu = N / tp_ * a2aBytesPerToken_ * placement_.imbalance(N);
+  const AllToAllModel& m = AllToAllModel::builtin();
+  const double link = gpu_.intraNodeLinkBytesPerSec();
+  const double one = m.seconds(perGpu * moe_.dispatchBytes, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu) +
+                     m.seconds(perGpu * 2, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu);
+  return model_.moeLayers() * one;
+}
+
+double CostModel::fromGrid(const std::vector<double>& y, double N) const {
+  if (N <= 0) return 0.0;
+  if (N <= 1) return y[0] * N;  // fewer than one token (never in a batch)
+  const auto it = std::upper_bound(gridN_.begin(), gridN_.end(), N);
+  const auto i = static_cast<std::size_t>(it - gridN_.begin());
+  if (i >= gridN_.size()) return -1;  // past the grid
+  const double n0 = gridN_[i - 1], n1 = gridN_[i];
+  return y[i - 1] + (y[i] - y[i - 1]) * (N - n0) / (n1 - n0);
+}
+
+double CostModel::expertSeconds(double N) const {
+  if (!model_.isMoe() || N <= 0) return 0.0;
+  if (gridN_.empty()) return expertSecondsExact(N);
+  const double v = fromGrid(gridExpert_, N);
+  return v >= 0 ? v : expertSecondsExact(N);
+}
+
+double CostModel::allToAllSeconds(double N) const {
+  if (!moe_.attentionDp || N <= 0) return 0.0;
+  if (gridN_.empty()) return allToAllSecondsExact(N);
+  const double v = fromGrid(gridA2a_, N);
+  return v >= 0 ? v : allToAllSecondsExact(N);
+}
+
+std::vector<double> CostModel::rankLoads(double N) const {
+  std::vector<double> out;
+  if (!model_.isMoe()) return out;
+  for (int r = 0; r < placement_.ranks(); ++r) out.push_back(N * placement_.rankShare(r));
+  return out;
 }
 
 double CostModel::commSeconds(double N) const {
-  if (tp_ <= 1) return 0.0;
+  if (tp_ <= 1 || moe_.attentionDp) return 0.0;  // DP attention: all-to-all instead (a2a_s)
   if (allreduce_ == AllReduceMode::Ring) return commPerToken_ * N + commFixed_;
   return 2.0 * model_.layers * allReduceSeconds(arSegments_, N * arBytesPerToken_);
 }
@@ -298,12 +423,14 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return r;
   r.heterogeneity_h = heterogeneity(b);
-  r.linear_s = std::max(linComputePerToken_ * N, weightReadSeconds(N));
+  r.linear_s = std::max(linComputePerToken_ * N, linWeights_);
+  r.expert_s = expertSeconds(N);
+  r.a2a_s = allToAllSeconds(N);
   r.prefill_attn_s = prefillPerUnit_ * b.prefill_attn;
   r.decode_attn_s = r.heterogeneity_h * decodePerToken_ * b.decode_ctx_sum;
   r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqs;
   r.comm_s = commSeconds(N);
-  r.total_s = r.overhead_s + r.linear_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
+  r.total_s = r.overhead_s + r.linear_s + r.expert_s + r.a2a_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
   if (async_) {
     const double cpu = cpuFixed_ + overheadPerSeq_ * seqs;
     r.overlap_s = std::min(cpu, r.total_s - cpu);
@@ -317,7 +444,8 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return 0.0;
   const double h = heterogeneity(b);
-  const double linear = std::max(linComputePerToken_ * N, weightReadSeconds(N));
+  const double linear = std::max(linComputePerToken_ * N, linWeights_) +
+                        (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N) : 0.0);
   const double prefill = prefillPerUnit_ * b.prefill_attn;
   const double decode = h * decodePerToken_ * b.decode_ctx_sum;
   const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/collectives.h"
+#include "cost/moe.h"
 #include "cost/presets.h"
 
 namespace sl {
@@ -138,11 +139,20 @@ double decodeContextCv(const BatchShape& b);
 
 /// Seconds per term of the iteration time; total_s is their sum.
 struct CostBreakdown {
-  double linear_s = 0;        ///< max(compute, weight read)
+  /// max(compute, weight read) of the linear layers; for an MoE model every
+  /// linear layer but the routed experts (attention, router, shared and
+  /// dense FFNs, LM head), which expert_s holds.
+  double linear_s = 0;
+  /// MoE: the routed experts' grouped GEMMs, the busiest expert-parallel
+  /// rank's max(compute, touched experts' weight read); 0 for a dense model.
+  double expert_s = 0;
+  /// MoE with data-parallel attention: dispatch + combine all-to-all of
+  /// every MoE layer (cost/moe.h AllToAllModel); 0 otherwise.
+  double a2a_s = 0;
   double prefill_attn_s = 0;
   double decode_attn_s = 0;   ///< includes the heterogeneity factor h
   double overhead_s = 0;      ///< t_step + t_layer·layers + t_seq·#seqs
-  double comm_s = 0;          ///< tensor-parallel all-reduces (2 per layer)
+  double comm_s = 0;          ///< tensor-parallel all-reduces (2 per layer; none with data-parallel attention)
   /// With async scheduling (CostModel::asyncScheduling): the step's CPU part
   /// (t_step + t_seq·#seqs) hidden behind its GPU part; total_s is the sum of
   /// the terms above minus this. 0 otherwise.
@@ -177,6 +187,25 @@ public:
   void setAsyncScheduling(bool on) { async_ = on; }
   bool asyncScheduling() const { return async_; }
 
+  /// Deploys an MoE model with expert parallelism (docs/cost-model.md
+  /// "Expert parallelism"): ep ranks over the tp GPUs, attention tensor or
+  /// data parallel, a routing model, EPLB replicas; the all-to-all's links.
+  /// InputError naming the field: ep < 1 or not dividing tp (cluster.ep) or
+  /// experts + ep_redundant (cluster.ep_redundant); any of it on a dense
+  /// model; attention_dp without ep = tp; replicas without eplb placement; a
+  /// routing histogram of the wrong length (cluster.moe_routing.path).
+  void setMoe(const MoeDeployment& d);
+  const MoeDeployment& moe() const { return moe_; }
+  /// Where the experts live under setMoe (one rank of every expert when plain).
+  const ExpertPlacement& placement() const { return placement_; }
+  /// The routed experts' time for a step of N tokens (CostBreakdown::expert_s).
+  double expertSeconds(double N) const;
+  /// The all-to-all's time for a step of N tokens (CostBreakdown::a2a_s).
+  double allToAllSeconds(double N) const;
+  /// Expected token-expert pairs per rank for N tokens (the straggler term
+  /// not added): N · rankShare(r). Empty for a dense model.
+  std::vector<double> rankLoads(double N) const;
+
   CostBreakdown breakdown(const BatchShape& b) const;
   /// Same as breakdown(b).total_s; no allocation. An empty batch costs 0.
   double iterationSeconds(const BatchShape& b) const;
@@ -202,8 +231,10 @@ public:
   /// KV bytes a GPU of the tp group holds per token: its 1/tp share of the
   /// heads; with MLA the whole latent (every head reads the same one, so
   /// tensor parallelism replicates it, as vLLM does).
+  /// With data-parallel attention each GPU keeps whole tokens of its own
+  /// sequences: 1/tp of the instance's tokens, MLA or not.
   double kvBytesPerTokenPerGpu() const {
-    return static_cast<double>(kvBytesPerToken()) / (model_.hasMla() ? 1 : tp_);
+    return static_cast<double>(kvBytesPerToken()) / (model_.hasMla() && !moe_.attentionDp ? 1 : tp_);
   }
   /// Whole instance: the layers' linear weights at the model dtype (1 B for
   /// fp8); embedding, norms and LM head stay at dtype_bytes.
@@ -211,9 +242,12 @@ public:
   /// MoE: routed experts a step of N tokens touches in each MoE layer under
   /// balanced routing, E·(1 − (1 − k/E)^N); 0 for a dense model.
   double expertsTouched(double N) const {
-    return model_.isMoe() ? model_.experts * (1.0 - std::pow(keepProb_, N)) : 0.0;
+    return model_.isMoe() ? model_.experts * touchedFraction(N) : 0.0;
   }
-  double weightBytesPerGpu() const { return static_cast<double>(weightBytes_) / tp_; }
+  /// One GPU's share: every weight but the routed experts over tp (whole on
+  /// every GPU with data-parallel attention), plus the routed experts and
+  /// their EPLB replicas, (E + ep_redundant)/E of them, over tp.
+  double weightBytesPerGpu() const { return weightsPerGpu_; }
   /// activation_reserve_gib GiB + activation_reserve_per_vocab_kib KiB × vocab.
   double activationReserveBytes() const;
   /// HBM × util − weights / tp − activation reserve (may be ≤ 0).
@@ -261,15 +295,23 @@ private:
   std::int64_t weightBytes_;
   // Precomputed per-batch constants (seconds).
   double linComputePerToken_;  // 2·(P_layers·F/F_w + P_head) / (tp·F·η_c), F_w the weights' peak
-  double linWeights_;          // W / (tp·BW·η_w); MoE: every weight but the routed experts
-  double routedWeights_ = 0;   // MoE: all routed experts' bytes / (tp·BW·η_w); 0 for a dense model
+  double linWeights_;          // W / (tp·BW·η_w); MoE: every weight but the routed experts (÷1 with DP attention)
   double keepProb_ = 1;        // MoE: 1 − k/E, the chance one token leaves a given expert untouched
-  /// The weight read of a step with N tokens: linWeights_ plus, for an MoE
-  /// model, the experts the N tokens touch under balanced routing
-  /// (E·(1 − (1 − k/E)^N) of E per MoE layer).
-  double weightReadSeconds(double N) const {
-    return routedWeights_ > 0 ? linWeights_ + routedWeights_ * (1.0 - std::pow(keepProb_, N)) : linWeights_;
-  }
+  /// The share of the routed experts N tokens touch under balanced routing, 1 − (1 − k/E)^N.
+  double touchedFraction(double N) const { return 1.0 - std::pow(keepProb_, N); }
+  // MoE (setMoe): per MoE layer and pair / touched replica, on one rank's tp/ep GPUs.
+  MoeDeployment moe_;
+  ExpertPlacement placement_;
+  bool balanced_ = true;       // routing balanced, no replicas: every rank alike, closed forms
+  double expertPair_ = 0;      // seconds of one token-expert pair's GEMMs, all MoE layers
+  double expertRead_ = 0;      // seconds to read one expert's weights, all MoE layers
+  double weightsPerGpu_ = 0;   // weightBytesPerGpu()
+  double a2aBytesPerToken_ = 0;  // dispatch: k · hidden · dispatch bytes (combine: 2 bytes)
+  std::vector<double> gridN_, gridExpert_, gridA2a_;  // skewed routing: the terms tabulated over N
+  void applyMoe();             // (re)computes the members above from moe_
+  double expertSecondsExact(double N) const;
+  double allToAllSecondsExact(double N) const;
+  double fromGrid(const std::vector<double>& y, double N) const;
   double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
   double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)
   double overheadFixed_;       // t_step + t_layer·layers

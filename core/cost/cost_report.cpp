@@ -162,6 +162,24 @@ BatchShape parseCostBatch(std::optional<std::string_view> prefill,
   return b;
 }
 
+namespace {
+// "ep 8 ranks x 1 GPU, attention DP; zipf 1.2 routing, eplb placement with 32
+// replicas; busiest rank 1.31x the mean for this batch; 43.2 GB weights per GPU".
+std::string describeMoe(const CostModel& m, double N) {
+  const MoeDeployment& d = m.moe();
+  std::string s = "ep " + std::to_string(d.ep) + (d.ep == 1 ? " rank" : " ranks") + " x " +
+                  std::to_string(m.tp() / d.ep) + " GPU" + (m.tp() / d.ep == 1 ? "" : "s") + " (experts TP inside a rank), attention " +
+                  (d.attentionDp ? "data parallel" : "tensor parallel") + "; " + routingKindName(d.routing.kind);
+  if (d.routing.kind == RoutingKind::Zipf) s += " " + fmt("%g", d.routing.skew);
+  if (d.routing.kind == RoutingKind::File) s += " " + d.routing.path;
+  s += " routing, " + std::string(placementName(d.placement)) + " placement";
+  if (d.redundant) s += " with " + std::to_string(d.redundant) + " redundant experts";
+  if (d.ep > 1) s += "; busiest rank " + fmt("%.2f", m.placement().imbalance(N)) + "x the mean for this batch";
+  s += "; " + fmt("%.1f", m.weightBytesPerGpu() / 1e9) + " GB of weights per GPU";
+  return s;
+}
+}  // namespace
+
 std::string formatCostReport(const CostModel& m, const BatchShape& batch,
                              const CostReportOptions& o) {
   const CostBreakdown r = m.breakdown(batch);
@@ -186,12 +204,18 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "Profile: " + profile + "\n";
   out += "Batch:   " + describeBatch(batch) + "\n\n";
   out += "Predicted iteration time: " + fmt("%.3f ms", r.total_s * 1e3) + "\n";
-  out += "  linear layers       " + ms(r.linear_s) + pct(r.linear_s) + "\n";
+  if (m.model().isMoe()) {
+    out += "  linear, not experts " + ms(r.linear_s) + pct(r.linear_s) + "\n";
+    out += "  routed experts      " + ms(r.expert_s) + pct(r.expert_s) + "\n";
+    if (m.moe().attentionDp) out += "  all-to-all (EP)     " + ms(r.a2a_s) + pct(r.a2a_s) + "\n";
+  } else {
+    out += "  linear layers       " + ms(r.linear_s) + pct(r.linear_s) + "\n";
+  }
   out += "  attention prefill   " + ms(r.prefill_attn_s) + pct(r.prefill_attn_s) + "\n";
   out += "  attention decode    " + ms(r.decode_attn_s) + pct(r.decode_attn_s) + "\n";
   out += "  overheads           " + ms(r.overhead_s) + pct(r.overhead_s) + "\n";
   out += "  communication (TP)  " + ms(r.comm_s) + pct(r.comm_s) + "\n";
-  if (m.tp() > 1) out += "    " + describeComm(m, batch) + "\n";
+  if (m.tp() > 1 && !m.moe().attentionDp) out += "    " + describeComm(m, batch) + "\n";
   if (m.asyncScheduling())
     out += "  hidden by async scheduling: " + fmt("%.3f ms", r.overlap_s * 1e3) +
            " (CPU part t_step + t_seq x seqs overlaps the GPU part)\n";
@@ -205,6 +229,7 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
            std::to_string(md.experts) + " per layer (balanced routing), and reads their weights; " +
            fmt("%.2f", md.activeParamCount() / 1e9) + " B of " + fmt("%.2f", md.paramCount() / 1e9) +
            " B parameters active per token\n";
+    out += "Deployment: " + describeMoe(m, batch.prefill_tokens + batch.decode_seqs) + "\n";
   }
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
@@ -236,6 +261,8 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                 {"prefill_attn", batch.prefill_attn}};
   j["iteration_ms"] = r.total_s * 1e3;
   j["breakdown_ms"] = {{"linear", r.linear_s * 1e3},
+                       {"experts", r.expert_s * 1e3},
+                       {"all_to_all", r.a2a_s * 1e3},
                        {"prefill_attention", r.prefill_attn_s * 1e3},
                        {"decode_attention", r.decode_attn_s * 1e3},
                        {"overhead", r.overhead_s * 1e3},
@@ -258,7 +285,15 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                 {"moe_layers", m.model().moeLayers()},
                 {"experts_touched_per_layer", m.expertsTouched(batch.prefill_tokens + batch.decode_seqs)},
                 {"active_params", m.model().activeParamCount()},
-                {"params", m.model().paramCount()}};
+                {"params", m.model().paramCount()},
+                {"ep", m.moe().ep},
+                {"attention_dp", m.moe().attentionDp},
+                {"ep_redundant", m.moe().redundant},
+                {"ep_placement", placementName(m.moe().placement)},
+                {"routing", routingKindName(m.moe().routing.kind)},
+                {"rank_loads", m.rankLoads(batch.prefill_tokens + batch.decode_seqs)},
+                {"imbalance", m.placement().imbalance(batch.prefill_tokens + batch.decode_seqs)},
+                {"weight_bytes_per_gpu", m.weightBytesPerGpu()}};
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
     j["kv_capacity"] = {{"tokens", kv.blocks * o.block_size},
@@ -288,6 +323,16 @@ std::string formatAllReduceFit() {
   }
   out += "NCCL: " + cm.ncclSource() + "\n";
   out += "custom: " + cm.customSource() + "\n";
+  const AllToAllModel& a2a = AllToAllModel::builtin();
+  out += "\nExpert-parallel all-to-all fits (dispatch / combine): t = bytes over the domain / (eta * link) + latency\n";
+  out += "domain   link_GB/s   eta     latency_us  points  median|err|  max|err|\n";
+  for (const AllToAllFit* f : {&a2a.nvlink(), &a2a.rdma()}) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%-7s  %9.0f  %6.3f  %10.1f  %6d  %10.1f%%  %7.1f%%\n", f->domain.c_str(), f->link_gbps,
+                  f->eta, f->latency_us, f->points, 100 * f->median_abs_err, 100 * f->max_abs_err);
+    out += buf;
+  }
+  out += "all-to-all: " + a2a.source() + "\n";
   return out;
 }
 
@@ -309,6 +354,16 @@ nlohmann::json allReduceFitJson() {
                     {"median_abs_err", f.median_abs_err},
                     {"max_abs_err", f.max_abs_err}});
   j["sources"] = {{"nccl", cm.ncclSource()}, {"custom", cm.customSource()}};
+  const AllToAllModel& a2a = AllToAllModel::builtin();
+  auto& at = j["all_to_all"] = nlohmann::json::array();
+  for (const AllToAllFit* f : {&a2a.nvlink(), &a2a.rdma()})
+    at.push_back({{"domain", f->domain},
+                  {"link_gbps", f->link_gbps},
+                  {"eta", f->eta},
+                  {"latency_us", f->latency_us},
+                  {"points", f->points},
+                  {"median_abs_err", f->median_abs_err},
+                  {"max_abs_err", f->max_abs_err}});
   return j;
 }
 

@@ -14,6 +14,8 @@ struct EmbeddedFile {
 std::span<const EmbeddedFile> embeddedPresetFiles();
 /// The measured collectives of resources/collectives/ (collectives.h), sorted by path.
 std::span<const EmbeddedFile> embeddedCollectiveFiles();
+/// resources/alltoall/*.json (DeepEP's dispatch / combine measurements).
+std::span<const EmbeddedFile> embeddedAllToAllFiles();
 /// The engine-generation presets of resources/engines/ (engine_presets.h), sorted by path.
 std::span<const EmbeddedFile> embeddedEngineFiles();
 

@@ -43,7 +43,30 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
   auto cost = std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, precision,
                                           parseAllReduceMode(s.cluster.allreduce));
   cost->setAsyncScheduling(makeFrontEnd(s).async_scheduling);
+  cost->setMoe(makeMoeDeployment(s));
   return cost;
+}
+
+MoeDeployment makeMoeDeployment(const Scenario& s) {
+  const ClusterSpec& c = s.cluster;
+  MoeDeployment d;
+  d.ep = c.ep;
+  d.attentionDp = c.attention_dp;
+  d.redundant = c.ep_redundant;
+  d.placement = c.ep_placement ? (*c.ep_placement == "eplb" ? Placement::Eplb : Placement::Contiguous)
+                               : (c.ep_redundant > 0 ? Placement::Eplb : Placement::Contiguous);
+  const MoeRoutingSpec& r = c.moe_routing;
+  d.routing.kind = r.kind == "zipf" ? RoutingKind::Zipf : r.kind == "file" ? RoutingKind::File : RoutingKind::Balanced;
+  d.routing.skew = r.skew;
+  if (d.routing.kind == RoutingKind::File) {
+    std::string path = r.path;
+    if (!path.empty() && path[0] != '/') path = s.base_dir + "/" + path;
+    d.routing.path = r.path;
+    d.routing.weights = readRoutingHistogram(path);
+  }
+  d.gpusPerNode = c.fabric.gpus_per_node;
+  d.nicBytesPerSecPerGpu = c.fabric.nic_gbps * 1e9 / 8.0 / std::max(1, c.fabric.gpus_per_node);
+  return d;
 }
 
 FrontEndSpec makeFrontEnd(const Scenario& s) {

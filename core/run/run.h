@@ -50,5 +50,10 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s);
 /// then cluster.frontend's fields on top; all zero (off) when neither sets
 /// any. InputError naming cluster.frontend.<key> for bad fields.
 FrontEndSpec makeFrontEnd(const Scenario& s);
+/// The scenario's expert-parallel deployment (cluster.ep, attention_dp,
+/// ep_redundant, ep_placement, moe_routing; the fabric's GPUs per node and
+/// NIC share per GPU for the all-to-all). Reads a routing histogram file
+/// (InputError naming the file and line).
+MoeDeployment makeMoeDeployment(const Scenario& s);
 
 }  // namespace sl

@@ -136,6 +136,18 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   if (c.prefix_caching) cl["prefix_caching"] = true;
   if (c.prefix_cache_cpu_gb > 0) cl["prefix_cache_cpu_gb"] = c.prefix_cache_cpu_gb;
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
+  // Expert parallelism (issue 47): written only when not the default (same reason).
+  if (c.ep != 1) cl["ep"] = c.ep;
+  if (c.attention_dp) cl["attention_dp"] = true;
+  if (c.ep_redundant != 0) cl["ep_redundant"] = c.ep_redundant;
+  if (c.ep_placement) cl["ep_placement"] = *c.ep_placement;
+  if (!c.moe_routing.isDefault()) {
+    ordered_json r = ordered_json::object();
+    r["kind"] = c.moe_routing.kind;
+    if (c.moe_routing.kind == "zipf") r["skew"] = c.moe_routing.skew;
+    if (c.moe_routing.kind == "file") r["path"] = c.moe_routing.path;
+    cl["moe_routing"] = std::move(r);
+  }
   j["cluster"] = std::move(cl);
 
   j["model"] = s.model;

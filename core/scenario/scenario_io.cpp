@@ -101,6 +101,22 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
       fail(child(p, "prefix_cache_cpu_gb"), "needs cluster.prefix_caching: true (it is the prefix cache's CPU tier)");
   }
   if (auto* x = find(v, "cost")) c.cost = freeObject(*x, child(p, "cost"));
+  if (auto* x = find(v, "ep")) c.ep = intField(*x, child(p, "ep"), 1);
+  if (auto* x = find(v, "attention_dp")) c.attention_dp = boolean(*x, child(p, "attention_dp"));
+  if (auto* x = find(v, "ep_redundant")) c.ep_redundant = intField(*x, child(p, "ep_redundant"), 0);
+  if (auto* x = find(v, "ep_placement")) c.ep_placement = oneOf(*x, child(p, "ep_placement"), kEpPlacements);
+  if (auto* x = find(v, "moe_routing")) {
+    const std::string q = child(p, "moe_routing");
+    object(*x, q);
+    checkKeys(*x, q, kMoeRoutingKeys);
+    MoeRoutingSpec& r = c.moe_routing;
+    if (auto* y = find(*x, "kind")) r.kind = oneOf(*y, child(q, "kind"), kRoutingKinds);
+    if (auto* y = find(*x, "skew")) r.skew = positive(*y, child(q, "skew"));
+    if (auto* y = find(*x, "path")) r.path = nonEmptyString(*y, child(q, "path"));
+    if (r.kind == "file" && r.path.empty()) fail(child(q, "path"), "needed with kind \"file\" (a per-expert histogram)");
+    if (r.kind != "file" && !r.path.empty()) fail(child(q, "path"), "only with kind \"file\"");
+    if (r.kind != "zipf" && find(*x, "skew")) fail(child(q, "skew"), "only with kind \"zipf\"");
+  }
 }
 
 void Parser::policy(const json& v, const std::string& p, PolicySpec& pol) const {

@@ -35,7 +35,9 @@ inline const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                                   "live_migration", "allreduce",     "profile",
                                   "engine",         "frontend",
                                   "prefix_caching", "prefix_cache_cpu_gb",
-                                  "cost"};
+                                  "cost",           "ep",            "attention_dp",
+                                  "ep_redundant",   "ep_placement",  "moe_routing"};
+inline const Keys kMoeRoutingKeys = {"kind", "skew", "path"};
 inline const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 inline const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
 inline const Keys kWorkloadKeys = {"preset",        "arrival", "input_tokens", "reasoning_tokens",
@@ -61,7 +63,7 @@ struct Section {
 };
 inline const Section kSections[] = {
     {"", &kTopKeys},           {"cluster", &kClusterKeys},
-    {"cluster.fabric", &kFabricKeys}, {"cluster.live_migration", &kLiveMigrationKeys},
+    {"cluster.fabric", &kFabricKeys}, {"cluster.moe_routing", &kMoeRoutingKeys}, {"cluster.live_migration", &kLiveMigrationKeys},
     {"workload", &kWorkloadKeys},
     {"workload.arrival", &kArrivalKeys}, {"workload.trace", &kTraceKeys},
     {"workload.trace.window", &kWindowKeys}, {"policy", &kPolicyKeys},
@@ -76,6 +78,8 @@ inline constexpr std::int64_t kMaxConcurrency = 1000000;
 inline const Keys kTraceFormats = {"auto", "azure", "burstgpt", "mooncake", "servelab"};
 inline const Keys kAllReduceModes = {"vllm", "nccl", "ring"};  // cost/collectives.h
 inline const Keys kPreemptionModes = {"swap", "recompute"};
+inline const Keys kEpPlacements = {"contiguous", "eplb"};                // cost/moe.h
+inline const Keys kRoutingKinds = {"balanced", "zipf", "file"};         // cost/moe.h
 inline const Keys kDTypes = {"bf16", "fp16", "fp8"};
 
 inline constexpr int kMaxDistDepth = 8;    // nested mixtures

@@ -89,6 +89,16 @@ struct LiveMigrationSpec {
   int max_rounds = 8;      // pre-copy rounds before the final stop-and-copy
 };
 
+/// cluster.moe_routing: {"kind": "balanced" | "zipf" | "file", "skew": s
+/// (zipf, > 0), "path": a per-expert histogram (file; relative to the
+/// scenario's folder)}.
+struct MoeRoutingSpec {
+  std::string kind = "balanced";
+  double skew = 1.0;
+  std::string path;
+  bool isDefault() const { return kind == "balanced"; }
+};
+
 struct ClusterSpec {
   int instances = 4;
   std::string gpu = "h100-sxm-80g";
@@ -125,6 +135,16 @@ struct ClusterSpec {
   bool prefix_caching = false;
   double prefix_cache_cpu_gb = 0;
   nlohmann::json cost = nlohmann::json::object();  // cost-model coefficient overrides
+  // Expert parallelism of an MoE model (cost/moe.h, docs/cost-model.md
+  // "Expert parallelism"): ep ranks over the instance's tp GPUs, attention
+  // tensor (false) or data parallel (true, needs ep = tp), EPLB replicas and
+  // placement ("contiguous" | "eplb"; unset: eplb when ep_redundant > 0),
+  // and how tokens pick experts.
+  int ep = 1;
+  bool attention_dp = false;
+  int ep_redundant = 0;
+  std::optional<std::string> ep_placement;
+  MoeRoutingSpec moe_routing;
 };
 
 struct PolicySpec {

@@ -306,14 +306,46 @@ Scn makeScenario(std::uint64_t seed) {
 struct Totals {
   std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
   std::int64_t migrationStarts = 0, pascal = 0, abandoned = 0, cascade = 0, cascadeMoves = 0, frontend = 0;
+  std::int64_t moe = 0;
 };
+
+// An MoE deployment in one scenario of four (its own stream): Qwen3-30B-A3B
+// on 2 or 4 GPUs with expert parallelism, data-parallel attention, skewed
+// routing and EPLB replicas drawn at random (issue 47: blocks and memory
+// conserved with MoE deployments). Null for the others.
+std::unique_ptr<CostModel> moeCostModel(std::uint64_t seed) {
+  Rng g = Rng::forStream(seed, "moe");
+  if (g.uniform01() >= 0.25) return nullptr;
+  const PresetRegistry& reg = PresetRegistry::builtin();
+  const int tp = g.uniform01() < 0.5 ? 2 : 4;
+  auto cm = std::make_unique<CostModel>(reg.gpu("h100-sxm-80g"), reg.model("qwen3-30b-a3b"), tp, CostCoefficients{});
+  MoeDeployment d;
+  d.ep = g.uniform01() < 0.3 ? 1 : (g.uniform01() < 0.5 ? tp : 2);
+  d.attentionDp = d.ep == tp && g.uniform01() < 0.5;
+  if (g.uniform01() < 0.5) {
+    d.routing.kind = RoutingKind::Zipf;
+    d.routing.skew = 0.2 + 1.3 * g.uniform01();
+  }
+  if (g.uniform01() < 0.4) {
+    d.placement = Placement::Eplb;
+    d.redundant = d.ep * static_cast<int>(g.below(3));
+  }
+  cm->setMoe(d);
+  return cm;
+}
 
 void runOne(std::uint64_t seed, Totals& tot) {
   const Scn s = makeScenario(seed);
   SCOPED_TRACE("seed " + std::to_string(seed) + ": " + s.describe());
-  const CostModel& cost = llama8b();
+  const std::unique_ptr<CostModel> moe = moeCostModel(seed);
+  const CostModel& cost = moe ? *moe : llama8b();
   PolicyBundle pb = makePolicy(s.policy);
   SimConfig cfg = s.cfg;
+  if (moe) {
+    cfg.kvBytesPerToken = static_cast<double>(moe->kvBytesPerToken());
+    cfg.instance.kvBytesPerBlock = cfg.kvBytesPerToken * cfg.instance.blockSize;
+    ++tot.moe;
+  }
   if (pb.unlimitedKv) {
     cfg.instance.gpuBlocks = std::int64_t{1} << 40;
     cfg.instance.watermarkBlocks = 0;
@@ -562,14 +594,16 @@ TEST(Invariants, RandomScenarios) {
     EXPECT_GT(tot.cascade, (last - first) / 40);
     EXPECT_GT(tot.cascadeMoves, 100);  // hand-overs and rebalancing moves really happen
     EXPECT_GT(tot.frontend, (last - first) / 5);
+    EXPECT_GT(tot.moe, (last - first) / 6);
   }
   std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
-              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all scenarios), %lld CascadeInfer (%lld moves)\n",
+              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all scenarios), %lld CascadeInfer (%lld moves), %lld on MoE deployments\n",
               static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),
               static_cast<long long>(tot.finished), static_cast<long long>(tot.aborted),
               static_cast<long long>(tot.preemptions), static_cast<long long>(tot.migrations),
               static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
-              static_cast<long long>(tot.abandoned), static_cast<long long>(tot.cascade), static_cast<long long>(tot.cascadeMoves));
+              static_cast<long long>(tot.abandoned), static_cast<long long>(tot.cascade), static_cast<long long>(tot.cascadeMoves),
+              static_cast<long long>(tot.moe));
 }
 
 // tests/engine/CMakeLists.txt compiles this executable (and the engine's

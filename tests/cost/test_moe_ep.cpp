@@ -1,0 +1,299 @@
+// Issue 47 items 2 and 3: routing models, expert placement (EPLB), the
+// expert-parallel straggler, data-parallel attention's memory and KV, and the
+// all-to-all fitted to DeepEP's measurements, each worked out by hand.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cost/cost_model.h"
+#include "cost/moe.h"
+#include "cost/presets.h"
+#include "util/error.h"
+
+#include "../common/input_error.h"
+
+using namespace sl;
+using sl::testutil::errorOf;
+
+namespace {
+const PresetRegistry& reg() { return PresetRegistry::builtin(); }
+
+// Qwen3-235B-A22B on 8 × H200: 94 MoE layers of 128 experts, top-8; one
+// expert 3·4096·1536 = 18 874 368 parameters.
+CostModel qwen235(MoeDeployment d = {}) {
+  CostModel cm(reg().gpu("h200-sxm-141g"), reg().model("qwen3-235b-a22b"), 8, CostCoefficients{});
+  cm.setMoe(d);
+  return cm;
+}
+constexpr double kExpert = 3.0 * 4096 * 1536;
+constexpr double kF = 989e12, kBw = 4.8e12;
+
+BatchShape decode(int n, double ctx = 2048) {
+  BatchShape b;
+  for (int i = 0; i < n; ++i) addDecodeSeq(b, ctx);
+  return b;
+}
+
+std::string writeTemp(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("servelab-moe-" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+}  // namespace
+
+TEST(MoeRouting, BalancedZipfAndFileSelections) {
+  RoutingModel r;
+  const std::vector<double> bal = expertSelection(r, 128, 8, "x");
+  for (double q : bal) EXPECT_DOUBLE_EQ(q, 8.0 / 128);
+  // Zipf 1.0 over 8 experts, top-2: weights 1/(i+1), H_8 = 2.717857; the
+  // most popular expert's q = 2/H_8 = 0.7359 (< 1, no capping).
+  r.kind = RoutingKind::Zipf;
+  r.skew = 1.0;
+  std::vector<double> z = expertSelection(r, 8, 2, "x");
+  EXPECT_NEAR(std::accumulate(z.begin(), z.end(), 0.0), 2.0, 1e-12);
+  std::vector<double> sorted = z;
+  std::sort(sorted.rbegin(), sorted.rend());
+  EXPECT_NEAR(sorted[0], 2.0 / 2.717857, 1e-6);
+  EXPECT_NEAR(sorted[0] / sorted[3], 4.0, 1e-9);
+  // The hot experts are scattered over the ids, not experts 0, 1, 2.
+  EXPECT_NE(std::max_element(z.begin(), z.end()) - z.begin(), 0);
+  // A skew so steep that one expert would get q > 1 is capped at 1 (a token
+  // picks k distinct experts) and the rest share k − 1.
+  r.skew = 4.0;
+  z = expertSelection(r, 8, 2, "x");
+  EXPECT_DOUBLE_EQ(*std::max_element(z.begin(), z.end()), 1.0);
+  EXPECT_NEAR(std::accumulate(z.begin(), z.end(), 0.0), 2.0, 1e-12);
+  // File: weights 3:1:1:1:1:1:1:1 (Σ 10), top-2: q = 0.6, 0.2 …
+  r.kind = RoutingKind::File;
+  r.path = "h.csv";
+  r.weights = {3, 1, 1, 1, 1, 1, 1, 1};
+  z = expertSelection(r, 8, 2, "x");
+  EXPECT_NEAR(z[0], 0.6, 1e-12);
+  EXPECT_NEAR(z[5], 0.2, 1e-12);
+  r.weights.pop_back();
+  EXPECT_EQ(errorOf([&] { expertSelection(r, 8, 2, "cluster.moe_routing.path"); }),
+            "cluster.moe_routing.path: h.csv has 7 expert loads; the model has 8 routed experts per layer");
+}
+
+TEST(MoeRouting, HistogramFileFormatsAndErrors) {
+  const std::string ok = writeTemp("ok.csv", "expert,load\n0,5\n1,2.5\n# a comment\n2,0\n");
+  EXPECT_EQ(readRoutingHistogram(ok), (std::vector<double>{5, 2.5, 0}));
+  const std::string plain = writeTemp("plain.csv", "4\n1\n");
+  EXPECT_EQ(readRoutingHistogram(plain), (std::vector<double>{4, 1}));
+  const std::string order = writeTemp("order.csv", "0,1\n2,1\n");
+  EXPECT_EQ(errorOf([&] { readRoutingHistogram(order); }), order + ":2: expert id 2 out of order (expected 1)");
+  const std::string neg = writeTemp("neg.csv", "1\n-2\n");
+  EXPECT_EQ(errorOf([&] { readRoutingHistogram(neg); }), neg + ":2: load must be >= 0 (got -2)");
+  const std::string word = writeTemp("word.csv", "load\n1\nabc\n");
+  EXPECT_EQ(errorOf([&] { readRoutingHistogram(word); }), word + ":3: expected a load, or \"expert,load\"");
+  EXPECT_EQ(errorOf([&] { readRoutingHistogram("/nonexistent/h.csv"); }),
+            "/nonexistent/h.csv: cannot open routing histogram");
+}
+
+TEST(MoePlacement, ContiguousAndEplb) {
+  // 8 experts on 4 ranks: contiguous puts 0,1 on rank 0, 2,3 on rank 1 …
+  std::vector<double> q = {0.9, 0.5, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05};  // Σ 2 (top-2)
+  const ExpertPlacement c(q, 4, 0, Placement::Contiguous);
+  EXPECT_EQ(c.rankReplicaExpert(0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(c.rankReplicaExpert(3), (std::vector<int>{6, 7}));
+  EXPECT_NEAR(c.rankShare(0), 1.4, 1e-12);
+  EXPECT_NEAR(c.rankVariance(0), 0.9 * 0.1 + 0.5 * 0.5, 1e-12);
+  EXPECT_NEAR(c.rankHit(0), 1 - 0.1 * 0.5, 1e-12);
+  // Touched by N = 2 tokens: Σ 1 − (1 − q)^2 = 0.99 + 0.75.
+  EXPECT_NEAR(c.rankTouched(0, 2), 0.99 + 0.75, 1e-12);
+  // EPLB with 4 replicas, each to the largest load per replica: 0.9 (expert
+  // 0 → 2 × 0.45), 0.5 (expert 1 → 2 × 0.25), 0.45 (expert 0 → 3 × 0.3),
+  // 0.3 (expert 0 → 4 × 0.225). 12 replicas, 3 slots on each of 4 ranks.
+  const ExpertPlacement e(q, 4, 4, Placement::Eplb);
+  EXPECT_EQ(e.replicas(0), 4);
+  EXPECT_EQ(e.replicas(1), 2);
+  int slots = 0;
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(e.rankReplicaQ(r).size(), 3u);  // (8 + 4) / 4
+    slots += static_cast<int>(e.rankReplicaQ(r).size());
+    const std::vector<int>& ids = e.rankReplicaExpert(r);
+    EXPECT_EQ(std::set<int>(ids.begin(), ids.end()).size(), ids.size()) << "two replicas of one expert on rank " << r;
+  }
+  EXPECT_EQ(slots, 12);
+  // The busiest rank carries far less than contiguous placement's 1.4.
+  double worst = 0;
+  for (int r = 0; r < 4; ++r) worst = std::max(worst, e.rankShare(r));
+  EXPECT_LT(worst, 0.6);
+  EXPECT_GE(worst, 0.5);  // Σ q / 4 ranks
+}
+
+TEST(MoeEp, BalancedStragglerByHand) {
+  MoeDeployment d;
+  d.ep = 8;
+  const CostModel cm = qwen235(d);
+  // N = 64 decode tokens; each rank has 16 experts of q = 1/16. Pairs on a
+  // rank: 64·8/8 = 64, sd √(64·16·(1/16)(15/16)) = √60; z = √(2 ln 8).
+  const double z = std::sqrt(2 * std::log(8.0));
+  const double pairs = 64 + z * std::sqrt(60.0);
+  EXPECT_NEAR(pairs, 79.796, 1e-3);
+  const double touched = 16 * (1 - std::pow(15.0 / 16, 64));
+  const double pairS = 94 * 2 * kExpert / (kF * 0.70);
+  const double readS = 94 * kExpert * 2 / (kBw * 0.90);
+  const double want = std::max(pairS * pairs, readS * touched);
+  EXPECT_NEAR(cm.breakdown(decode(64)).expert_s, want, 1e-12);
+  EXPECT_NEAR(want * 1e3, 12.931, 1e-3);  // the read: 15.74 experts of 37.7 MB × 94 layers
+  // Attention stays tensor parallel: 2 all-reduces a layer, no all-to-all.
+  EXPECT_GT(cm.breakdown(decode(64)).comm_s, 0);
+  EXPECT_EQ(cm.breakdown(decode(64)).a2a_s, 0);
+  // A prefill of 8192 tokens is compute bound: 8192·8/8 pairs + z·√(8192·15/16).
+  BatchShape big;
+  addPrefillChunk(big, 8192);
+  const double bigPairs = 8192 + z * std::sqrt(8192 * 15.0 / 16);
+  EXPECT_NEAR(cm.breakdown(big).expert_s, pairS * bigPairs, 1e-12);
+  // The fast path agrees with the breakdown.
+  EXPECT_DOUBLE_EQ(cm.iterationSeconds(decode(64)), cm.breakdown(decode(64)).total_s);
+  EXPECT_DOUBLE_EQ(cm.iterationSeconds(big), cm.breakdown(big).total_s);
+}
+
+TEST(MoeEp, ExpertTpEqualsOneRankWithoutStraggler) {
+  // ep = 1: every GPU holds a 1/8 slice of every expert; no straggler term,
+  // and the same touched experts: 128·(1 − (15/16)^64) read once over 8 GPUs.
+  const CostModel cm = qwen235();
+  const double touched = 128 * (1 - std::pow(15.0 / 16, 64));
+  EXPECT_NEAR(cm.breakdown(decode(64)).expert_s, 94 * kExpert * 2 / (8 * kBw * 0.90) * touched, 1e-12);
+  EXPECT_NEAR(cm.expertsTouched(64), touched, 1e-9);
+}
+
+TEST(MoeEp, DataParallelAttentionMemoryKvAndAllToAll) {
+  MoeDeployment d;
+  d.ep = 8;
+  d.attentionDp = true;
+  const CostModel tp = qwen235();
+  const CostModel dp = qwen235(d);
+  const double routed = 94.0 * 128 * kExpert * 2;  // bytes
+  const double other = static_cast<double>(tp.weightBytes()) - routed;
+  EXPECT_NEAR(tp.weightBytesPerGpu(), (other + routed) / 8, 1);
+  EXPECT_NEAR(dp.weightBytesPerGpu(), other + routed / 8, 1);  // attention and embeddings on every GPU
+  // GQA KV: 1/8 of the heads (TP) or 1/8 of the tokens (DP): the same bytes.
+  EXPECT_DOUBLE_EQ(dp.kvBytesPerTokenPerGpu(), tp.kvBytesPerTokenPerGpu());
+  // The non-expert weights are read whole on every GPU.
+  const BatchShape b = decode(64);
+  EXPECT_NEAR(dp.breakdown(b).linear_s / tp.breakdown(b).linear_s, 8.0, 1e-9);
+  EXPECT_EQ(dp.breakdown(b).comm_s, 0);
+  // All-to-all by hand: each GPU dispatches its 8 tokens × 8 experts × 4096
+  // values (fp8) times the busiest rank's load over the mean (79.796 / 64),
+  // 7/8 of it over NVLink (450 GB/s at the fitted η) plus the fitted latency;
+  // the combine sends 2 bytes a value. 94 MoE layers.
+  const AllToAllFit& f = AllToAllModel::builtin().nvlink();
+  const double bytes = 8.0 * 8 * 4096 * (79.796 / 64);
+  const auto one = [&](double x) { return x * 7 / 8 / (450e9 * f.eta) + f.latency_us * 1e-6; };
+  EXPECT_NEAR(dp.breakdown(b).a2a_s, 94 * (one(bytes) + one(2 * bytes)), 94 * 2e-9);
+  EXPECT_DOUBLE_EQ(dp.iterationSeconds(b), dp.breakdown(b).total_s);
+  // Capacity: replicated attention weights leave less room for KV.
+  EXPECT_LT(dp.usableKvBytesPerGpu(0.9), tp.usableKvBytesPerGpu(0.9));
+}
+
+TEST(MoeEp, MlaLatentSplitsOnlyUnderDataParallelAttention) {
+  const GpuSpec& gpu = reg().gpu("h200-sxm-141g");
+  const ModelSpec& m = reg().model("deepseek-v3");
+  CostModel tp(gpu, m, 8, CostCoefficients{}, Precision{DType::FP8, DType::BF16});
+  CostModel dp(gpu, m, 8, CostCoefficients{}, Precision{DType::FP8, DType::BF16});
+  MoeDeployment d;
+  d.ep = 8;
+  d.attentionDp = true;
+  dp.setMoe(d);
+  EXPECT_DOUBLE_EQ(tp.kvBytesPerTokenPerGpu(), 70272);  // 61·(512 + 64)·2, replicated
+  EXPECT_DOUBLE_EQ(dp.kvBytesPerTokenPerGpu(), 70272.0 / 8);
+  // Decode attention reads each sequence's latent on one GPU instead of all 8.
+  const BatchShape b = decode(64, 4096);
+  EXPECT_NEAR(tp.breakdown(b).decode_attn_s / dp.breakdown(b).decode_attn_s, 8.0, 1e-9);
+}
+
+TEST(MoeEp, SkewCostsAndEplbRecovers) {
+  MoeDeployment d;
+  d.ep = 8;
+  const double bal = qwen235(d).breakdown(decode(256)).expert_s;
+  d.routing.kind = RoutingKind::Zipf;
+  d.routing.skew = 1.0;
+  const CostModel skew = qwen235(d);
+  const double sk = skew.breakdown(decode(256)).expert_s;
+  EXPECT_GT(skew.placement().imbalance(4096), 1.3);
+  d.placement = Placement::Eplb;
+  d.redundant = 32;  // (128 + 32) / 8 = 20 slots a rank
+  const CostModel eplb = qwen235(d);
+  BatchShape big;
+  addPrefillChunk(big, 4096);
+  EXPECT_GT(skew.breakdown(big).expert_s, 1.3 * qwen235(MoeDeployment{8}).breakdown(big).expert_s);
+  EXPECT_LT(eplb.breakdown(big).expert_s, 0.85 * skew.breakdown(big).expert_s);
+  EXPECT_LT(eplb.placement().imbalance(4096), skew.placement().imbalance(4096));
+  // Skewed decode touches fewer distinct experts than balanced, but the busy
+  // rank still reads most of its own: within a few percent of balanced.
+  EXPECT_GT(sk, 0.8 * bal);
+  // The tabulated terms agree with the exact sums between grid points.
+  for (double n : {1.0, 7.0, 64.0, 65.5, 100.0, 777.0, 5000.0, 123456.0}) {
+    BatchShape x;
+    addPrefillChunk(x, n);
+    const double got = skew.breakdown(x).expert_s;
+    double exact = 0;
+    const ExpertPlacement& p = skew.placement();
+    for (int r = 0; r < p.ranks(); ++r)
+      exact = std::max(exact, std::max(94 * 2 * kExpert / (kF * 0.70) *
+                                           (n * p.rankShare(r) + p.stragglerZ() * std::sqrt(n * p.rankVariance(r))),
+                                       94 * kExpert * 2 / (kBw * 0.90) * p.rankTouched(r, n)));
+    EXPECT_NEAR(got / exact, 1.0, 2e-3) << "N = " << n;
+  }
+}
+
+TEST(MoeEp, AllToAllFitMatchesDeepEpRows) {
+  // DeepEP's published H800 rows (resources/alltoall/deepep-h800.json): the
+  // fit reproduces every one within 7 %; η and latency are physical.
+  const AllToAllModel& m = AllToAllModel::builtin();
+  EXPECT_GT(m.nvlink().eta, 0.6);
+  EXPECT_LE(m.nvlink().eta, 1.0);
+  EXPECT_GT(m.rdma().eta, 0.6);
+  EXPECT_LE(m.rdma().eta, 1.05);
+  EXPECT_GT(m.nvlink().latency_us, 10);
+  EXPECT_LT(m.rdma().latency_us, 80);
+  EXPECT_LT(m.nvlink().max_abs_err, 0.07);
+  EXPECT_LT(m.rdma().max_abs_err, 0.07);
+  EXPECT_EQ(m.nvlink().points, 4);
+  EXPECT_EQ(m.rdma().points, 10);
+  // Row by row through seconds(): low-latency EP 8 dispatch 77 µs, EP 64
+  // combine 314 µs (128 tokens × 8 × 7168, 1 and 2 bytes; 8 GPUs a node,
+  // 160 GB/s NVLink, 50 GB/s a NIC).
+  const double b = 128.0 * 8 * 7168;
+  EXPECT_NEAR(m.seconds(b, 8, 8, 160e9, 50e9) * 1e6, 77, 77 * 0.07);
+  EXPECT_NEAR(m.seconds(2 * b, 64, 8, 160e9, 50e9) * 1e6, 314, 314 * 0.07);
+  EXPECT_EQ(m.seconds(b, 1, 8, 160e9, 50e9), 0);
+}
+
+TEST(MoeEp, BadDeploymentsNameTheirField) {
+  const auto err = [](MoeDeployment d, const char* model = "qwen3-235b-a22b", int tp = 8) {
+    return errorOf([&] {
+      CostModel cm(reg().gpu("h200-sxm-141g"), reg().model(model), tp, CostCoefficients{});
+      cm.setMoe(d);
+    });
+  };
+  MoeDeployment d;
+  d.ep = 3;
+  EXPECT_EQ(err(d), "cluster.ep: 3 does not divide the instance's 8 GPUs (cluster.tp)");
+  d.ep = 8;
+  d.redundant = 4;
+  d.placement = Placement::Eplb;
+  EXPECT_EQ(err(d), "cluster.ep_redundant: Qwen3-235B-A22B's 128 experts + 4 redundant do not divide evenly over "
+                    "cluster.ep = 8 ranks");
+  d.redundant = 8;
+  d.placement = Placement::Contiguous;
+  EXPECT_EQ(err(d), "cluster.ep_redundant: replicas need cluster.ep_placement \"eplb\"");
+  MoeDeployment dp;
+  dp.ep = 4;
+  dp.attentionDp = true;
+  EXPECT_EQ(err(dp), "cluster.attention_dp: needs cluster.ep equal to cluster.tp (8): the experts spread over every GPU");
+  MoeDeployment dense;
+  dense.ep = 2;
+  EXPECT_EQ(err(dense, "llama-3.1-70b"), "cluster.ep: Llama-3.1-70B is a dense model (no experts to spread); use 1");
+  MoeDeployment plain;
+  EXPECT_EQ(err(plain, "llama-3.1-70b"), "<no InputError>");
+}
