@@ -4,6 +4,7 @@
 
 #include "experiments/arrow/arrow_experiments.h"
 #include "experiments/cascade/cascade_experiments.h"
+#include "experiments/moe/moe_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
 #include "experiments/prefix/prefix_experiments.h"
 #include "experiments/selfsched/selfsched_experiments.h"
@@ -21,6 +22,7 @@ const std::vector<Experiment>& experimentRegistry() {
     addArrowExperiments(v);
     addCascadeExperiments(v);
     addPrefixExperiments(v);
+    addMoeExperiments(v);
     addSelfSchedExperiments(v);
     addValidationExperiments(v);
     return v;

@@ -268,6 +268,14 @@ ExperimentResult fig67(const ExperimentOptions& o, CascadeWorkload w) {
   return latencyVsRate(settings, o, w, "fig6_7_latency_vs_rate.csv");
 }
 
+// Issue 47 item 5(d): Figs. 6-7's setting with a mixture-of-experts model,
+// Qwen3-30B-A3B (30.5 B parameters, 3.3 B active) on the same 16 x H20.
+ExperimentResult moeFig67(const ExperimentOptions& o) {
+  const std::vector<std::tuple<std::string, std::string, std::string, int, int, double>> settings = {
+      {"Qwen3-30B-A3B (MoE)", "qwen3-30b-a3b", "h20-141g", 16, 1, 180.0}};
+  return latencyVsRate(settings, o, CascadeWorkload::Long, "moe_fig6_7_latency_vs_rate.csv");
+}
+
 ExperimentResult fig9(const ExperimentOptions& o, CascadeWorkload w) {
   std::vector<std::tuple<std::string, std::string, std::string, int, int, double>> settings = {
       {"L40 Llama-3.1-8B", "llama-3.1-8b", "l40-48g", 16, 1, 180.0},
@@ -649,6 +657,12 @@ void addCascadeExperiments(std::vector<Experiment>& out) {
                        " Workload: the ShareGPT file cut at 8K, max_num_seqs 256 (not the paper's setting).",
                    [fn](const ExperimentOptions& o) { return fn(o, CascadeWorkload::Short8k); }});
   }
+  out.push_back({"cascade-moe-qwen3-30b", "CascadeInfer",
+                 "Figs. 6-7 with an MoE model: CascadeInfer vs round-robin vs Llumnix on Qwen3-30B-A3B",
+                 "Figs. 6-7's setting (16 x h20-141g, TP 1, sharegpt-long, max_num_seqs 1024) with Qwen3-30B-A3B "
+                 "(128 experts, top-8; the decode step reads the experts its batch touches): mean TTFT and TPOT of "
+                 "the three systems at the heavy load, and 0.25-1.25 of it in the chart." + setting,
+                 moeFig67});
   out.push_back({"cascade-planner-cost", "CascadeInfer", "Planner cost: heuristic vs exact DP",
                  "Stage-cost evaluations, time and plan quality of the two-phase heuristic vs the exact DP for 4, 8, "
                  "16 instances and contexts up to 128K." + setting,
