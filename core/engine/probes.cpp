@@ -68,6 +68,24 @@ void copyCacheSnapshot(const PrefixCache* c, std::int64_t cpuCapacity, PrefixCac
 }
 }  // namespace
 
+void Simulator::fillMoeSnapshot(const BatchShape& shape, MoeStepSnapshot& m) const {
+  const double N = shape.prefill_tokens + shape.decode_seqs;
+  const CostBreakdown b = cost_.breakdown(shape);
+  m.tokens = N;
+  m.rankPairs = cost_.rankLoads(N);
+  const ExpertPlacement& p = cost_.placement();
+  m.stragglerPairs = 0;
+  for (int r = 0; r < p.ranks(); ++r)
+    m.stragglerPairs = std::max(m.stragglerPairs, N * p.rankShare(r) + p.stragglerZ() * std::sqrt(N * p.rankVariance(r)));
+  m.expertsTouched = 0;
+  for (int r = 0; r < p.ranks(); ++r) m.expertsTouched += p.rankTouched(r, N);
+  m.attentionS = b.prefill_attn_s + b.decode_attn_s;
+  m.expertS = b.expert_s;
+  m.allToAllS = b.a2a_s;
+  m.commS = b.comm_s;
+  m.otherS = b.total_s - m.attentionS - m.expertS - m.allToAllS - m.commS;
+}
+
 void Simulator::fillSnapshot(Snapshot& s) const {
   syncLanes();
   s.now = now_;
@@ -91,6 +109,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.busy = in.busy_;
     is.tokensProduced = in.tokensProduced_;
     copyCacheSnapshot(in.cache_.get(), in.cfg_.prefixCpuBlocks, is.cache);
+    if (cost_.model().isMoe()) fillMoeSnapshot(in.shape_, is.moe);
     views.clear();
     in.policy_->describe(views);
     is.poolLabel = poolLabels_[i];

@@ -129,6 +129,8 @@ public:
   std::uint64_t fingerprint() const { return fingerprint_; }
   const SimConfig& config() const { return cfg_; }
   const CostModel& cost() const { return cost_; }
+  /// An MoE model's split and per-rank load for one step (fillSnapshot).
+  void fillMoeSnapshot(const BatchShape& shape, MoeStepSnapshot& m) const;
   void fillSnapshot(Snapshot& s) const;
 
   // ---- policy API

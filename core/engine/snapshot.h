@@ -63,6 +63,17 @@ struct PrefixCacheSnapshot {
   std::int64_t offloadHits = 0;    // blocks loaded back from the CPU tier on a hit
 };
 
+/// An MoE instance's latest step (issue 47 item 4): the cost model's split of
+/// its time and the expected token-expert pairs each expert-parallel rank got
+/// (cost/moe.h: expectations from the routing model, not sampled routes).
+struct MoeStepSnapshot {
+  double tokens = 0;               // N: tokens in the step (prefill + decode)
+  std::vector<double> rankPairs;   // expected pairs per EP rank (empty: dense model)
+  double stragglerPairs = 0;       // the busiest rank's, with the sqrt(2 ln ep) sd term
+  double expertsTouched = 0;       // distinct experts per MoE layer the step reads
+  double attentionS = 0, expertS = 0, allToAllS = 0, commS = 0, otherS = 0;  // the step's split (seconds)
+};
+
 struct InstanceSnapshot {
   int id = 0;
   std::uint8_t role = 0;  // InstanceRole
@@ -75,6 +86,7 @@ struct InstanceSnapshot {
   std::string poolLabel;              // the policy's pool for this instance ("" = none)
   std::vector<PolicyField> policyFields;  // what the policy publishes for this instance
   PrefixCacheSnapshot cache;              // the prefix cache (off: all zero)
+  MoeStepSnapshot moe;                    // MoE models only (dense: empty)
 };
 
 struct TransferSnapshot {

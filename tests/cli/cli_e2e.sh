@@ -121,6 +121,17 @@ determinism)
   cmp -s "$tmp/a/requests.csv" "$tmp/c/requests.csv" && fail "--seed 2 gave the same requests.csv as seed 1"
   ;;
 bad_input)
+  # MoE deployments (issue 47): a field that cannot hold names itself, exit 2, nothing written.
+  expect_code 2 "$cli" run "$src/samples/moe-qwen3-235b-ep8.json" --out "$tmp/moe" --set cluster.ep=3
+  grep -q "cluster.ep: 3 does not divide the instance's 8 GPUs" "$tmp/err" || fail "ep: $(cat "$tmp/err")"
+  [ -e "$tmp/moe" ] && fail "a bad cluster.ep created $tmp/moe"
+  printf '1\n2\n' > "$tmp/h.csv"
+  expect_code 2 "$cli" run "$src/samples/moe-qwen3-235b-ep8.json" --out "$tmp/moe" \
+    --set 'cluster.moe_routing={"kind":"file","path":"'"$tmp"'/h.csv"}'
+  grep -q "cluster.moe_routing.path: .*h.csv has 2 expert loads; the model has 128" "$tmp/err" \
+    || fail "routing file: $(cat "$tmp/err")"
+  expect_code 2 "$cli" cost --model llama-3.1-8b --ep 2 --tp 2
+  grep -q "cluster.ep: Llama-3.1-8B is a dense model" "$tmp/err" || fail "cost --ep: $(cat "$tmp/err")"
   echo '{"workload": {"arrival": {"rate": -3}}}' > "$tmp/neg.json"
   expect_code 2 "$cli" run "$tmp/neg.json" --out "$tmp/r"
   grep -q "workload.arrival.rate" "$tmp/err" || fail "message does not name workload.arrival.rate: $(cat "$tmp/err")"
