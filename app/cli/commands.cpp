@@ -415,8 +415,9 @@ int cmdCost(const CostArgs& a) {
   const EnginePreset* engine = a.engine ? &enginePreset(*a.engine, "--engine") : nullptr;
   if (engine) c = engine->apply(c);
   if (a.hetero) c.hetero = parseHeteroMode(*a.hetero, "--hetero");
-  const Precision precision{parseDType(a.modelDtype, "--model-dtype"), parseDType(a.kvDtype, "--kv-dtype")};
-  checkPrecision(reg.gpu(a.gpu), precision, "--model-dtype", "--kv-dtype");
+  Precision precision{parseDType(a.modelDtype, "--model-dtype"), parseDType(a.kvDtype, "--kv-dtype")};
+  if (a.expertDtype) precision.experts = parseExpertDType(*a.expertDtype, "--expert-dtype");
+  checkPrecision(reg.gpu(a.gpu), precision, "--model-dtype", "--kv-dtype", "--expert-dtype");
   CostModel model(reg.gpu(a.gpu), reg.model(a.model), a.tp, c, precision,
                   parseAllReduceMode(a.allreduce, "--allreduce"));
   if (engine) model.setAsyncScheduling(engine->applyFrontEnd(FrontEndSpec{}).async_scheduling);

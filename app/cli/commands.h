@@ -44,6 +44,7 @@ struct CostArgs {
   std::string model = "llama-3.1-8b";
   int tp = 1;
   std::string modelDtype = "bf16", kvDtype = "bf16";
+  std::optional<std::string> expertDtype;  ///< MoE experts: bf16 | fp16 | fp8 | mxfp4 (unset: --model-dtype)
   std::optional<std::string> prefill, decode, profile;
   double gpuMemoryUtilization = 0.9;
   double kvCapacityFraction = 1.0;

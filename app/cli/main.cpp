@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   cost->add_option("--tp", costArgs.tp, "Tensor-parallel degree")->capture_default_str();
   cost->add_option("--model-dtype", costArgs.modelDtype, "Weights: bf16 | fp16 | fp8")->capture_default_str();
   cost->add_option("--kv-dtype", costArgs.kvDtype, "KV cache: bf16 | fp16 | fp8")->capture_default_str();
+  cost->add_option("--expert-dtype", costArgs.expertDtype, "MoE routed experts: bf16 | fp16 | fp8 | mxfp4 (default: --model-dtype)");
   cost->add_option("--prefill", costArgs.prefill, "TOKENS[xBATCH], e.g. 512x8");
   cost->add_option("--decode", costArgs.decode,
                    "SEQS@CONTEXT[,SEQS@CONTEXT...], e.g. 32@1024 or 511@751,1@128000 (a mixed batch)");

@@ -129,6 +129,7 @@ const char* dtypeName(DType d) {
     case DType::BF16: return "bf16";
     case DType::FP16: return "fp16";
     case DType::FP8: return "fp8";
+    case DType::MXFP4: return "mxfp4";
   }
   return "bf16";
 }
@@ -140,9 +141,21 @@ DType parseDType(std::string_view s, std::string_view field) {
                    std::string(s) + "')");
 }
 
+DType parseExpertDType(std::string_view s, std::string_view field) {
+  if (s == "mxfp4") return DType::MXFP4;
+  for (DType d : {DType::BF16, DType::FP16, DType::FP8})
+    if (s == dtypeName(d)) return d;
+  throw InputError(std::string(field) + ": must be one of 'bf16', 'fp16', 'fp8', 'mxfp4' (got '" + std::string(s) +
+                   "')");
+}
+
 void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField,
-                    std::string_view kvField) {
-  for (const auto& [d, field] : {std::pair{p.weights, weightsField}, std::pair{p.kv, kvField}})
+                    std::string_view kvField, std::string_view expertsField) {
+  if (p.weights == DType::MXFP4 || p.kv == DType::MXFP4)
+    throw InputError(std::string(p.weights == DType::MXFP4 ? weightsField : kvField) +
+                     ": mxfp4 is only for an MoE model's experts (cluster.expert_dtype)");
+  for (const auto& [d, field] : {std::pair{p.weights, weightsField}, std::pair{p.kv, kvField},
+                                 std::pair{p.experts.value_or(p.weights), expertsField}})
     if (d == DType::FP8 && !gpu.hasFp8())
       throw InputError(std::string(field) + ": fp8 needs a GPU with FP8 tensor cores; " + gpu.id +
                        " has none (its preset's fp8_tflops is null): use bf16 or another GPU");
@@ -210,7 +223,13 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   // preset's dtype. bf16/fp16 give exactly the preset's numbers.
   const auto bytesOf = [&](DType d) -> std::int64_t { return d == DType::FP8 ? 1 : model_.dtype_bytes; };
   const std::int64_t layerLinear = model_.layerLinearParams();
-  weightBytes_ = layerLinear * bytesOf(p_.weights) + (model_.paramCount() - layerLinear) * model_.dtype_bytes;
+  if (p_.experts && !model_.isMoe())
+    throw InputError("cluster.expert_dtype: " + (model_.name.empty() ? model_.id : model_.name) +
+                     " is a dense model (no experts); use cluster.model_dtype");
+  const std::int64_t routed = model_.routedExpertParams();
+  weightBytes_ = (layerLinear - routed) * bytesOf(p_.weights) +
+                 static_cast<std::int64_t>(std::llround(static_cast<double>(routed) * expertBytesPerParam())) +
+                 (model_.paramCount() - layerLinear) * model_.dtype_bytes;
   kvBytesPerToken_ = model_.kvBytesPerToken() / model_.dtype_bytes * bytesOf(p_.kv);
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
@@ -248,14 +267,13 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
 // every weight but the routed experts (N tokens over those weights), then the
 // routed experts as grouped GEMMs on the busiest expert-parallel rank.
 void CostModel::applyMoe() {
-  const auto bytesOf = [&](DType d) -> std::int64_t { return d == DType::FP8 ? 1 : model_.dtype_bytes; };
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
   const double Fw = p_.weights == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
   const double BW = gpu_.hbmBytesPerSec();
   const std::int64_t layerLinear = model_.layerLinearParams();
   const std::int64_t routed = model_.routedExpertParams();  // 0 for a dense model
-  const double routedBytes = static_cast<double>(routed) * bytesOf(p_.weights);
+  const double routedBytes = static_cast<double>(routed) * expertBytesPerParam();
   // A token multiplies every weight but the routed experts; the LM head stays
   // at the bf16 peak (with Fw = F: exactly 2·P/(tp·F·η_c)).
   linComputePerToken_ = 2.0 *
@@ -277,8 +295,10 @@ void CostModel::applyMoe() {
   if (!model_.isMoe()) return;
   const double rankGpus = tpd / moe_.ep;  // each rank's experts are tensor parallel over these
   const double layers = model_.moeLayers();
-  expertPair_ = layers * 2.0 * static_cast<double>(model_.expertParams()) / (rankGpus * Fw * c_.eta_c);
-  expertRead_ = layers * static_cast<double>(model_.expertParams()) * bytesOf(p_.weights) / (rankGpus * BW * c_.eta_w);
+  // FP8 experts run at the FP8 peak; MXFP4 is weight-only (bf16 peak).
+  const double Fe = p_.experts.value_or(p_.weights) == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
+  expertPair_ = layers * 2.0 * static_cast<double>(model_.expertParams()) / (rankGpus * Fe * c_.eta_c);
+  expertRead_ = layers * static_cast<double>(model_.expertParams()) * expertBytesPerParam() / (rankGpus * BW * c_.eta_w);
   a2aBytesPerToken_ = static_cast<double>(model_.experts_per_token) * model_.hidden;
   const std::vector<double> q = expertSelection(moe_.routing, E, model_.experts_per_token, "cluster.moe_routing.path");
   placement_ = ExpertPlacement(q, moe_.ep, moe_.redundant, moe_.placement);
@@ -290,6 +310,14 @@ void CostModel::applyMoe() {
   for (double n : gridN_) {
     gridExpert_.push_back(expertSecondsExact(n));
     gridA2a_.push_back(allToAllSecondsExact(n));
+  }
+}
+
+double CostModel::expertBytesPerParam() const {
+  switch (p_.experts.value_or(p_.weights)) {
+    case DType::FP8: return 1.0;
+    case DType::MXFP4: return 4.25 / 8;  // 4-bit values + an 8-bit scale per 32
+    default: return model_.dtype_bytes;
   }
 }
 

@@ -3,6 +3,7 @@
 // iteration time of a batch on tp GPUs, KV capacity, swap / all-reduce time.
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,18 +73,25 @@ CostCoefficients gpuCoefficients(const GpuSpec& gpu);
 /// cluster.model_dtype / cluster.kv_dtype; docs/cost-model.md, "Precision").
 /// bf16 and fp16 cost the same (the preset's dtype_bytes, 2 for every
 /// preset; the same tensor-core peak); fp8 is 1 byte.
-enum class DType { BF16, FP16, FP8 };
-const char* dtypeName(DType d);                          ///< "bf16", "fp16", "fp8"
+/// MXFP4 (OCP microscaling: 4-bit E2M1 values and one 8-bit scale per 32,
+/// 4.25 bits a weight) only for an MoE model's routed experts (gpt-oss ships
+/// them so); it is weight-only: the GEMMs run at the bf16 peak.
+enum class DType { BF16, FP16, FP8, MXFP4 };
+const char* dtypeName(DType d);                          ///< "bf16", "fp16", "fp8", "mxfp4"
 /// Parses "bf16" | "fp16" | "fp8"; InputError naming `field` otherwise.
 DType parseDType(std::string_view s, std::string_view field);
+/// parseDType plus "mxfp4" (cluster.expert_dtype).
+DType parseExpertDType(std::string_view s, std::string_view field);
 struct Precision {
   DType weights = DType::BF16;  ///< the layers' linear weights
   DType kv = DType::BF16;       ///< the KV cache
+  /// An MoE model's routed experts (cluster.expert_dtype); unset = `weights`.
+  std::optional<DType> experts = std::nullopt;
 };
 /// InputError naming `weightsField` / `kvField` when `p` asks for fp8 on a
 /// GPU without FP8 tensor cores (fp8_tflops null, e.g. a100-40g).
 void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField,
-                    std::string_view kvField);
+                    std::string_view kvField, std::string_view expertsField = "cluster.expert_dtype");
 
 /// A calibrated cost profile file: {"gpu": ..., "model": ..., "coefficients": {...}}.
 /// Other top-level keys (fit statistics) are kept out of the way and ignored.
@@ -309,6 +317,7 @@ private:
   double a2aBytesPerToken_ = 0;  // dispatch: k · hidden · dispatch bytes (combine: 2 bytes)
   std::vector<double> gridN_, gridExpert_, gridA2a_;  // skewed routing: the terms tabulated over N
   void applyMoe();             // (re)computes the members above from moe_
+  double expertBytesPerParam() const;  // the routed experts' dtype: 2 (bf16), 1 (fp8), 0.53125 (mxfp4)
   double expertSecondsExact(double N) const;
   double allToAllSecondsExact(double N) const;
   double fromGrid(const std::vector<double>& y, double N) const;

@@ -191,8 +191,9 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   out += "Model:   " + m.model().name + " (" + m.model().id + ")\n";
   out += "GPU:     " + std::to_string(m.tp()) + " \u00d7 " + m.gpu().id + " (" + m.gpu().name +
          "), tp " + std::to_string(m.tp()) + "\n";
-  out += "Dtypes:  weights " + std::string(dtypeName(m.precision().weights)) + ", KV cache " +
-         dtypeName(m.precision().kv) + " (" + fmt("%.1f", static_cast<double>(m.weightBytes()) / 1e9) +
+  out += "Dtypes:  weights " + std::string(dtypeName(m.precision().weights)) +
+         (m.precision().experts ? std::string(", experts ") + dtypeName(*m.precision().experts) : std::string()) +
+         ", KV cache " + dtypeName(m.precision().kv) + " (" + fmt("%.1f", static_cast<double>(m.weightBytes()) / 1e9) +
          " GB of weights)\n";
   std::string profile = o.profile;
   if (profile.empty()) {

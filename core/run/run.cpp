@@ -38,8 +38,9 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
   }
   if (s.cluster.engine) c = enginePreset(*s.cluster.engine, "cluster.engine").apply(c);
   c = CostCoefficients::fromJson(s.cluster.cost, "cluster.cost", c);
-  const Precision precision{parseDType(s.cluster.model_dtype, "cluster.model_dtype"),
-                            parseDType(s.cluster.kv_dtype, "cluster.kv_dtype")};
+  Precision precision{parseDType(s.cluster.model_dtype, "cluster.model_dtype"),
+                      parseDType(s.cluster.kv_dtype, "cluster.kv_dtype")};
+  if (s.cluster.expert_dtype) precision.experts = parseExpertDType(*s.cluster.expert_dtype, "cluster.expert_dtype");
   auto cost = std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, precision,
                                           parseAllReduceMode(s.cluster.allreduce));
   cost->setAsyncScheduling(makeFrontEnd(s).async_scheduling);

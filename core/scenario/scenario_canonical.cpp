@@ -137,6 +137,7 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   if (c.prefix_cache_cpu_gb > 0) cl["prefix_cache_cpu_gb"] = c.prefix_cache_cpu_gb;
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   // Expert parallelism (issue 47): written only when not the default (same reason).
+  if (c.expert_dtype) cl["expert_dtype"] = *c.expert_dtype;
   if (c.ep != 1) cl["ep"] = c.ep;
   if (c.attention_dp) cl["attention_dp"] = true;
   if (c.ep_redundant != 0) cl["ep_redundant"] = c.ep_redundant;

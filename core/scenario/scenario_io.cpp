@@ -29,6 +29,7 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
   if (auto* x = find(v, "tp")) c.tp = intField(*x, child(p, "tp"), 1);
   if (auto* x = find(v, "model_dtype")) c.model_dtype = oneOf(*x, child(p, "model_dtype"), kDTypes);
   if (auto* x = find(v, "kv_dtype")) c.kv_dtype = oneOf(*x, child(p, "kv_dtype"), kDTypes);
+  if (auto* x = find(v, "expert_dtype")) c.expert_dtype = oneOf(*x, child(p, "expert_dtype"), kExpertDTypes);
   if (auto* x = find(v, "gpu_memory_utilization")) {
     const std::string q = child(p, "gpu_memory_utilization");
     c.gpu_memory_utilization = number(*x, q);

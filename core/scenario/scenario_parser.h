@@ -36,7 +36,8 @@ inline const Keys kClusterKeys = {"instances",      "gpu",           "tp",
                                   "engine",         "frontend",
                                   "prefix_caching", "prefix_cache_cpu_gb",
                                   "cost",           "ep",            "attention_dp",
-                                  "ep_redundant",   "ep_placement",  "moe_routing"};
+                                  "ep_redundant",   "ep_placement",  "moe_routing",
+                                  "expert_dtype"};
 inline const Keys kMoeRoutingKeys = {"kind", "skew", "path"};
 inline const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 inline const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
@@ -81,6 +82,7 @@ inline const Keys kPreemptionModes = {"swap", "recompute"};
 inline const Keys kEpPlacements = {"contiguous", "eplb"};                // cost/moe.h
 inline const Keys kRoutingKinds = {"balanced", "zipf", "file"};         // cost/moe.h
 inline const Keys kDTypes = {"bf16", "fp16", "fp8"};
+inline const Keys kExpertDTypes = {"bf16", "fp16", "fp8", "mxfp4"};
 
 inline constexpr int kMaxDistDepth = 8;    // nested mixtures
 inline constexpr int kMaxFreeDepth = 64;   // policy.knobs / cluster.cost nesting

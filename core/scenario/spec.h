@@ -107,6 +107,9 @@ struct ClusterSpec {
   // of the layers' weights and of the KV cache.
   std::string model_dtype = "bf16";
   std::string kv_dtype = "bf16";
+  // An MoE model's routed experts: "bf16" | "fp16" | "fp8" | "mxfp4" (gpt-oss
+  // ships MXFP4 experts); unset = model_dtype.
+  std::optional<std::string> expert_dtype;
   double gpu_memory_utilization = 0.9;
   double kv_capacity_fraction = 1.0;
   int block_size = 16;

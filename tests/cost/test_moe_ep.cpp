@@ -297,3 +297,37 @@ TEST(MoeEp, BadDeploymentsNameTheirField) {
   MoeDeployment plain;
   EXPECT_EQ(err(plain, "llama-3.1-70b"), "<no InputError>");
 }
+
+TEST(MoePrecision, Mxfp4ExpertsFitGptOss120bOnOneGpu) {
+  // gpt-oss-120b: 116 789 048 640 parameters, of which 36 layers × 128
+  // experts × 3·2880·2880 = 114 661 785 600 routed. MXFP4 experts take 4.25
+  // bits a weight (4-bit values, an 8-bit scale per 32); the rest bf16:
+  // (116 789 048 640 − 114 661 785 600) · 2 + 114 661 785 600 · 0.53125
+  // = 4 254 526 080 + 60 914 073 600 = 65 168 599 680 bytes: one 80 GB GPU
+  // holds it, as its model card says; bf16 experts need 233.6 GB.
+  const GpuSpec& h100 = reg().gpu("h100-sxm-80g");
+  const ModelSpec& m = reg().model("gpt-oss-120b");
+  Precision p;
+  p.experts = DType::MXFP4;
+  const CostModel fp4(h100, m, 1, CostCoefficients{}, p);
+  EXPECT_EQ(fp4.weightBytes(), 65168599680);
+  EXPECT_GT(fp4.kvCapacityBlocks(0.9, 1.0, 16), 0);
+  EXPECT_EQ(CostModel(h100, m, 1, CostCoefficients{}).weightBytes(), 233578097280);
+  // A decode step at batch 1 reads 4 of 128 experts at 0.53125 B a weight.
+  BatchShape one;
+  addDecodeSeq(one, 1024);
+  EXPECT_NEAR(fp4.breakdown(one).expert_s, 114661785600.0 * 0.53125 * (4.0 / 128) / (3.35e12 * 0.90), 1e-12);
+  // MXFP4 is for experts only; FP8 experts need FP8 tensor cores.
+  EXPECT_EQ(errorOf([] { parseDType("mxfp4", "cluster.model_dtype"); }),
+            "cluster.model_dtype: must be one of 'bf16', 'fp16', 'fp8' (got 'mxfp4')");
+  EXPECT_EQ(parseExpertDType("mxfp4", "x"), DType::MXFP4);
+  Precision dense;
+  dense.experts = DType::MXFP4;
+  EXPECT_EQ(errorOf([&] { CostModel(h100, reg().model("llama-3.1-8b"), 1, CostCoefficients{}, dense); }),
+            "cluster.expert_dtype: Llama-3.1-8B is a dense model (no experts); use cluster.model_dtype");
+  Precision fp8;
+  fp8.experts = DType::FP8;
+  EXPECT_NE(errorOf([&] { CostModel(reg().gpu("a100-40g"), m, 8, CostCoefficients{}, fp8); })
+                .find("cluster.expert_dtype: fp8 needs a GPU with FP8 tensor cores"),
+            std::string::npos);
+}
