@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "cost/cost_report.h"
 #include "cost/engine_presets.h"
+#include "cost/speculative.h"
 #include "cost/presets.h"
 #include "policy/registry.h"
 #include "policy/routers.h"
@@ -458,6 +459,28 @@ int cmdCost(const CostArgs& a) {
   o.kv_capacity_fraction = a.kvCapacityFraction;
   o.block_size = a.blockSize;
   if (a.profile) o.profile = *a.profile;
+  std::unique_ptr<SpeculativeCost> spec;
+  if (a.spec) {
+    SpeculativeSpec ss;
+    const auto colon = a.spec->find(':');
+    ss.method = parseSpecMethod(a.spec->substr(0, colon), "--spec");
+    if (colon != std::string::npos) {
+      const std::string kText = a.spec->substr(colon + 1);
+      char* end = nullptr;
+      const long k = std::strtol(kText.c_str(), &end, 10);
+      if (kText.empty() || *end || k < 1 || k > 64)
+        throw InputError("--spec: K must be an integer from 1 to 64 (got \"" + kText + "\")");
+      ss.k = static_cast<int>(k);
+    }
+    if (a.draftModel) ss.draft_model = *a.draftModel;
+    spec = std::make_unique<SpeculativeCost>(model, ss, "--spec");
+    o.speculative = spec.get();
+    o.acceptance = a.acceptance.empty() ? std::vector<double>{0.7} : a.acceptance;
+    for (double x : o.acceptance)
+      if (!(x >= 0 && x <= 1)) throw InputError("--acceptance: each value must be in [0, 1] (got " + std::to_string(x) + ")");
+  } else if (!a.acceptance.empty() || a.draftModel) {
+    throw InputError(std::string(a.draftModel ? "--draft-model" : "--acceptance") + ": needs --spec");
+  }
   if (a.json) std::cout << costReportJson(model, batch, o).dump(2) << "\n";
   else std::cout << formatCostReport(model, batch, o);
   return 0;

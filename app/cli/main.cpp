@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
   cost->add_option("--routing", costArgs.routing, "MoE routing: balanced | zipf:SKEW | file:PATH")->capture_default_str();
   cost->add_option("--gpus-per-node", costArgs.gpusPerNode, "MoE all-to-all: GPUs per node")->capture_default_str();
   cost->add_option("--nic-gbps", costArgs.nicGbps, "MoE all-to-all: NIC Gb/s per node")->capture_default_str();
+  cost->add_option("--spec", costArgs.spec, "Speculative decoding: METHOD[:K], METHOD draft | eagle | mtp | ngram (e.g. eagle:3)");
+  cost->add_option("--draft-model", costArgs.draftModel, "Speculative decoding: the draft model's preset (method draft)");
+  cost->add_option("--acceptance", costArgs.acceptance,
+                   "Speculative decoding: acceptance per draft position in [0, 1] (one value repeats)")
+      ->delimiter(',');
   cost->add_flag("--allreduce-fit", costArgs.allreduceFit,
                  "Print the all-reduce fits to the measured collectives (resources/collectives/) and their error");
   cost->add_flag("--json", costArgs.json, "JSON output");

@@ -227,7 +227,7 @@ RowFeatures featuresOf(const GpuSpec& gpu, const ModelSpec& model, const Measure
   const double tpd = m.tp;
   const double F = gpu.flopsPerSec();
   const double BW = gpu.hbmBytesPerSec();
-  const double N = b.prefill_tokens + b.decode_seqs;
+  const double N = batchTokens(b);
   f.seq = b.decode_seqs + b.prefill_seqs;
   f.xc = 2.0 * static_cast<double>(model.linearParams()) * N / (tpd * F);
   f.xw = static_cast<double>(model.weightBytes()) / (tpd * BW);

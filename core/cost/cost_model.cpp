@@ -447,7 +447,7 @@ double CostModel::heterogeneity(const BatchShape& b) const {
 
 CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   CostBreakdown r;
-  const double N = b.prefill_tokens + b.decode_seqs;
+  const double N = batchTokens(b);
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return r;
   r.heterogeneity_h = heterogeneity(b);
@@ -468,7 +468,7 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
 }
 
 double CostModel::iterationSeconds(const BatchShape& b) const {
-  const double N = b.prefill_tokens + b.decode_seqs;
+  const double N = batchTokens(b);
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return 0.0;
   const double h = heterogeneity(b);

@@ -119,7 +119,15 @@ struct BatchShape {
   int prefill_seqs = 0;
   double prefill_tokens = 0;    ///< Σ n_j (new tokens of each prefill chunk)
   double prefill_attn = 0;      ///< Σ n_j · (c_j + n_j / 2), c_j = cached tokens
+  /// Speculative decoding: draft tokens the step verifies beyond the one
+  /// token of each decode sequence (k per sequence; cost/speculative.h). The
+  /// GEMMs run over them; the decode KV is still read once per sequence.
+  double verify_tokens = 0;
 };
+
+/// Tokens the step's GEMMs run over: prefill + one per decode sequence +
+/// the speculative tokens verified.
+inline double batchTokens(const BatchShape& b) { return b.prefill_tokens + b.decode_seqs + b.verify_tokens; }
 
 inline void addDecodeSeq(BatchShape& b, double ctx) {
   b.decode_seqs += 1;
@@ -138,6 +146,7 @@ inline BatchShape& operator+=(BatchShape& a, const BatchShape& b) {
   a.prefill_seqs += b.prefill_seqs;
   a.prefill_tokens += b.prefill_tokens;
   a.prefill_attn += b.prefill_attn;
+  a.verify_tokens += b.verify_tokens;
   return a;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cost/speculative.h"
 #include "util/error.h"
 
 namespace sl {
@@ -61,7 +62,7 @@ std::string mib(double bytes) {
 
 // "64 all-reduces of 64.0 MiB, 0.33 ms each: NCCL (measured, resources/collectives/...)"
 std::string describeComm(const CostModel& m, const BatchShape& b) {
-  const double bytes = m.allreduceBytes(b.prefill_tokens + b.decode_seqs);
+  const double bytes = m.allreduceBytes(batchTokens(b));
   const std::string impl = m.allreduceImpl(bytes);
   std::string how;
   if (impl == "ring")
@@ -180,6 +181,30 @@ std::string describeMoe(const CostModel& m, double N) {
 }
 }  // namespace
 
+namespace {
+// The speculative part of `cost --spec`: draft, verify step, tokens per step
+// and the time per token against the plain decode step.
+std::string describeSpeculation(const CostModel& m, const BatchShape& batch, const CostReportOptions& o) {
+  const SpeculativeCost& sc = *o.speculative;
+  const int k = sc.spec().k;
+  const double tokens = expectedTokensPerStep(o.acceptance, k);
+  const double draft = sc.draftSeconds(batch.decode_seqs, batch.decode_ctx_sum);
+  const double plain = m.iterationSeconds(batch);
+  const double verify = m.iterationSeconds(sc.verifyShape(batch));
+  std::string a;
+  for (std::size_t i = 0; i < o.acceptance.size(); ++i) a += (i ? "/" : "") + fmt("%.2f", o.acceptance[i]);
+  std::string out = "Speculative decoding: " + std::string(specMethodName(sc.spec().method)) + ", k " +
+                    std::to_string(k) + ", acceptance " + a + " per position -> " + fmt("%.2f", tokens) +
+                    " tokens a step per sequence\n";
+  out += "  draft               " + fmt("%8.3f ms", draft * 1e3) + "\n";
+  out += "  verify step         " + fmt("%8.3f ms", verify * 1e3) + " (" +
+         fmt("%.0f", static_cast<double>(k) * batch.decode_seqs) + " draft tokens verified)\n";
+  out += "  per output token    " + fmt("%8.3f ms", (draft + verify) / tokens * 1e3) + " against " +
+         fmt("%.3f ms", plain * 1e3) + " without: " + fmt("%.2f", plain * tokens / (draft + verify)) + "x\n";
+  return out;
+}
+}  // namespace
+
 std::string formatCostReport(const CostModel& m, const BatchShape& batch,
                              const CostReportOptions& o) {
   const CostBreakdown r = m.breakdown(batch);
@@ -226,12 +251,13 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
     out += "Experts: " + std::to_string(md.experts) + " routed (" + std::to_string(md.experts_per_token) +
            " a token) + " + std::to_string(md.shared_experts) + " shared, in " + std::to_string(md.moeLayers()) +
            " of " + std::to_string(md.layers) + " layers; this batch touches " +
-           fmt("%.1f", m.expertsTouched(batch.prefill_tokens + batch.decode_seqs)) + " of " +
+           fmt("%.1f", m.expertsTouched(batchTokens(batch))) + " of " +
            std::to_string(md.experts) + " per layer (balanced routing), and reads their weights; " +
            fmt("%.2f", md.activeParamCount() / 1e9) + " B of " + fmt("%.2f", md.paramCount() / 1e9) +
            " B parameters active per token\n";
-    out += "Deployment: " + describeMoe(m, batch.prefill_tokens + batch.decode_seqs) + "\n";
+    out += "Deployment: " + describeMoe(m, batchTokens(batch)) + "\n";
   }
+  if (o.speculative) out += describeSpeculation(m, batch, o);
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
     out += "KV capacity: " + std::to_string(kv.blocks * o.block_size) + " tokens = " +
@@ -270,7 +296,7 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                        {"communication", r.comm_s * 1e3}};
   if (m.asyncScheduling()) j["breakdown_ms"]["hidden_by_async_scheduling"] = -r.overlap_s * 1e3;
   if (m.tp() > 1) {
-    const double bytes = m.allreduceBytes(batch.prefill_tokens + batch.decode_seqs);
+    const double bytes = m.allreduceBytes(batchTokens(batch));
     j["allreduce"] = {{"model", allReduceModeName(m.allReduceMode())},
                       {"implementation", m.allreduceImpl(bytes)},
                       {"count", m.allreducesPerIteration()},
@@ -284,7 +310,7 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                 {"experts_per_token", m.model().experts_per_token},
                 {"shared_experts", m.model().shared_experts},
                 {"moe_layers", m.model().moeLayers()},
-                {"experts_touched_per_layer", m.expertsTouched(batch.prefill_tokens + batch.decode_seqs)},
+                {"experts_touched_per_layer", m.expertsTouched(batchTokens(batch))},
                 {"active_params", m.model().activeParamCount()},
                 {"params", m.model().paramCount()},
                 {"ep", m.moe().ep},
@@ -292,8 +318,8 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
                 {"ep_redundant", m.moe().redundant},
                 {"ep_placement", placementName(m.moe().placement)},
                 {"routing", routingKindName(m.moe().routing.kind)},
-                {"rank_loads", m.rankLoads(batch.prefill_tokens + batch.decode_seqs)},
-                {"imbalance", m.placement().imbalance(batch.prefill_tokens + batch.decode_seqs)},
+                {"rank_loads", m.rankLoads(batchTokens(batch))},
+                {"imbalance", m.placement().imbalance(batchTokens(batch))},
                 {"weight_bytes_per_gpu", m.weightBytesPerGpu()}};
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,11 @@ struct CostReportOptions {
   double kv_capacity_fraction = 1.0;
   int block_size = 16;
   std::string profile;  ///< active profile's path; "" = default coefficients
+  /// Speculative decoding (cost --spec): the draft side and the per-position
+  /// acceptance; the report adds the draft, the verify step and the time per
+  /// token against no speculation. Null: none.
+  const class SpeculativeCost* speculative = nullptr;
+  std::vector<double> acceptance;
 };
 
 /// Human-readable report: iteration time and its breakdown in ms, the

@@ -69,7 +69,7 @@ void copyCacheSnapshot(const PrefixCache* c, std::int64_t cpuCapacity, PrefixCac
 }  // namespace
 
 void Simulator::fillMoeSnapshot(const BatchShape& shape, MoeStepSnapshot& m) const {
-  const double N = shape.prefill_tokens + shape.decode_seqs;
+  const double N = batchTokens(shape);
   const CostBreakdown b = cost_.breakdown(shape);
   m.tokens = N;
   m.rankPairs = cost_.rankLoads(N);
