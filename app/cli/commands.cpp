@@ -10,8 +10,8 @@
 #include "cli/progress.h"
 #include "cost/cost_report.h"
 #include "cost/engine_presets.h"
-#include "cost/speculative.h"
 #include "cost/presets.h"
+#include "cost/speculative.h"
 #include "policy/registry.h"
 #include "policy/routers.h"
 #include "run/execute.h"
@@ -429,7 +429,8 @@ int cmdCost(const CostArgs& a) {
     d.redundant = a.epRedundant;
     if (a.epPlacement && *a.epPlacement != "eplb" && *a.epPlacement != "contiguous")
       throw InputError("--ep-placement: must be \"contiguous\" or \"eplb\" (got \"" + *a.epPlacement + "\")");
-    d.placement = (a.epPlacement ? *a.epPlacement == "eplb" : a.epRedundant > 0) ? Placement::Eplb : Placement::Contiguous;
+    d.placement =
+        (a.epPlacement ? *a.epPlacement == "eplb" : a.epRedundant > 0) ? Placement::Eplb : Placement::Contiguous;
     const std::string& r = a.routing;
     if (r.rfind("zipf:", 0) == 0) {
       d.routing.kind = RoutingKind::Zipf;
@@ -477,7 +478,8 @@ int cmdCost(const CostArgs& a) {
     o.speculative = spec.get();
     o.acceptance = a.acceptance.empty() ? std::vector<double>{0.7} : a.acceptance;
     for (double x : o.acceptance)
-      if (!(x >= 0 && x <= 1)) throw InputError("--acceptance: each value must be in [0, 1] (got " + std::to_string(x) + ")");
+      if (!(x >= 0 && x <= 1))
+        throw InputError("--acceptance: each value must be in [0, 1] (got " + std::to_string(x) + ")");
   } else if (!a.acceptance.empty() || a.draftModel) {
     throw InputError(std::string(a.draftModel ? "--draft-model" : "--acceptance") + ": needs --spec");
   }

@@ -59,7 +59,7 @@ struct CostArgs {
   std::optional<std::string> epPlacement;  ///< contiguous | eplb
   std::string routing = "balanced";        ///< balanced | zipf:SKEW | file:PATH
   int gpusPerNode = 8;
-  double nicGbps = 3200;                   ///< per node (8 × 400 Gb/s)
+  double nicGbps = 3200;  ///< per node (8 × 400 Gb/s)
   // Speculative decoding (cost/speculative.h): METHOD[:K] (eagle:3, mtp:1,
   // ngram:4, draft:3 with --draft-model) and the per-position acceptance.
   std::optional<std::string> spec, draftModel;

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   cost->add_option("--tp", costArgs.tp, "Tensor-parallel degree")->capture_default_str();
   cost->add_option("--model-dtype", costArgs.modelDtype, "Weights: bf16 | fp16 | fp8")->capture_default_str();
   cost->add_option("--kv-dtype", costArgs.kvDtype, "KV cache: bf16 | fp16 | fp8")->capture_default_str();
-  cost->add_option("--expert-dtype", costArgs.expertDtype, "MoE routed experts: bf16 | fp16 | fp8 | mxfp4 (default: --model-dtype)");
+  cost->add_option("--expert-dtype", costArgs.expertDtype,
+                   "MoE routed experts: bf16 | fp16 | fp8 | mxfp4 (default: --model-dtype)");
   cost->add_option("--prefill", costArgs.prefill, "TOKENS[xBATCH], e.g. 512x8");
   cost->add_option("--decode", costArgs.decode,
                    "SEQS@CONTEXT[,SEQS@CONTEXT...], e.g. 32@1024 or 511@751,1@128000 (a mixed batch)");
@@ -92,13 +93,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cost->add_option("--ep", costArgs.ep, "MoE: expert-parallel ranks over the tp GPUs")->capture_default_str();
   cost->add_flag("--attention-dp", costArgs.attentionDp, "MoE: attention data parallel (needs --ep = --tp)");
-  cost->add_option("--ep-redundant", costArgs.epRedundant, "MoE: redundant expert replicas (EPLB)")->capture_default_str();
+  cost->add_option("--ep-redundant", costArgs.epRedundant, "MoE: redundant expert replicas (EPLB)")
+      ->capture_default_str();
   cost->add_option("--ep-placement", costArgs.epPlacement, "MoE: contiguous | eplb (default: eplb with replicas)");
-  cost->add_option("--routing", costArgs.routing, "MoE routing: balanced | zipf:SKEW | file:PATH")->capture_default_str();
+  cost->add_option("--routing", costArgs.routing, "MoE routing: balanced | zipf:SKEW | file:PATH")
+      ->capture_default_str();
   cost->add_option("--gpus-per-node", costArgs.gpusPerNode, "MoE all-to-all: GPUs per node")->capture_default_str();
   cost->add_option("--nic-gbps", costArgs.nicGbps, "MoE all-to-all: NIC Gb/s per node")->capture_default_str();
-  cost->add_option("--spec", costArgs.spec, "Speculative decoding: METHOD[:K], METHOD draft | eagle | mtp | ngram (e.g. eagle:3)");
-  cost->add_option("--draft-model", costArgs.draftModel, "Speculative decoding: the draft model's preset (method draft)");
+  cost->add_option("--spec", costArgs.spec,
+                   "Speculative decoding: METHOD[:K], METHOD draft | eagle | mtp | ngram (e.g. eagle:3)");
+  cost->add_option("--draft-model", costArgs.draftModel,
+                   "Speculative decoding: the draft model's preset (method draft)");
   cost->add_option("--acceptance", costArgs.acceptance,
                    "Speculative decoding: acceptance per draft position in [0, 1] (one value repeats)")
       ->delimiter(',');

@@ -129,7 +129,8 @@ const char* dtypeName(DType d) {
     case DType::BF16: return "bf16";
     case DType::FP16: return "fp16";
     case DType::FP8: return "fp8";
-    case DType::MXFP4: return "mxfp4";
+    case DType::MXFP4:
+      return "mxfp4";
   }
   return "bf16";
 }
@@ -149,8 +150,8 @@ DType parseExpertDType(std::string_view s, std::string_view field) {
                    "')");
 }
 
-void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField,
-                    std::string_view kvField, std::string_view expertsField) {
+void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField, std::string_view kvField,
+                    std::string_view expertsField) {
   if (p.weights == DType::MXFP4 || p.kv == DType::MXFP4)
     throw InputError(std::string(p.weights == DType::MXFP4 ? weightsField : kvField) +
                      ": mxfp4 is only for an MoE model's experts (cluster.expert_dtype)");
@@ -236,11 +237,10 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
   if (model_.isMoe()) keepProb_ = 1.0 - static_cast<double>(model_.experts_per_token) / model_.experts;
   // QKᵀ and PV: 2 FLOPs per multiply-add over the query/key width and the
   // value width (both head_dim; MLA: qk_nope + qk_rope and v_head_dim).
-  prefillPerUnit_ = model_.hasMla()
-                        ? 2.0 * model_.layers * model_.q_heads *
-                              (model_.qk_nope_head_dim + model_.qk_rope_head_dim + model_.v_head_dim) /
-                              (tpd * F * c_.eta_a)
-                        : 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
+  prefillPerUnit_ = model_.hasMla() ? 2.0 * model_.layers * model_.q_heads *
+                                          (model_.qk_nope_head_dim + model_.qk_rope_head_dim + model_.v_head_dim) /
+                                          (tpd * F * c_.eta_a)
+                                    : 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
   cpuFixed_ = c_.t_step_us * 1e-6;
@@ -284,11 +284,12 @@ void CostModel::applyMoe() {
   const double otherBytes = static_cast<double>(weightBytes_) - routedBytes;
   linWeights_ = otherBytes / (attnGpus * BW * c_.eta_w);
   const int E = model_.experts;
-  weightsPerGpu_ = otherBytes / attnGpus + routedBytes * (E > 0 ? (E + moe_.redundant) / static_cast<double>(E) : 1.0) / tpd;
+  weightsPerGpu_ =
+      otherBytes / attnGpus + routedBytes * (E > 0 ? (E + moe_.redundant) / static_cast<double>(E) : 1.0) / tpd;
   // MLA under tensor parallelism: each GPU reads the whole latent of every
   // token (replicated); data-parallel attention reads its own sequences' KV.
-  decodePerToken_ = static_cast<double>(kvBytesPerToken_) /
-                    ((model_.hasMla() && !moe_.attentionDp ? 1.0 : tpd) * BW * c_.eta_kv);
+  decodePerToken_ =
+      static_cast<double>(kvBytesPerToken_) / ((model_.hasMla() && !moe_.attentionDp ? 1.0 : tpd) * BW * c_.eta_kv);
   gridN_.clear();
   gridExpert_.clear();
   gridA2a_.clear();
@@ -298,7 +299,8 @@ void CostModel::applyMoe() {
   // FP8 experts run at the FP8 peak; MXFP4 is weight-only (bf16 peak).
   const double Fe = p_.experts.value_or(p_.weights) == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
   expertPair_ = layers * 2.0 * static_cast<double>(model_.expertParams()) / (rankGpus * Fe * c_.eta_c);
-  expertRead_ = layers * static_cast<double>(model_.expertParams()) * expertBytesPerParam() / (rankGpus * BW * c_.eta_w);
+  expertRead_ =
+      layers * static_cast<double>(model_.expertParams()) * expertBytesPerParam() / (rankGpus * BW * c_.eta_w);
   a2aBytesPerToken_ = static_cast<double>(model_.experts_per_token) * model_.hidden;
   const std::vector<double> q = expertSelection(moe_.routing, E, model_.experts_per_token, "cluster.moe_routing.path");
   placement_ = ExpertPlacement(q, moe_.ep, moe_.redundant, moe_.placement);
@@ -315,9 +317,12 @@ void CostModel::applyMoe() {
 
 double CostModel::expertBytesPerParam() const {
   switch (p_.experts.value_or(p_.weights)) {
-    case DType::FP8: return 1.0;
-    case DType::MXFP4: return 4.25 / 8;  // 4-bit values + an 8-bit scale per 32
-    default: return model_.dtype_bytes;
+    case DType::FP8:
+      return 1.0;
+    case DType::MXFP4:
+      return 4.25 / 8;  // 4-bit values + an 8-bit scale per 32
+    default:
+      return model_.dtype_bytes;
   }
 }
 
@@ -325,9 +330,12 @@ void CostModel::setMoe(const MoeDeployment& d) {
   const std::string name = model_.name.empty() ? model_.id : model_.name;
   if (!model_.isMoe()) {
     if (d.ep != 1) throw InputError("cluster.ep: " + name + " is a dense model (no experts to spread); use 1");
-    if (d.attentionDp) throw InputError("cluster.attention_dp: " + name + " is a dense model; data-parallel attention needs an MoE model with cluster.ep = cluster.tp");
+    if (d.attentionDp)
+      throw InputError("cluster.attention_dp: " + name +
+                       " is a dense model; data-parallel attention needs an MoE model with cluster.ep = cluster.tp");
     if (d.redundant) throw InputError("cluster.ep_redundant: " + name + " is a dense model (no experts to replicate)");
-    if (d.routing.kind != RoutingKind::Balanced) throw InputError("cluster.moe_routing: " + name + " is a dense model (no experts to route to)");
+    if (d.routing.kind != RoutingKind::Balanced)
+      throw InputError("cluster.moe_routing: " + name + " is a dense model (no experts to route to)");
     moe_ = d;
     return;
   }
@@ -338,8 +346,8 @@ void CostModel::setMoe(const MoeDeployment& d) {
   if (d.redundant < 0) throw InputError("cluster.ep_redundant: must be >= 0 (got " + std::to_string(d.redundant) + ")");
   if ((model_.experts + d.redundant) % d.ep != 0)
     throw InputError("cluster.ep_redundant: " + name + "'s " + std::to_string(model_.experts) + " experts + " +
-                     std::to_string(d.redundant) + " redundant do not divide evenly over cluster.ep = " + std::to_string(d.ep) +
-                     " ranks");
+                     std::to_string(d.redundant) +
+                     " redundant do not divide evenly over cluster.ep = " + std::to_string(d.ep) + " ranks");
   if (d.redundant > 0 && d.placement != Placement::Eplb)
     throw InputError("cluster.ep_redundant: replicas need cluster.ep_placement \"eplb\"");
   if (d.attentionDp && d.ep != tp_)
@@ -359,7 +367,8 @@ double CostModel::expertSecondsExact(double N) const {
   }
   double worst = 0;
   for (int r = 0; r < placement_.ranks(); ++r) {
-    const double pairs = N * placement_.rankShare(r) + placement_.stragglerZ() * std::sqrt(N * placement_.rankVariance(r));
+    const double pairs =
+        N * placement_.rankShare(r) + placement_.stragglerZ() * std::sqrt(N * placement_.rankVariance(r));
     worst = std::max(worst, std::max(expertPair_ * pairs, expertRead_ * placement_.rankTouched(r, N)));
   }
   return worst;
@@ -372,8 +381,9 @@ double CostModel::allToAllSecondsExact(double N) const {
   const double perGpu = N / tp_ * a2aBytesPerToken_ * placement_.imbalance(N);
   const AllToAllModel& m = AllToAllModel::builtin();
   const double link = gpu_.intraNodeLinkBytesPerSec();
-  const double one = m.seconds(perGpu * moe_.dispatchBytes, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu) +
-                     m.seconds(perGpu * 2, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu);
+  const double one =
+      m.seconds(perGpu * moe_.dispatchBytes, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu) +
+      m.seconds(perGpu * 2, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu);
   return model_.moeLayers() * one;
 }
 
@@ -472,8 +482,8 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return 0.0;
   const double h = heterogeneity(b);
-  const double linear = std::max(linComputePerToken_ * N, linWeights_) +
-                        (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N) : 0.0);
+  const double linear =
+      std::max(linComputePerToken_ * N, linWeights_) + (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N) : 0.0);
   const double prefill = prefillPerUnit_ * b.prefill_attn;
   const double decode = h * decodePerToken_ * b.decode_ctx_sum;
   const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;

@@ -77,7 +77,7 @@ CostCoefficients gpuCoefficients(const GpuSpec& gpu);
 /// 4.25 bits a weight) only for an MoE model's routed experts (gpt-oss ships
 /// them so); it is weight-only: the GEMMs run at the bf16 peak.
 enum class DType { BF16, FP16, FP8, MXFP4 };
-const char* dtypeName(DType d);                          ///< "bf16", "fp16", "fp8", "mxfp4"
+const char* dtypeName(DType d);  ///< "bf16", "fp16", "fp8", "mxfp4"
 /// Parses "bf16" | "fp16" | "fp8"; InputError naming `field` otherwise.
 DType parseDType(std::string_view s, std::string_view field);
 /// parseDType plus "mxfp4" (cluster.expert_dtype).
@@ -90,8 +90,8 @@ struct Precision {
 };
 /// InputError naming `weightsField` / `kvField` when `p` asks for fp8 on a
 /// GPU without FP8 tensor cores (fp8_tflops null, e.g. a100-40g).
-void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField,
-                    std::string_view kvField, std::string_view expertsField = "cluster.expert_dtype");
+void checkPrecision(const GpuSpec& gpu, const Precision& p, std::string_view weightsField, std::string_view kvField,
+                    std::string_view expertsField = "cluster.expert_dtype");
 
 /// A calibrated cost profile file: {"gpu": ..., "model": ..., "coefficients": {...}}.
 /// Other top-level keys (fit statistics) are kept out of the way and ignored.
@@ -127,7 +127,9 @@ struct BatchShape {
 
 /// Tokens the step's GEMMs run over: prefill + one per decode sequence +
 /// the speculative tokens verified.
-inline double batchTokens(const BatchShape& b) { return b.prefill_tokens + b.decode_seqs + b.verify_tokens; }
+inline double batchTokens(const BatchShape& b) {
+  return b.prefill_tokens + b.decode_seqs + b.verify_tokens;
+}
 
 inline void addDecodeSeq(BatchShape& b, double ctx) {
   b.decode_seqs += 1;
@@ -258,9 +260,7 @@ public:
   std::int64_t weightBytes() const { return weightBytes_; }
   /// MoE: routed experts a step of N tokens touches in each MoE layer under
   /// balanced routing, E·(1 − (1 − k/E)^N); 0 for a dense model.
-  double expertsTouched(double N) const {
-    return model_.isMoe() ? model_.experts * touchedFraction(N) : 0.0;
-  }
+  double expertsTouched(double N) const { return model_.isMoe() ? model_.experts * touchedFraction(N) : 0.0; }
   /// One GPU's share: every weight but the routed experts over tp (whole on
   /// every GPU with data-parallel attention), plus the routed experts and
   /// their EPLB replicas, (E + ep_redundant)/E of them, over tp.
@@ -319,14 +319,14 @@ private:
   // MoE (setMoe): per MoE layer and pair / touched replica, on one rank's tp/ep GPUs.
   MoeDeployment moe_;
   ExpertPlacement placement_;
-  bool balanced_ = true;       // routing balanced, no replicas: every rank alike, closed forms
-  double expertPair_ = 0;      // seconds of one token-expert pair's GEMMs, all MoE layers
-  double expertRead_ = 0;      // seconds to read one expert's weights, all MoE layers
-  double weightsPerGpu_ = 0;   // weightBytesPerGpu()
-  double a2aBytesPerToken_ = 0;  // dispatch: k · hidden · dispatch bytes (combine: 2 bytes)
+  bool balanced_ = true;                              // routing balanced, no replicas: every rank alike, closed forms
+  double expertPair_ = 0;                             // seconds of one token-expert pair's GEMMs, all MoE layers
+  double expertRead_ = 0;                             // seconds to read one expert's weights, all MoE layers
+  double weightsPerGpu_ = 0;                          // weightBytesPerGpu()
+  double a2aBytesPerToken_ = 0;                       // dispatch: k · hidden · dispatch bytes (combine: 2 bytes)
   std::vector<double> gridN_, gridExpert_, gridA2a_;  // skewed routing: the terms tabulated over N
-  void applyMoe();             // (re)computes the members above from moe_
-  double expertBytesPerParam() const;  // the routed experts' dtype: 2 (bf16), 1 (fp8), 0.53125 (mxfp4)
+  void applyMoe();                                    // (re)computes the members above from moe_
+  double expertBytesPerParam() const;                 // the routed experts' dtype: 2 (bf16), 1 (fp8), 0.53125 (mxfp4)
   double expertSecondsExact(double N) const;
   double allToAllSecondsExact(double N) const;
   double fromGrid(const std::vector<double>& y, double N) const;

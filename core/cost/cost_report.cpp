@@ -169,8 +169,9 @@ namespace {
 std::string describeMoe(const CostModel& m, double N) {
   const MoeDeployment& d = m.moe();
   std::string s = "ep " + std::to_string(d.ep) + (d.ep == 1 ? " rank" : " ranks") + " x " +
-                  std::to_string(m.tp() / d.ep) + " GPU" + (m.tp() / d.ep == 1 ? "" : "s") + " (experts TP inside a rank), attention " +
-                  (d.attentionDp ? "data parallel" : "tensor parallel") + "; " + routingKindName(d.routing.kind);
+                  std::to_string(m.tp() / d.ep) + " GPU" + (m.tp() / d.ep == 1 ? "" : "s") +
+                  " (experts TP inside a rank), attention " + (d.attentionDp ? "data parallel" : "tensor parallel") +
+                  "; " + routingKindName(d.routing.kind);
   if (d.routing.kind == RoutingKind::Zipf) s += " " + fmt("%g", d.routing.skew);
   if (d.routing.kind == RoutingKind::File) s += " " + d.routing.path;
   s += " routing, " + std::string(placementName(d.placement)) + " placement";
@@ -251,10 +252,9 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
     out += "Experts: " + std::to_string(md.experts) + " routed (" + std::to_string(md.experts_per_token) +
            " a token) + " + std::to_string(md.shared_experts) + " shared, in " + std::to_string(md.moeLayers()) +
            " of " + std::to_string(md.layers) + " layers; this batch touches " +
-           fmt("%.1f", m.expertsTouched(batchTokens(batch))) + " of " +
-           std::to_string(md.experts) + " per layer (balanced routing), and reads their weights; " +
-           fmt("%.2f", md.activeParamCount() / 1e9) + " B of " + fmt("%.2f", md.paramCount() / 1e9) +
-           " B parameters active per token\n";
+           fmt("%.1f", m.expertsTouched(batchTokens(batch))) + " of " + std::to_string(md.experts) +
+           " per layer (balanced routing), and reads their weights; " + fmt("%.2f", md.activeParamCount() / 1e9) +
+           " B of " + fmt("%.2f", md.paramCount() / 1e9) + " B parameters active per token\n";
     out += "Deployment: " + describeMoe(m, batchTokens(batch)) + "\n";
   }
   if (o.speculative) out += describeSpeculation(m, batch, o);
@@ -355,8 +355,8 @@ std::string formatAllReduceFit() {
   out += "domain   link_GB/s   eta     latency_us  points  median|err|  max|err|\n";
   for (const AllToAllFit* f : {&a2a.nvlink(), &a2a.rdma()}) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "%-7s  %9.0f  %6.3f  %10.1f  %6d  %10.1f%%  %7.1f%%\n", f->domain.c_str(), f->link_gbps,
-                  f->eta, f->latency_us, f->points, 100 * f->median_abs_err, 100 * f->max_abs_err);
+    std::snprintf(buf, sizeof buf, "%-7s  %9.0f  %6.3f  %10.1f  %6d  %10.1f%%  %7.1f%%\n", f->domain.c_str(),
+                  f->link_gbps, f->eta, f->latency_us, f->points, 100 * f->median_abs_err, 100 * f->max_abs_err);
     out += buf;
   }
   out += "all-to-all: " + a2a.source() + "\n";

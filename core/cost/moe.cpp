@@ -14,14 +14,19 @@ namespace sl {
 
 const char* routingKindName(RoutingKind k) {
   switch (k) {
-    case RoutingKind::Balanced: return "balanced";
-    case RoutingKind::Zipf: return "zipf";
-    case RoutingKind::File: return "file";
+    case RoutingKind::Balanced:
+      return "balanced";
+    case RoutingKind::Zipf:
+      return "zipf";
+    case RoutingKind::File:
+      return "file";
   }
   return "balanced";
 }
 
-const char* placementName(Placement p) { return p == Placement::Eplb ? "eplb" : "contiguous"; }
+const char* placementName(Placement p) {
+  return p == Placement::Eplb ? "eplb" : "contiguous";
+}
 
 namespace {
 

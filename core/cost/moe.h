@@ -58,7 +58,7 @@ const char* placementName(Placement p);
 
 /// The expert-parallel layout and the expected load per rank.
 class ExpertPlacement {
-public:
+ public:
   ExpertPlacement() = default;
   /// `q` from expertSelection; E + redundant must divide by ep (checked by
   /// the caller with the field names). Eplb: the `redundant` extra replicas
@@ -89,7 +89,7 @@ public:
   /// z = √(2 ln ep) (0 for one rank).
   double stragglerZ() const { return z_; }
 
-private:
+ private:
   std::vector<double> q_;
   std::vector<int> replicas_;
   std::vector<std::vector<double>> rankQ_;
@@ -104,16 +104,16 @@ private:
 /// with η and L fitted by least squares on the measured rows, then applied
 /// at the deployment's own links.
 struct AllToAllFit {
-  std::string domain;       ///< "nvlink" or "rdma"
-  double link_gbps = 0;     ///< the measured link the rows ran on (GB/s per direction)
-  double eta = 0;           ///< achieved share of that link
-  double latency_us = 0;    ///< fixed part
+  std::string domain;     ///< "nvlink" or "rdma"
+  double link_gbps = 0;   ///< the measured link the rows ran on (GB/s per direction)
+  double eta = 0;         ///< achieved share of that link
+  double latency_us = 0;  ///< fixed part
   int points = 0;
   double median_abs_err = 0;
   double max_abs_err = 0;
 };
 class AllToAllModel {
-public:
+ public:
   static const AllToAllModel& builtin();
   const AllToAllFit& nvlink() const { return fits_[0]; }
   const AllToAllFit& rdma() const { return fits_[1]; }
@@ -124,7 +124,7 @@ public:
   /// GPUs per node); the slower of the two plus its domain's latency.
   double seconds(double bytes, int ep, int gpusPerNode, double nvlinkBytesPerSec, double nicBytesPerSecPerGpu) const;
 
-private:
+ private:
   AllToAllModel();
   AllToAllFit fits_[2];
   std::string source_;
@@ -134,13 +134,13 @@ private:
 /// cluster.attention_dp, cluster.ep_redundant, cluster.ep_placement,
 /// cluster.moe_routing) plus the links its all-to-all uses.
 struct MoeDeployment {
-  int ep = 1;                   ///< expert-parallel ranks; divides tp; each rank's experts are TP over tp/ep GPUs
-  bool attentionDp = false;     ///< attention (and dense layers) data parallel over the tp GPUs (needs ep = tp)
-  int redundant = 0;            ///< extra expert replicas (EPLB)
+  int ep = 1;                ///< expert-parallel ranks; divides tp; each rank's experts are TP over tp/ep GPUs
+  bool attentionDp = false;  ///< attention (and dense layers) data parallel over the tp GPUs (needs ep = tp)
+  int redundant = 0;         ///< extra expert replicas (EPLB)
   Placement placement = Placement::Contiguous;
   RoutingModel routing;
-  int dispatchBytes = 1;        ///< bytes per hidden value in dispatch (fp8, as DeepEP); combine is 2
-  int gpusPerNode = 8;          ///< for the all-to-all's NVLink / NIC split
+  int dispatchBytes = 1;               ///< bytes per hidden value in dispatch (fp8, as DeepEP); combine is 2
+  int gpusPerNode = 8;                 ///< for the all-to-all's NVLink / NIC split
   double nicBytesPerSecPerGpu = 50e9;  ///< the fabric's NIC bandwidth per GPU
 
   /// Nothing but the defaults (balanced routing, ep 1, attention TP).

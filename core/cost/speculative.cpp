@@ -10,10 +10,14 @@ namespace sl {
 
 const char* specMethodName(SpecMethod m) {
   switch (m) {
-    case SpecMethod::Draft: return "draft";
-    case SpecMethod::Eagle: return "eagle";
-    case SpecMethod::Mtp: return "mtp";
-    case SpecMethod::Ngram: return "ngram";
+    case SpecMethod::Draft:
+      return "draft";
+    case SpecMethod::Eagle:
+      return "eagle";
+    case SpecMethod::Mtp:
+      return "mtp";
+    case SpecMethod::Ngram:
+      return "ngram";
   }
   return "eagle";
 }
@@ -100,8 +104,8 @@ SpeculativeCost::SpeculativeCost(const CostModel& target, const SpeculativeSpec&
                          tm.name + " has none: use eagle, draft or ngram");
       [[fallthrough]];
     case SpecMethod::Eagle: {
-      draft_ = std::make_unique<CostModel>(target.gpu(), oneLayerHead(tm, s.method), target.tp(),
-                                           target.coefficients(), target.precision(), target.allReduceMode());
+      draft_ = std::make_unique<CostModel>(target.gpu(), oneLayerHead(tm, s.method), target.tp(), target.coefficients(),
+                                           target.precision(), target.allReduceMode());
       if (s.method == SpecMethod::Mtp) draft_->setMoe(target.moe());
       break;
     }
@@ -145,6 +149,8 @@ double SpeculativeCost::draftWeightBytesPerGpu() const {
   return s_.method == SpecMethod::Mtp ? draft_->weightBytesPerGpu() - lmHead : draft_->weightBytesPerGpu();
 }
 
-double SpeculativeCost::draftKvBytesPerTokenPerGpu() const { return draft_ ? draft_->kvBytesPerTokenPerGpu() : 0.0; }
+double SpeculativeCost::draftKvBytesPerTokenPerGpu() const {
+  return draft_ ? draft_->kvBytesPerTokenPerGpu() : 0.0;
+}
 
 }  // namespace sl

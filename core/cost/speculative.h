@@ -34,9 +34,9 @@ SpecMethod parseSpecMethod(std::string_view s, std::string_view field);
 
 struct SpeculativeSpec {
   SpecMethod method = SpecMethod::Eagle;
-  int k = 3;                      ///< draft tokens per step, ≥ 1
-  std::string draft_model;        ///< draft: the draft model's preset id
-  double ngram_us_per_seq = 5;    ///< ngram: CPU lookup per sequence and step
+  int k = 3;                    ///< draft tokens per step, ≥ 1
+  std::string draft_model;      ///< draft: the draft model's preset id
+  double ngram_us_per_seq = 5;  ///< ngram: CPU lookup per sequence and step
 };
 
 /// Expected tokens one step advances a sequence: 1 + Σ_{i=1..k} Π_{j≤i} α_j,
@@ -52,7 +52,7 @@ double alphaFromAcceptanceLength(double tau, int k);
 /// least as large as the target, or mtp on a target that is not an MoE with
 /// DeepSeek's MTP (any MoE target is accepted: its layer shape is used).
 class SpeculativeCost {
-public:
+ public:
   SpeculativeCost(const CostModel& target, const SpeculativeSpec& s, std::string_view where = "cluster.speculative");
   const SpeculativeSpec& spec() const { return s_; }
   /// Seconds to draft k tokens for `seqs` decode sequences whose contexts sum
@@ -71,7 +71,7 @@ public:
   /// eagle / mtp: one layer's).
   double draftKvBytesPerTokenPerGpu() const;
 
-private:
+ private:
   const CostModel& target_;
   SpeculativeSpec s_;
   std::unique_ptr<CostModel> draft_;  // draft model, or the one-layer head

@@ -76,7 +76,8 @@ void Simulator::fillMoeSnapshot(const BatchShape& shape, MoeStepSnapshot& m) con
   const ExpertPlacement& p = cost_.placement();
   m.stragglerPairs = 0;
   for (int r = 0; r < p.ranks(); ++r)
-    m.stragglerPairs = std::max(m.stragglerPairs, N * p.rankShare(r) + p.stragglerZ() * std::sqrt(N * p.rankVariance(r)));
+    m.stragglerPairs =
+        std::max(m.stragglerPairs, N * p.rankShare(r) + p.stragglerZ() * std::sqrt(N * p.rankVariance(r)));
   m.expertsTouched = 0;
   for (int r = 0; r < p.ranks(); ++r) m.expertsTouched += p.rankTouched(r, N);
   m.attentionS = b.prefill_attn_s + b.decode_attn_s;

@@ -67,10 +67,10 @@ struct PrefixCacheSnapshot {
 /// its time and the expected token-expert pairs each expert-parallel rank got
 /// (cost/moe.h: expectations from the routing model, not sampled routes).
 struct MoeStepSnapshot {
-  double tokens = 0;               // N: tokens in the step (prefill + decode)
-  std::vector<double> rankPairs;   // expected pairs per EP rank (empty: dense model)
-  double stragglerPairs = 0;       // the busiest rank's, with the sqrt(2 ln ep) sd term
-  double expertsTouched = 0;       // distinct experts per MoE layer the step reads
+  double tokens = 0;              // N: tokens in the step (prefill + decode)
+  std::vector<double> rankPairs;  // expected pairs per EP rank (empty: dense model)
+  double stragglerPairs = 0;      // the busiest rank's, with the sqrt(2 ln ep) sd term
+  double expertsTouched = 0;      // distinct experts per MoE layer the step reads
   double attentionS = 0, expertS = 0, allToAllS = 0, commS = 0, otherS = 0;  // the step's split (seconds)
 };
 

@@ -114,7 +114,8 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
     if (auto* y = find(*x, "kind")) r.kind = oneOf(*y, child(q, "kind"), kRoutingKinds);
     if (auto* y = find(*x, "skew")) r.skew = positive(*y, child(q, "skew"));
     if (auto* y = find(*x, "path")) r.path = nonEmptyString(*y, child(q, "path"));
-    if (r.kind == "file" && r.path.empty()) fail(child(q, "path"), "needed with kind \"file\" (a per-expert histogram)");
+    if (r.kind == "file" && r.path.empty())
+      fail(child(q, "path"), "needed with kind \"file\" (a per-expert histogram)");
     if (r.kind != "file" && !r.path.empty()) fail(child(q, "path"), "only with kind \"file\"");
     if (r.kind != "zipf" && find(*x, "skew")) fail(child(q, "skew"), "only with kind \"zipf\"");
   }

@@ -26,17 +26,34 @@ using Keys = std::vector<std::string>;
 // ---- key sets (canonical order) -------------------------------------------
 
 inline const Keys kTopKeys = {"schema_version", "cluster", "model", "workload", "policy", "slo", "run"};
-inline const Keys kClusterKeys = {"instances",      "gpu",           "tp",
-                                  "model_dtype",    "kv_dtype",
-                                  "gpu_memory_utilization",          "kv_capacity_fraction",
-                                  "block_size",     "watermark",     "swap_gib",
-                                  "preemption",     "chunked_prefill", "max_num_seqs",
-                                  "max_num_batched_tokens",          "fabric",
-                                  "live_migration", "allreduce",     "profile",
-                                  "engine",         "frontend",
-                                  "prefix_caching", "prefix_cache_cpu_gb",
-                                  "cost",           "ep",            "attention_dp",
-                                  "ep_redundant",   "ep_placement",  "moe_routing",
+inline const Keys kClusterKeys = {"instances",
+                                  "gpu",
+                                  "tp",
+                                  "model_dtype",
+                                  "kv_dtype",
+                                  "gpu_memory_utilization",
+                                  "kv_capacity_fraction",
+                                  "block_size",
+                                  "watermark",
+                                  "swap_gib",
+                                  "preemption",
+                                  "chunked_prefill",
+                                  "max_num_seqs",
+                                  "max_num_batched_tokens",
+                                  "fabric",
+                                  "live_migration",
+                                  "allreduce",
+                                  "profile",
+                                  "engine",
+                                  "frontend",
+                                  "prefix_caching",
+                                  "prefix_cache_cpu_gb",
+                                  "cost",
+                                  "ep",
+                                  "attention_dp",
+                                  "ep_redundant",
+                                  "ep_placement",
+                                  "moe_routing",
                                   "expert_dtype"};
 inline const Keys kMoeRoutingKeys = {"kind", "skew", "path"};
 inline const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
@@ -63,12 +80,18 @@ struct Section {
   const Keys* keys;
 };
 inline const Section kSections[] = {
-    {"", &kTopKeys},           {"cluster", &kClusterKeys},
-    {"cluster.fabric", &kFabricKeys}, {"cluster.moe_routing", &kMoeRoutingKeys}, {"cluster.live_migration", &kLiveMigrationKeys},
+    {"", &kTopKeys},
+    {"cluster", &kClusterKeys},
+    {"cluster.fabric", &kFabricKeys},
+    {"cluster.moe_routing", &kMoeRoutingKeys},
+    {"cluster.live_migration", &kLiveMigrationKeys},
     {"workload", &kWorkloadKeys},
-    {"workload.arrival", &kArrivalKeys}, {"workload.trace", &kTraceKeys},
-    {"workload.trace.window", &kWindowKeys}, {"policy", &kPolicyKeys},
-    {"slo", &kSloKeys},        {"run", &kRunKeys},
+    {"workload.arrival", &kArrivalKeys},
+    {"workload.trace", &kTraceKeys},
+    {"workload.trace.window", &kWindowKeys},
+    {"policy", &kPolicyKeys},
+    {"slo", &kSloKeys},
+    {"run", &kRunKeys},
     {"run.measure", &kMeasureKeys},
 };
 
@@ -79,8 +102,8 @@ inline constexpr std::int64_t kMaxConcurrency = 1000000;
 inline const Keys kTraceFormats = {"auto", "azure", "burstgpt", "mooncake", "servelab"};
 inline const Keys kAllReduceModes = {"vllm", "nccl", "ring"};  // cost/collectives.h
 inline const Keys kPreemptionModes = {"swap", "recompute"};
-inline const Keys kEpPlacements = {"contiguous", "eplb"};                // cost/moe.h
-inline const Keys kRoutingKinds = {"balanced", "zipf", "file"};         // cost/moe.h
+inline const Keys kEpPlacements = {"contiguous", "eplb"};        // cost/moe.h
+inline const Keys kRoutingKinds = {"balanced", "zipf", "file"};  // cost/moe.h
 inline const Keys kDTypes = {"bf16", "fp16", "fp8"};
 inline const Keys kExpertDTypes = {"bf16", "fp16", "fp8", "mxfp4"};
 

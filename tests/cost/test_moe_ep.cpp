@@ -23,7 +23,9 @@ using namespace sl;
 using sl::testutil::errorOf;
 
 namespace {
-const PresetRegistry& reg() { return PresetRegistry::builtin(); }
+const PresetRegistry& reg() {
+  return PresetRegistry::builtin();
+}
 
 // Qwen3-235B-A22B on 8 × H200: 94 MoE layers of 128 experts, top-8; one
 // expert 3·4096·1536 = 18 874 368 parameters.
@@ -282,15 +284,17 @@ TEST(MoeEp, BadDeploymentsNameTheirField) {
   d.ep = 8;
   d.redundant = 4;
   d.placement = Placement::Eplb;
-  EXPECT_EQ(err(d), "cluster.ep_redundant: Qwen3-235B-A22B's 128 experts + 4 redundant do not divide evenly over "
-                    "cluster.ep = 8 ranks");
+  EXPECT_EQ(err(d),
+            "cluster.ep_redundant: Qwen3-235B-A22B's 128 experts + 4 redundant do not divide evenly over "
+            "cluster.ep = 8 ranks");
   d.redundant = 8;
   d.placement = Placement::Contiguous;
   EXPECT_EQ(err(d), "cluster.ep_redundant: replicas need cluster.ep_placement \"eplb\"");
   MoeDeployment dp;
   dp.ep = 4;
   dp.attentionDp = true;
-  EXPECT_EQ(err(dp), "cluster.attention_dp: needs cluster.ep equal to cluster.tp (8): the experts spread over every GPU");
+  EXPECT_EQ(err(dp),
+            "cluster.attention_dp: needs cluster.ep equal to cluster.tp (8): the experts spread over every GPU");
   MoeDeployment dense;
   dense.ep = 2;
   EXPECT_EQ(err(dense, "llama-3.1-70b"), "cluster.ep: Llama-3.1-70B is a dense model (no experts to spread); use 1");
@@ -327,7 +331,8 @@ TEST(MoePrecision, Mxfp4ExpertsFitGptOss120bOnOneGpu) {
             "cluster.expert_dtype: Llama-3.1-8B is a dense model (no experts); use cluster.model_dtype");
   Precision fp8;
   fp8.experts = DType::FP8;
-  EXPECT_NE(errorOf([&] { CostModel(reg().gpu("a100-40g"), m, 8, CostCoefficients{}, fp8); })
-                .find("cluster.expert_dtype: fp8 needs a GPU with FP8 tensor cores"),
+  EXPECT_NE(errorOf([&] {
+              CostModel(reg().gpu("a100-40g"), m, 8, CostCoefficients{}, fp8);
+            }).find("cluster.expert_dtype: fp8 needs a GPU with FP8 tensor cores"),
             std::string::npos);
 }

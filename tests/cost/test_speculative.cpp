@@ -15,8 +15,12 @@ using namespace sl;
 using sl::testutil::errorOf;
 
 namespace {
-const PresetRegistry& reg() { return PresetRegistry::builtin(); }
-CostModel llama8b() { return CostModel(reg().gpu("h100-sxm-80g"), reg().model("llama-3.1-8b"), 1, CostCoefficients{}); }
+const PresetRegistry& reg() {
+  return PresetRegistry::builtin();
+}
+CostModel llama8b() {
+  return CostModel(reg().gpu("h100-sxm-80g"), reg().model("llama-3.1-8b"), 1, CostCoefficients{});
+}
 }  // namespace
 
 TEST(Speculative, AcceptanceArithmetic) {
@@ -91,7 +95,8 @@ TEST(Speculative, DraftModelAndMtp) {
   addDecodeSeq(one, 1000);
   addDecodeSeq(two, 1001);
   EXPECT_NEAR(sc.draftSeconds(1, 1000),
-              small.iterationSeconds(one) + small.iterationSeconds(two) - 2 * CostCoefficients{}.t_step_us * 1e-6, 1e-12);
+              small.iterationSeconds(one) + small.iterationSeconds(two) - 2 * CostCoefficients{}.t_step_us * 1e-6,
+              1e-12);
   EXPECT_NEAR(sc.draftWeightBytesPerGpu(), static_cast<double>(small.weightBytes()), 1);
   // MTP: one more DeepSeek-V3 layer (MLA + 256 experts) with the shared head.
   const CostModel ds(reg().gpu("h200-sxm-141g"), reg().model("deepseek-v3"), 8, CostCoefficients{},

@@ -596,14 +596,15 @@ TEST(Invariants, RandomScenarios) {
     EXPECT_GT(tot.frontend, (last - first) / 5);
     EXPECT_GT(tot.moe, (last - first) / 6);
   }
-  std::printf("[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
-              "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all scenarios), %lld CascadeInfer (%lld moves), %lld on MoE deployments\n",
-              static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests),
-              static_cast<long long>(tot.finished), static_cast<long long>(tot.aborted),
-              static_cast<long long>(tot.preemptions), static_cast<long long>(tot.migrations),
-              static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
-              static_cast<long long>(tot.abandoned), static_cast<long long>(tot.cascade), static_cast<long long>(tot.cascadeMoves),
-              static_cast<long long>(tot.moe));
+  std::printf(
+      "[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
+      "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all "
+      "scenarios), %lld CascadeInfer (%lld moves), %lld on MoE deployments\n",
+      static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests), static_cast<long long>(tot.finished),
+      static_cast<long long>(tot.aborted), static_cast<long long>(tot.preemptions),
+      static_cast<long long>(tot.migrations), static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
+      static_cast<long long>(tot.abandoned), static_cast<long long>(tot.cascade),
+      static_cast<long long>(tot.cascadeMoves), static_cast<long long>(tot.moe));
 }
 
 // tests/engine/CMakeLists.txt compiles this executable (and the engine's

@@ -24,8 +24,8 @@ const std::string kSample = std::string(SERVELAB_SOURCE_DIR) + "/samples/moe-qwe
 Scenario withCluster(const nlohmann::json& extra, const std::string& model = "qwen3-235b-a22b") {
   nlohmann::json cluster = {{"instances", 1}, {"gpu", "h200-sxm-141g"}, {"tp", 8}};
   for (const auto& [k, v] : extra.items()) cluster[k] = v;
-  const nlohmann::json j = {{"schema_version", 1}, {"cluster", cluster}, {"model", model},
-                            {"workload", {{"requests", 20}}}};
+  const nlohmann::json j = {
+      {"schema_version", 1}, {"cluster", cluster}, {"model", model}, {"workload", {{"requests", 20}}}};
   return parseScenario(j, "moe.json");
 }
 
@@ -60,14 +60,20 @@ TEST(MoeDeploy, BadFieldsNameTheField) {
             "cluster.ep = 8 ranks");
   EXPECT_EQ(prepareError({{"ep", 2}}, "llama-3.1-70b"),
             "moe.json: cluster.ep: Llama-3.1-70B is a dense model (no experts to spread); use 1");
-  EXPECT_EQ(prepareError({{"attention_dp", true}}),
-            "moe.json: cluster.attention_dp: needs cluster.ep equal to cluster.tp (8): the experts spread over every GPU");
-  EXPECT_EQ(errorOf([&] { withCluster({{"moe_routing", {{"kind", "zipf"}, {"skew", 0}}}}); }),
+  EXPECT_EQ(
+      prepareError({{"attention_dp", true}}),
+      "moe.json: cluster.attention_dp: needs cluster.ep equal to cluster.tp (8): the experts spread over every GPU");
+  EXPECT_EQ(errorOf([&] {
+              withCluster({{"moe_routing", {{"kind", "zipf"}, {"skew", 0}}}});
+            }),
             "moe.json: cluster.moe_routing.skew: must be > 0 (got 0)");
-  EXPECT_NE(errorOf([&] { withCluster({{"moe_routing", {{"kind", "file"}}}}); })
-                .find("cluster.moe_routing.path: needed with kind \"file\""),
+  EXPECT_NE(errorOf([&] {
+              withCluster({{"moe_routing", {{"kind", "file"}}}});
+            }).find("cluster.moe_routing.path: needed with kind \"file\""),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { withCluster({{"ep_placement", "random"}}); }).find("cluster.ep_placement"),
+  EXPECT_NE(errorOf([&] {
+              withCluster({{"ep_placement", "random"}});
+            }).find("cluster.ep_placement"),
             std::string::npos);
   // A routing file with the wrong number of experts.
   const auto dir = std::filesystem::temp_directory_path() / "servelab-moe-deploy";

@@ -22,12 +22,11 @@ Scenario moeScenario(const std::string& model, const std::string& gpu, int gpus,
     cluster["ep_redundant"] = redundant;
     cluster["ep_placement"] = "eplb";
   }
-  const nlohmann::json workload = {
-      {"arrival", {{"process", "closed"}, {"concurrency", concurrency}}},
-      {"input_tokens", {{"dist", "constant"}, {"value", input}}},
-      {"reasoning_tokens", {{"dist", "constant"}, {"value", 0}}},
-      {"answer_tokens", {{"dist", "constant"}, {"value", output}}},
-      {"requests", requests}};
+  const nlohmann::json workload = {{"arrival", {{"process", "closed"}, {"concurrency", concurrency}}},
+                                   {"input_tokens", {{"dist", "constant"}, {"value", input}}},
+                                   {"reasoning_tokens", {{"dist", "constant"}, {"value", 0}}},
+                                   {"answer_tokens", {{"dist", "constant"}, {"value", output}}},
+                                   {"requests", requests}};
   const nlohmann::json j = {{"schema_version", 1},
                             {"cluster", cluster},
                             {"model", model},
@@ -62,11 +61,12 @@ double outputTokensPerS(const RunOutcome& r) {
 }
 
 ExperimentResult parallelism(const ExperimentOptions& o) {
-  const std::vector<Layout> layouts = {{"TP8", 1, false}, {"EP8 (attention TP8)", 8, false}, {"EP8 + DP attention", 8, true}};
+  const std::vector<Layout> layouts = {
+      {"TP8", 1, false}, {"EP8 (attention TP8)", 8, false}, {"EP8 + DP attention", 8, true}};
   const std::vector<int> conc = o.quick ? std::vector<int>{1, 64} : std::vector<int>{1, 8, 32, 64, 128, 256, 512};
   ExperimentResult out;
-  out.table.columns = {"layout", "concurrency", "output_tok_s", "output_tok_s_per_gpu", "tpot_p50_ms", "ttft_p50_s",
-                       "kv_capacity_tokens"};
+  out.table.columns = {"layout",      "concurrency", "output_tok_s",      "output_tok_s_per_gpu",
+                       "tpot_p50_ms", "ttft_p50_s",  "kv_capacity_tokens"};
   std::string csv = "layout,concurrency,output_tok_s,tpot_p50_ms,ttft_p50_s\n";
   for (const Layout& l : layouts)
     for (int c : conc) {
@@ -78,22 +78,35 @@ ExperimentResult parallelism(const ExperimentOptions& o) {
       const RunOutcome r = runInMemory(s, label);
       const auto cost = makeCostModel(s);
       const std::int64_t kv = cost->kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction,
-                                                      s.cluster.block_size) * s.cluster.block_size;
+                                                     s.cluster.block_size) *
+                              s.cluster.block_size;
       const double tput = outputTokensPerS(r);
       out.table.addRow({l.name, std::to_string(c), num(tput, 0), num(tput / 8, 0), num(r.summary.tpot_s.p50 * 1e3, 2),
                         num(r.summary.ttft_s.p50, 3), std::to_string(kv)});
       csv += l.name + "," + std::to_string(c) + "," + num(tput, 1) + "," + num(r.summary.tpot_s.p50 * 1e3, 3) + "," +
              num(r.summary.ttft_s.p50, 4) + "\n";
     }
-  out.charts.push_back({"moe_parallelism.csv", csv,
-                        {{"_throughput", "concurrency", {"output_tok_s"}, {"layout"}, {},
-                          "Qwen3-235B-A22B on 8 x H200: output throughput vs concurrency", "output tokens/s"},
-                         {"_tpot", "concurrency", {"tpot_p50_ms"}, {"layout"}, {},
-                          "Qwen3-235B-A22B on 8 x H200: median TPOT vs concurrency", "TPOT p50 (ms)"}}});
-  out.notes.push_back("Closed loop, no think time, 1000-token prompts and 1000-token answers, bf16, one instance of "
-                      "8 GPUs. EP8: 16 experts a GPU; DP attention: each GPU runs its own sequences' attention with "
-                      "the whole attention weights (less KV room) and the experts are reached by all-to-all "
-                      "(DeepEP fit) instead of all-reduces.");
+  out.charts.push_back({"moe_parallelism.csv",
+                        csv,
+                        {{"_throughput",
+                          "concurrency",
+                          {"output_tok_s"},
+                          {"layout"},
+                          {},
+                          "Qwen3-235B-A22B on 8 x H200: output throughput vs concurrency",
+                          "output tokens/s"},
+                         {"_tpot",
+                          "concurrency",
+                          {"tpot_p50_ms"},
+                          {"layout"},
+                          {},
+                          "Qwen3-235B-A22B on 8 x H200: median TPOT vs concurrency",
+                          "TPOT p50 (ms)"}}});
+  out.notes.push_back(
+      "Closed loop, no think time, 1000-token prompts and 1000-token answers, bf16, one instance of "
+      "8 GPUs. EP8: 16 experts a GPU; DP attention: each GPU runs its own sequences' attention with "
+      "the whole attention weights (less KV room) and the experts are reached by all-to-all "
+      "(DeepEP fit) instead of all-reduces.");
   return out;
 }
 
@@ -105,8 +118,11 @@ ExperimentResult imbalance(const ExperimentOptions& o) {
   };
   const nlohmann::json zipf06 = {{"kind", "zipf"}, {"skew", 0.6}};
   const nlohmann::json zipf10 = {{"kind", "zipf"}, {"skew", 1.0}};
-  const std::vector<Case> cases = {{"balanced", nullptr, 0},    {"zipf 0.6", zipf06, 0}, {"zipf 0.6 + EPLB 32", zipf06, 32},
-                                   {"zipf 1.0", zipf10, 0},     {"zipf 1.0 + EPLB 32", zipf10, 32}};
+  const std::vector<Case> cases = {{"balanced", nullptr, 0},
+                                   {"zipf 0.6", zipf06, 0},
+                                   {"zipf 0.6 + EPLB 32", zipf06, 32},
+                                   {"zipf 1.0", zipf10, 0},
+                                   {"zipf 1.0 + EPLB 32", zipf10, 32}};
   struct Load {
     std::string name;
     int input, output;
@@ -117,8 +133,8 @@ ExperimentResult imbalance(const ExperimentOptions& o) {
   const int conc = 256;
   const std::int64_t n = o.quick ? 256 : 1024;
   ExperimentResult out;
-  out.table.columns = {"workload", "routing", "ep_redundant", "busiest_rank_over_mean", "output_tok_s", "input_tok_s",
-                       "tpot_p50_ms", "ttft_p50_s", "tput_vs_balanced_pct"};
+  out.table.columns = {"workload",    "routing",     "ep_redundant", "busiest_rank_over_mean", "output_tok_s",
+                       "input_tok_s", "tpot_p50_ms", "ttft_p50_s",   "tput_vs_balanced_pct"};
   std::string csv = "workload,routing,output_tok_s,input_tok_s,tpot_p50_ms,ttft_p50_s\n";
   for (const Load& load : loads) {
     double base = 0;
@@ -141,15 +157,29 @@ ExperimentResult imbalance(const ExperimentOptions& o) {
              num(r.summary.tpot_s.p50 * 1e3, 3) + "," + num(r.summary.ttft_s.p50, 4) + "\n";
     }
   }
-  out.charts.push_back({"moe_imbalance.csv", csv,
-                        {{"", "routing", {"output_tok_s"}, {}, {{"workload", "decode-heavy 1000/1000"}},
-                          "Expert imbalance, decode-heavy: output throughput", "output tokens/s", true},
-                         {"_prefill", "routing", {"input_tok_s"}, {}, {{"workload", "prefill-heavy 4000/16"}},
-                          "Expert imbalance, prefill-heavy: input throughput", "input tokens/s", true}}});
-  out.notes.push_back("Qwen3-235B-A22B, 8 x H200, EP8 + DP attention, 256 closed-loop clients, 1000/1000 tokens. "
-                      "busiest_rank_over_mean: the straggler rank's expected token-expert pairs (mean + sqrt(2 ln 8) "
-                      "sd) over the mean rank's, for a step of 256 tokens (decode-heavy) or 16384 (prefill-heavy). EPLB 32: 32 redundant replicas of the "
-                      "hottest experts, greedily packed (20 slots a GPU).");
+  out.charts.push_back({"moe_imbalance.csv",
+                        csv,
+                        {{"",
+                          "routing",
+                          {"output_tok_s"},
+                          {},
+                          {{"workload", "decode-heavy 1000/1000"}},
+                          "Expert imbalance, decode-heavy: output throughput",
+                          "output tokens/s",
+                          true},
+                         {"_prefill",
+                          "routing",
+                          {"input_tok_s"},
+                          {},
+                          {{"workload", "prefill-heavy 4000/16"}},
+                          "Expert imbalance, prefill-heavy: input throughput",
+                          "input tokens/s",
+                          true}}});
+  out.notes.push_back(
+      "Qwen3-235B-A22B, 8 x H200, EP8 + DP attention, 256 closed-loop clients. "
+      "busiest_rank_over_mean: the straggler rank's expected token-expert pairs (mean + sqrt(2 ln 8) "
+      "sd) over the mean rank's, for a step of 256 tokens (decode-heavy) or 16384 (prefill-heavy). "
+      "EPLB 32: 32 redundant replicas of the hottest experts, greedily packed (20 slots a GPU).");
   return out;
 }
 
