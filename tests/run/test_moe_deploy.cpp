@@ -41,8 +41,12 @@ TEST(MoeDeploy, ScenarioFieldsReachTheCostModel) {
   const auto cost = makeCostModel(s);
   EXPECT_EQ(cost->moe().ep, 8);
   EXPECT_TRUE(cost->moe().attentionDp);
-  EXPECT_EQ(cost->moe().redundant, 16);
-  EXPECT_EQ(cost->moe().placement, Placement::Eplb);  // implied by the replicas
+  EXPECT_EQ(cost->moe().redundant, 0);
+  EXPECT_EQ(cost->moe().placement, Placement::Contiguous);
+  // Replicas imply EPLB placement unless it is given.
+  const auto eplb = makeCostModel(withCluster({{"ep", 8}, {"ep_redundant", 16}}));
+  EXPECT_EQ(eplb->moe().placement, Placement::Eplb);
+  EXPECT_EQ(eplb->moe().redundant, 16);
   EXPECT_EQ(cost->moe().routing.kind, RoutingKind::Zipf);
   EXPECT_DOUBLE_EQ(cost->moe().routing.skew, 0.8);
   EXPECT_DOUBLE_EQ(cost->moe().nicBytesPerSecPerGpu, 3200e9 / 8 / 8);

@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "ui/common/cache_view.h"
+#include "ui/cluster/moe_strip.h"
 #include "ui/cluster/policy_view.h"
 #include "ui/controller/sim_controller.h"
 #include "ui/common/theme.h"
@@ -304,6 +305,11 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     y += fieldRows * (sh + 2);
   }
 
+  // MoE: the expert-parallel layout and per-rank load strip (moe_strip.h).
+  if (const auto moe = moestrip::paintOnCard(p, *this, c, y + 1, index, small, sh + kChip + 6); !moe.rect.isNull()) {
+    hits_.push_back({moe.rect, moe.tip});
+    y = moe.rect.bottom() + 3;
+  }
   infoRects_[static_cast<std::size_t>(index)] = QRect(r.left(), r.top(), r.width(), y - r.top());
   // Queues: a label then rows of chips, each queue sharing the space left.
   y += 3;

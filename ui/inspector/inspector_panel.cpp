@@ -17,6 +17,7 @@
 #include "ui/controller/sim_controller.h"
 #include "ui/common/cache_view.h"
 #include "ui/common/theme.h"
+#include "ui/inspector/moe_split.h"
 
 namespace sl::ui {
 
@@ -311,6 +312,7 @@ InspectorPanel::InspectorPanel(SimController* ctl, QWidget* parent) : QWidget(pa
   cache_->setTextFormat(Qt::RichText);
   cache_->setVisible(false);
   il->addWidget(cache_);
+  il->addWidget(new moesplit::MoeSplitLabel);  // MoE: the latest step's split (moe_split.h)
   il->addWidget(plot_, 1);
   pages_->addWidget(inst);
   QEvent fontChange(QEvent::FontChange);
@@ -389,6 +391,7 @@ void InspectorPanel::refresh() {
     fillInstance(h);
     fillPolicy(ctl_->latest()->snapshot);
     fillCache(ctl_->latest()->snapshot);
+    findChild<moesplit::MoeSplitLabel*>()->fill(ctl_->latest()->snapshot, instance_, ctl_->scenario());
   }
 }
 

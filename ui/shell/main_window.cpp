@@ -38,6 +38,7 @@
 #include "ui/charts/chart_export_dialog.h"
 #include "ui/charts/chart_panel.h"
 #include "ui/cluster/cluster_view.h"
+#include "ui/cluster/moe_strip.h"
 #include "ui/compare/compare_window.h"
 #include "ui/sweep/sweep_window.h"
 #include "ui/controller/export_run.h"
@@ -322,7 +323,10 @@ void MainWindow::pull(bool force) {
   charts_->addPolicySamples(ctl_->takePolicySamples());
   charts_->setChanges(f->changes);
   const bool express = f->running && f->mode == RunMode::Express;
-  if (!express || force) cluster_->setFrame(f);
+  if (!express || force) {
+    moestrip::record(cluster_, *f, ctl_->scenario());  // MoE cards' per-rank history (ui/cluster/moe_strip.h)
+    cluster_->setFrame(f);
+  }
   pullTeaching(*f);
   // Charts cost a few ms each (tens with long series): while a run animates
   // they get new data at ~5 Hz and are redrawn one per frame, so no frame
