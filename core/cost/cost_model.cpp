@@ -288,8 +288,9 @@ void CostModel::applyMoe() {
       otherBytes / attnGpus + routedBytes * (E > 0 ? (E + moe_.redundant) / static_cast<double>(E) : 1.0) / tpd;
   // MLA under tensor parallelism: each GPU reads the whole latent of every
   // token (replicated); data-parallel attention reads its own sequences' KV.
-  decodePerToken_ =
-      static_cast<double>(kvBytesPerToken_) / ((model_.hasMla() && !moe_.attentionDp ? 1.0 : tpd) * BW * c_.eta_kv);
+  // Each GPU reads its own share of the KV (kvSplit: MLA's latent and KV
+  // heads fewer than the GPUs are replicated under tensor parallelism).
+  decodePerToken_ = static_cast<double>(kvBytesPerToken_) / (kvSplit() * BW * c_.eta_kv);
   gridN_.clear();
   gridExpert_.clear();
   gridA2a_.clear();

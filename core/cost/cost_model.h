@@ -250,11 +250,11 @@ public:
   /// KV bytes a GPU of the tp group holds per token: its 1/tp share of the
   /// heads; with MLA the whole latent (every head reads the same one, so
   /// tensor parallelism replicates it, as vLLM does).
-  /// With data-parallel attention each GPU keeps whole tokens of its own
+  /// With more GPUs than KV heads (tp > kv_heads) each GPU keeps one whole
+  /// head (vLLM replicates KV heads): 1/kv_heads of the bytes. With
+  /// data-parallel attention each GPU keeps whole tokens of its own
   /// sequences: 1/tp of the instance's tokens, MLA or not.
-  double kvBytesPerTokenPerGpu() const {
-    return static_cast<double>(kvBytesPerToken()) / (model_.hasMla() && !moe_.attentionDp ? 1 : tp_);
-  }
+  double kvBytesPerTokenPerGpu() const { return static_cast<double>(kvBytesPerToken()) / kvSplit(); }
   /// Whole instance: the layers' linear weights at the model dtype (1 B for
   /// fp8); embedding, norms and LM head stay at dtype_bytes.
   std::int64_t weightBytes() const { return weightBytes_; }
@@ -326,7 +326,13 @@ private:
   double a2aBytesPerToken_ = 0;                       // dispatch: k · hidden · dispatch bytes (combine: 2 bytes)
   std::vector<double> gridN_, gridExpert_, gridA2a_;  // skewed routing: the terms tabulated over N
   void applyMoe();                                    // (re)computes the members above from moe_
-  double expertBytesPerParam() const;                 // the routed experts' dtype: 2 (bf16), 1 (fp8), 0.53125 (mxfp4)
+  double expertBytesPerParam() const;
+  /// How many ways an instance's KV splits over its GPUs (kvBytesPerTokenPerGpu).
+  double kvSplit() const {
+    if (moe_.attentionDp) return tp_;
+    if (model_.hasMla()) return 1;
+    return tp_ > model_.kv_heads && model_.kv_heads > 0 ? model_.kv_heads : tp_;
+  }                 // the routed experts' dtype: 2 (bf16), 1 (fp8), 0.53125 (mxfp4)
   double expertSecondsExact(double N) const;
   double allToAllSecondsExact(double N) const;
   double fromGrid(const std::vector<double>& y, double N) const;

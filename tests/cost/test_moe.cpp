@@ -206,6 +206,10 @@ TEST(Moe, MlaLatentIsReplicatedAcrossTp) {
   // 32·2048·70 272 B / (4.8e12 · 0.51) = 1.8807 ms at any tp.
   EXPECT_NEAR(kvRead(tp8) * 1e3, 32.0 * 2048 * 70272 / (4.8e12 * 0.51) * 1e3, 1e-9);
   EXPECT_DOUBLE_EQ(kvRead(tp8), kvRead(tp16));
-  const CostModel q1(gpu, reg().model("qwen3-235b-a22b"), 4), q2(gpu, reg().model("qwen3-235b-a22b"), 8);
-  EXPECT_DOUBLE_EQ(q1.kvBytesPerTokenPerGpu(), 2 * q2.kvBytesPerTokenPerGpu());
+  // Qwen3-235B has 4 KV heads: tp 2 → 2 heads a GPU; tp 4 and tp 8 → one
+  // head each (past 4 GPUs the heads are replicated, as vLLM does).
+  const auto q = [&](int tp) { return CostModel(gpu, reg().model("qwen3-235b-a22b"), tp).kvBytesPerTokenPerGpu(); };
+  EXPECT_DOUBLE_EQ(q(2), 2 * q(4));
+  EXPECT_DOUBLE_EQ(q(4), q(8));
+  EXPECT_DOUBLE_EQ(q(8), 192512.0 / 4);
 }

@@ -178,8 +178,11 @@ TEST(MoeEp, DataParallelAttentionMemoryKvAndAllToAll) {
   const double other = static_cast<double>(tp.weightBytes()) - routed;
   EXPECT_NEAR(tp.weightBytesPerGpu(), (other + routed) / 8, 1);
   EXPECT_NEAR(dp.weightBytesPerGpu(), other + routed / 8, 1);  // attention and embeddings on every GPU
-  // GQA KV: 1/8 of the heads (TP) or 1/8 of the tokens (DP): the same bytes.
-  EXPECT_DOUBLE_EQ(dp.kvBytesPerTokenPerGpu(), tp.kvBytesPerTokenPerGpu());
+  // GQA KV: 4 KV heads over 8 GPUs are replicated under TP (1/4 of the
+  // bytes a GPU); DP splits the tokens (1/8): half the KV bytes a GPU, and
+  // half the decode KV read.
+  EXPECT_DOUBLE_EQ(tp.kvBytesPerTokenPerGpu(), 192512.0 / 4);
+  EXPECT_DOUBLE_EQ(dp.kvBytesPerTokenPerGpu(), 192512.0 / 8);
   // The non-expert weights are read whole on every GPU.
   const BatchShape b = decode(64);
   EXPECT_NEAR(dp.breakdown(b).linear_s / tp.breakdown(b).linear_s, 8.0, 1e-9);
