@@ -1,6 +1,7 @@
 // servelab: the desktop what-if lab (50-gui.md).
 //
 //   servelab [SCENARIO.json]
+//   servelab --first-screen          (what `bash .ci/servelab run` opens)
 //   servelab --scenario FILE --screenshot OUT.png [--run-for SIM_SECONDS] (default: to the end)
 //            [--size WxH] [--no-opengl] [--compare POLICY,POLICY[,…]]
 //            [--lecture] [--tour ID[:STEP]] [--inspect REQUEST_ID|gpuN|auto]
@@ -16,12 +17,29 @@
 // to OUT.png and the program exits (0 on success). --compare opens compare
 // mode for 2–4 policies (the first is the reference); with --screenshot the
 // compare window is the one rendered.
+//
+// --check-tours OUT.json (not in --help; tests/ui/xvfb_tours.sh): once the
+// window is up, walk every step of every guided tour (of --tour ID only,
+// when given), normal and in lecture mode (with --lecture, lecture mode
+// only), in the window as the window manager sized it; write what each
+// step's layout gets wrong (ui/cluster/layout_check.h: compact cards, a
+// named field elided, an arrow over text or bars; a tour text that
+// scrolls) to OUT.json and exit: 0 when nothing, 1 otherwise. With
+// --check-tours-pause DIR it waits after each step, for up to 20 s, until
+// DIR/<tour>-<step>.ready, which it writes, is removed (by the script
+// taking a screenshot of the screen).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QEventLoop>
+#include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QScreen>
 #include <QSettings>
 #include <QStyleFactory>
 #include <QTimer>
@@ -29,6 +47,8 @@
 #include <cstdio>
 
 #include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/cluster/layout_check.h"
 #include "ui/charts/chart_render.h"
 #include "ui/compare/compare_window.h"
 #include "ui/shell/main_window.h"
@@ -36,6 +56,7 @@
 #include "scenario/scenario_io.h"
 #include "ui/controller/sim_controller.h"
 #include "ui/common/ui_info.h"
+#include "ui/teaching/tour_guide.h"
 
 namespace {
 
@@ -73,6 +94,118 @@ bool isBatchInvocation(int argc, char** argv) {
     if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") return true;
   }
   return false;
+}
+
+// Let the window manager's resizes, the layouts and the charts' relayouts
+// land: events for `ms` of wall time.
+void settle(int ms) {
+  QEventLoop loop;
+  QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+  loop.exec();
+}
+
+QJsonArray sizeJson(QSize s) { return {s.width(), s.height()}; }
+
+// --check-tours: every step of `tours` (all when empty), in lecture mode or
+// not as `modes` says, checked in the window as it is; the report to `out`.
+int checkTours(sl::ui::MainWindow& w, const QString& out, const QString& tourId, const std::vector<bool>& modes,
+               const QString& pauseDir) {
+  using namespace sl::ui;
+  settle(1500);  // the window manager places and sizes the window
+  QJsonArray steps;
+  int problems = 0;
+  for (const bool lecture : modes) {
+    w.setLecture(lecture);
+    for (const Tour& t : availableTours(MainWindow::samplesDir())) {
+      if (!tourId.isEmpty() && t.id.compare(tourId, Qt::CaseInsensitive) != 0) continue;
+      QString err;
+      if (!w.startTour(t.id, 0, false, &err)) {
+        std::fprintf(stderr, "servelab: --check-tours: %s\n", qPrintable(err));
+        return 2;
+      }
+      int dockWidth = -1;
+      for (int s = 0; s < static_cast<int>(t.steps.size()); ++s) {
+        if (!w.showTourStep(s, false, &err)) {
+          std::fprintf(stderr, "servelab: --check-tours: %s\n", qPrintable(err));
+          return 2;
+        }
+        // What 20 wall seconds of the step show at its own speed (as
+        // tests/ui/test_tour_layout.cpp).
+        const TourStep& step = t.steps[static_cast<std::size_t>(s)];
+        w.controller()->runTo(std::min(60.0, 20 * step.speed));
+        if (!w.controller()->waitIdle(120000)) {
+          std::fprintf(stderr, "servelab: --check-tours: %s step %d timed out\n", qPrintable(t.id), s + 1);
+          return 1;
+        }
+        w.pullNow();
+        settle(120);
+        w.pullNow();
+        ClusterView* cv = w.clusterView();
+        const QString where = QString("%1 step %2%3").arg(t.id).arg(s + 1).arg(lecture ? " (lecture)" : "");
+        QStringList found =
+            layoutcheck::viewProblems(*cv, w.controller()->latest()->snapshot, w.tourPanel()->watchText(), where);
+        for (const QString& p : w.tourPanel()->layoutProblems()) found << where + ": tour panel: " + p;
+        const int dw = w.tourDock()->width();
+        if (dockWidth < 0) dockWidth = dw;
+        if (std::abs(dw - dockWidth) > 2) found << where + QString(": tour panel %1 px wide, %2 px at step 1").arg(dw).arg(dockWidth);
+        QJsonObject o;
+        o["tour"] = t.id;
+        o["step"] = s + 1;
+        o["lecture"] = lecture;
+        o["window"] = sizeJson(w.size());
+        o["cluster_view"] = sizeJson(cv->size());
+        o["cards"] = cv->tiles() ? "tiles" : cv->compact() ? "compact" : cv->dense() ? "dense" : "full";
+        o["problems"] = QJsonArray::fromStringList(found);
+        steps.append(o);
+        problems += static_cast<int>(found.size());
+        for (const QString& p : found) std::printf("%s\n", qPrintable(p));
+        std::fflush(stdout);
+        if (!pauseDir.isEmpty()) {
+          w.pullNow();
+          cv->repaint();
+          settle(200);
+          const QString ready = QString("%1/%2-%3.ready").arg(pauseDir, t.id).arg(s + 1);
+          QFile(ready).open(QIODevice::WriteOnly);
+          for (int i = 0; i < 200 && QFileInfo::exists(ready); ++i) settle(100);
+        }
+      }
+      w.closeTour();
+    }
+  }
+  QJsonObject report;
+  const QScreen* sc = w.screen();
+  report["screen"] = sizeJson(sc ? sc->geometry().size() : QSize());
+  report["available"] = sizeJson(sc ? sc->availableGeometry().size() : QSize());
+  report["window"] = sizeJson(w.size());
+  report["maximized"] = w.isMaximized();
+  report["steps"] = steps;
+  report["problems"] = problems;
+  QFile f(out);
+  if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(report).toJson()) < 0) {
+    std::fprintf(stderr, "servelab: --check-tours: cannot write %s\n", qPrintable(out));
+    return 2;
+  }
+  std::printf("%d steps checked at %dx%d, %d problems\n", static_cast<int>(steps.size()), w.width(), w.height(), problems);
+  return problems == 0 ? 0 : 1;
+}
+
+// A first start (no layout saved) takes the screen: all of a laptop's or a
+// projector's (up to 1600×1000 available: the window manager's border and
+// title bar excepted, MainWindow::fitToScreen), 90 % of a larger one,
+// centred; a saved layout is adapted to the screen
+// (MainWindow::restoreSettings) and kept inside it.
+void openOnScreen(sl::ui::MainWindow& w) {
+  const QScreen* sc = w.screen() ? w.screen() : QGuiApplication::primaryScreen();
+  if (QSettings().contains("geometry") || !sc) return w.fitToScreen();
+  const QRect avail = sc->availableGeometry();
+  if (avail.width() < 1600 || avail.height() < 1000) {
+    w.resize(avail.size());
+    return w.fitToScreen();  // and its docks
+  }
+  QRect r(QPoint(0, 0), avail.size() * 0.9);
+  r.moveCenter(avail.center());
+  w.setGeometry(r);
+  w.fitDocksToSize();
 }
 
 }  // namespace
@@ -121,7 +254,16 @@ int main(int argc, char** argv) {
   QCommandLineOption tourOpt("tour", "Start guided tour ID at STEP (1-based), e.g. pascal or pascal:3.", "ID[:STEP]");
   QCommandLineOption inspectOpt("inspect", "Open the inspector on a request id, an instance (gpuN), or 'auto' "
                                            "(a request that was preempted or migrated).", "WHAT");
-  cli.addOptions({lectureOpt, tourOpt, inspectOpt});
+  QCommandLineOption firstOpt("first-screen", "Open the first screen (FCFS under memory pressure at 4×, as on a "
+                                             "first start) whatever scenario was open last.");
+  cli.addOptions({lectureOpt, tourOpt, inspectOpt, firstOpt});
+  QCommandLineOption checkToursOpt("check-tours", "Walk every guided-tour step, write its layout problems to OUT.json, exit.",
+                                   "OUT.json");
+  checkToursOpt.setFlags(QCommandLineOption::HiddenFromHelp);
+  QCommandLineOption checkPauseOpt("check-tours-pause", "With --check-tours: wait after each step for DIR/<tour>-<step>.ready "
+                                                         "to be removed.", "DIR");
+  checkPauseOpt.setFlags(QCommandLineOption::HiddenFromHelp);
+  cli.addOptions({checkToursOpt, checkPauseOpt});
   QCommandLineOption exportOpt("export-charts", "Run (--run-for), write every chart to DIR as File ▸ Export ▸ Charts… "
                                                 "does, and exit.", "DIR");
   QCommandLineOption exportSizeOpt("export-size", "Chart size for --export-charts (default 960x600).", "WxH");
@@ -254,6 +396,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     sl::ui::CompareWindow cw;
+    cw.setLecture(cli.isSet(lectureOpt));
     cw.resize(size);
     cw.show();
     QString err;
@@ -282,14 +425,18 @@ int main(int argc, char** argv) {
 
   if (cli.isSet(shotOpt) || cli.isSet(exportOpt)) {
     const char* what = cli.isSet(shotOpt) ? "--screenshot" : "--export-charts";
-    if (scenario.isEmpty() && tourId.isEmpty()) {
-      std::fprintf(stderr, "servelab: %s needs --scenario FILE (or --tour)\n", what);
+    if (scenario.isEmpty() && tourId.isEmpty() && !cli.isSet(firstOpt)) {
+      std::fprintf(stderr, "servelab: %s needs --scenario FILE (or --tour, --first-screen)\n", what);
       return 2;
     }
     QString err;
     w.show();
     if (!scenario.isEmpty() && !w.openScenario(scenario, &err)) {
       std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
+      return 2;
+    }
+    if (scenario.isEmpty() && cli.isSet(firstOpt) && !w.openFirstScreen(&err)) {
+      std::fprintf(stderr, "servelab: --first-screen: %s\n", qPrintable(err));
       return 2;
     }
     if (const int rc = startTeaching()) return rc;
@@ -359,14 +506,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "servelab: %s\n", qPrintable(err));
       return 2;
     }
-    if (!cli.isSet(sizeOpt)) w.fitToScreen();
+    if (!cli.isSet(sizeOpt)) openOnScreen(w);
     w.show();
   } else {
-    if (!cli.isSet(sizeOpt)) w.fitToScreen();
+    if (!cli.isSet(sizeOpt)) openOnScreen(w);
     w.show();
     const QString last = QSettings().value("lastScenario").toString();
-    if (!last.isEmpty() && QFileInfo::exists(last)) w.openScenario(last);
+    if (!cli.isSet(firstOpt) && !last.isEmpty() && QFileInfo::exists(last)) w.openScenario(last);
     else w.openFirstScreen();  // a fresh start: contention within half a minute, and the tours
+  }
+  if (cli.isSet(checkToursOpt)) {
+    const std::vector<bool> modes = cli.isSet(lectureOpt) ? std::vector<bool>{true} : std::vector<bool>{false, true};
+    return checkTours(w, cli.value(checkToursOpt), tourId, modes, cli.value(checkPauseOpt));
   }
   if (const int rc = startTeaching()) return rc;
   if (!comparePolicies.isEmpty()) {

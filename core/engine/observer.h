@@ -38,6 +38,9 @@ struct ProbeInstance {
   // Prefix caching (-1 when off): GPU blocks holding cache entries (in use
   // or free) and the CPU tier's blocks.
   std::int64_t cachedGpuBlocks = -1, cachedCpuBlocks = -1;
+  // Prefix caching (-1 when off): prompt tokens of first admissions so far and,
+  // of those, tokens served from the cache (the hit rate's two terms).
+  std::int64_t promptTokens = -1, cachedTokens = -1;
 };
 struct ProbeSample {
   SimTime time = 0;

@@ -39,6 +39,8 @@ void Simulator::probe() {
     if (in.cache_) {
       p.cachedGpuBlocks = in.cache_->gpuBlocks();
       p.cachedCpuBlocks = in.cache_->cpuBlocks();
+      p.promptTokens = in.cache_->stats().promptTokens;
+      p.cachedTokens = in.cache_->stats().cachedTokens;
     }
     p.queued = probeCounts_[i].queued;
     p.running = probeCounts_[i].running;

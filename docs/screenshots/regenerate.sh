@@ -48,4 +48,17 @@ shot compare-1920x1080 --scenario samples/pascal-phase-aware.json --compare pasc
 shot walkthrough-compare-1280x800 --scenario samples/pascal-baseline-fcfs.json --compare fcfs,rr,pascal --run-for 300 \
   --size 1280x800
 shot walkthrough-pascal-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120 --size 1280x800
+# Every guided-tour step at 1024x768 as a projector shows it: the real
+# window under Xvfb + openbox in lecture mode, each step's layout checked
+# and captured with `import -window root` (tests/ui/xvfb_tours.sh:
+# tour-<id>-<step>-1024x768.png). Skipped where Xvfb, openbox, xdotool or
+# ImageMagick is missing.
+rc=0
+bash tests/ui/xvfb_tours.sh "$app" . "$out" >&2 || rc=$?
+if [ "$rc" -eq 77 ]; then
+  echo "regenerate: tour-*.png skipped (needs Xvfb, openbox, xdotool, ImageMagick)" >&2
+elif [ "$rc" -ne 0 ]; then
+  echo "regenerate: tour-*.png failed (tests/ui/xvfb_tours.sh)" >&2
+  exit 1
+fi
 echo "regenerate: $(ls "$out"/*.png | wc -l) screenshots in $out/" >&2

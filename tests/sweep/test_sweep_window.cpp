@@ -165,11 +165,32 @@ private slots:
     QCOMPARE(formatSweepNumber(0.41237), QString("0.4124"));
     QCOMPARE(formatSweepNumber(3210.49), QString("3210"));
     QCOMPARE(formatSweepNumber(40.0), QString("40"));
-    // The chart's y axis names the metric (it said "metric").
+    // The chart's title and y axis name the metric in words with its unit
+    // (they said "Metric vs arrival rate" and "ttft_s.p99", issue 50).
     w.metric()->setCurrentText("ttft_s.p99");
-    QCOMPARE(w.chart()->yLabel(), QString("ttft_s.p99"));
+    QCOMPARE(w.chart()->yLabel(), QString("TTFT p99 (s)"));
+    QCOMPARE(w.chart()->title(), QString("TTFT p99 vs arrival rate"));
+    // Both axes fitted to the data (issue 50: the rates 4..6 sat in the
+    // right third of an axis from 0, the TTFTs in the top of one from 0).
+    {
+      double ylo = INFINITY, yhi = -INFINITY, xlo = INFINITY, xhi = -INFINITY;
+      for (int i = 0; i < w.chart()->seriesCount(); ++i)
+        for (const QPointF& p : w.chart()->seriesData(i)) {
+          ylo = std::min(ylo, p.y()), yhi = std::max(yhi, p.y());
+          xlo = std::min(xlo, p.x()), xhi = std::max(xhi, p.x());
+        }
+      const auto [x0, x1] = w.chart()->xRange();
+      const auto [y0, y1] = w.chart()->yRange();
+      QVERIFY2(x0 <= xlo && x1 >= xhi && (x1 - x0) <= 2 * (xhi - xlo),
+               qPrintable(QString("x axis %1..%2 for rates %3..%4").arg(x0).arg(x1).arg(xlo).arg(xhi)));
+      QVERIFY2(y0 <= ylo && y1 >= yhi && (y1 - y0) <= 3 * std::max(yhi - ylo, 0.2 * std::abs(yhi)),
+               qPrintable(QString("y axis %1..%2 for values %3..%4").arg(y0).arg(y1).arg(ylo).arg(yhi)));
+    }
     w.metric()->setCurrentText("requests.finished");
-    QCOMPARE(w.chart()->yLabel(), QString("requests.finished"));
+    QCOMPARE(w.chart()->yLabel(), QString("finished requests (requests)"));
+    QCOMPARE(sweepMetricWords("qoe.violation_rate").unit, QString("fraction"));
+    QCOMPARE(sweepMetricWords("e2e_s.p50").name, QString("E2E p50"));
+    QCOMPARE(sweepMetricWords("some.new_metric").name, QString("some.new_metric"));
     // Heatmap: row labels whole at the dialog's size, a colour scale's ends.
     QCOMPARE(w.heatmap()->rowCount(), 2);
     for (const QString& l : w.heatmap()->rowLabelsAsPainted(QSize(640, 400)))

@@ -90,6 +90,35 @@ no_display)
   expect_code 0 "${nodisp[@]}" "$app" --help
   grep -q -- "--export-charts" "$tmp/out" || fail "--help printed no options"
   ;;
+batch_defaults)
+  # --screenshot without --run-for runs the scenario to its end (it used to
+  # write t = 0 silently): a picture other than --run-for 0's, and no
+  # propagateSizeHints noise from the offscreen platform.
+  expect_code 0 "$app" --scenario "$src/samples/default.json" --screenshot "$tmp/end.png" --size 1024x768
+  grep -q "propagateSizeHints" "$tmp/err" && fail "propagateSizeHints noise: $(cat "$tmp/err")"
+  expect_code 0 "$app" --scenario "$src/samples/default.json" --screenshot "$tmp/zero.png" --size 1024x768 --run-for 0
+  cmp -s "$tmp/end.png" "$tmp/zero.png" && fail "--screenshot without --run-for drew t = 0"
+  expect_code 0 "$app" --help
+  tr -s ' \n' '  ' <"$tmp/out" | grep -q "default: the scenario to its end" \
+    || fail "--help does not say what --run-for defaults to: $(cat "$tmp/out")"
+  ;;
+first_screen)
+  # The README's run command (`bash .ci/servelab run`, no SCENARIO) opens
+  # the app's first screen, the scenario a first start opens: FCFS under
+  # memory pressure at 4×, whose KV fills within 30 s of wall time (120
+  # simulated seconds at 4×). Headless, the same sample.
+  grep -q -- 'servelab" --first-screen' "$src/.ci/servelab" || fail ".ci/servelab run does not open the first screen"
+  expect_code 0 "$app" --first-screen --run-for 120 --export-charts "$tmp/f"
+  python3 - "$tmp/f" "$src/.ci/servelab" <<'PY' || fail "the first screen is not lively: $(cat "$tmp/f/run.json")"
+import csv, json, re, sys
+d, script = sys.argv[1], open(sys.argv[2]).read()
+r = json.load(open(d + "/run.json"))
+headless = re.search(r"scenario=\$\{2:-samples/([^}]+)\}", script).group(1)
+assert r["scenario"] == headless, (r["scenario"], headless)
+kv = [float(row["fraction"]) for row in csv.DictReader(open(d + "/kv_usage.csv"))]
+assert max(kv) >= 0.95, max(kv)
+PY
+  ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$case_name]"

@@ -3,6 +3,7 @@
 // while data keeps arriving, hover text of the nearest point, linked time
 // axes in the chart panel, the binned tail overlay, and `plot`'s rendering of
 // saved results (all charts, sizes, bad input leaving nothing behind).
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -27,6 +28,8 @@
 #include "run/execute.h"
 #include "scenario/scenario_io.h"
 #include "ui/controller/sim_controller.h"
+#include "ui/shell/main_window.h"
+#include "ui/teaching/tour_guide.h"
 #include "util/error.h"
 
 using namespace sl;
@@ -548,7 +551,9 @@ private slots:
     }
     p.addFinished(pts);
     p.refresh();
-    QCOMPARE(p.tabs()->count(), 3);  // live, distributions, policy
+    int shownTabs = 0;  // (the prefix cache's tab only where a run caches prefixes)
+    for (int i = 0; i < p.tabs()->count(); ++i) shownTabs += p.tabs()->isTabVisible(i);
+    QCOMPARE(shownTabs, 3);  // live, distributions, policy
     for (const char* id : {"ttft_cdf", "tpot_cdf", "e2e_cdf"}) {
       const auto& d = p.chart(id)->seriesData(0);
       QCOMPARE(d.size(), std::size_t{100});
@@ -803,6 +808,117 @@ private slots:
     plain.addSeries("line", Qt::red);
     QVERIFY(!plain.seriesUsesOpenGL(0));
     QCOMPARE(viewOf(plain)->viewportUpdateMode(), QGraphicsView::MinimalViewportUpdate);
+  }
+
+  // Issue 50, "charts a room can read": in lecture mode at 1016×728 the
+  // charts were ~50 px high with 2-3 ticks and no legend. The chart shown
+  // (the main TTFT chart without a tour) is at least a third of the
+  // window's height, with >= 4 ticks on each axis, its legend (p50, p99)
+  // and its units, in text larger than outside lecture mode.
+  void lectureModeShowsTheChartLarge() {
+    for (QSize size : {QSize(1016, 728), QSize(1272, 680)}) {
+      MainWindow w;
+      w.resize(size);
+      w.fitDocksToSize();
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QString err;
+      QVERIFY2(w.openScenario(QStringLiteral(SERVELAB_SOURCE_DIR "/samples/pascal-baseline-fcfs.json"), &err),
+               qPrintable(err));
+      w.setLecture(true);
+      w.controller()->runTo(40);
+      QVERIFY(w.controller()->waitIdle(60000));
+      w.pullNow();
+      QVERIFY(test::waitSettled(w));
+      w.pullNow();
+      QVERIFY(test::waitSettled(w));
+      LiveChart* c = w.chartPanel()->chart("ttft");
+      QVERIFY(c);
+      const QString at = QString("%1x%2: ").arg(size.width()).arg(size.height());
+      QVERIFY2(c->isVisible(), qPrintable(at + "the TTFT chart is not shown"));
+      QVERIFY2(c->height() * 3 >= w.height(),
+               qPrintable(at + QString("chart %1 px high in a %2 px window").arg(c->height()).arg(w.height())));
+      QVERIFY2(c->width() * 10 >= w.width() * 8,
+               qPrintable(at + QString("chart %1 px wide in a %2 px window").arg(c->width()).arg(w.width())));
+      QVERIFY2(c->yTickCount() >= 4 && c->xTickCount() >= 4,
+               qPrintable(at + QString("%1 y ticks, %2 x ticks").arg(c->yTickCount()).arg(c->xTickCount())));
+      QVERIFY2(c->legendShown(), qPrintable(at + "no legend"));
+      QStringList keys = c->shownSeriesKeys();
+      keys.sort();
+      QCOMPARE(keys, (QStringList{"p50", "p99"}));
+      const QStringList painted = c->paintedTexts();
+      QVERIFY2(painted.contains(c->yLabel()) && painted.contains(c->xLabel()),
+               qPrintable(at + "units not shown: " + painted.join("|")));
+      QVERIFY2(elided(*c).isEmpty(), qPrintable(at + elided(*c).join("|")));
+      const double basePt = QApplication::font().pointSizeF() * 0.8;  // a chart's labels outside lecture mode
+      QVERIFY2(c->labelFont().pointSizeF() >= basePt * 1.3,
+               qPrintable(at + QString("%1 pt vs %2 pt").arg(c->labelFont().pointSizeF()).arg(basePt)));
+      if (qEnvironmentVariableIsSet("LAYOUT_SHOTS"))
+        w.grab().save(qEnvironmentVariable("LAYOUT_SHOTS") +
+                      QString("/lecture-chart-%1x%2.png").arg(size.width()).arg(size.height()));
+      // Lecture mode off: every chart in its grid again.
+      w.setLecture(false);
+      QVERIFY(test::waitSettled(w));
+      for (LiveChart* other : w.chartPanel()->charts())
+        if (other->parentWidget() == c->parentWidget()) QVERIFY2(other->isVisible(), qPrintable(other->id()));
+    }
+  }
+
+  // A tour step's text that names a chart gets that chart in lecture mode:
+  // every step of every tour, the chart found from its text (the text is
+  // not copied here), and that chart is the one shown, large.
+  void lectureModeShowsTheChartATourStepNames() {
+    ChartPanel probe;
+    int named = 0;
+    MainWindow w;
+    w.resize(1016, 728);
+    w.fitDocksToSize();
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.setLecture(true);
+    for (const Tour& t : availableTours(QStringLiteral(SERVELAB_SOURCE_DIR "/samples"))) {
+      for (std::size_t i = 0; i < t.steps.size(); ++i) {
+        const TourStep& s = t.steps[i];
+        const QString want = probe.chartNamedIn(s.title + " " + s.watch);
+        QString err;
+        QVERIFY2(w.startTour(t.id, static_cast<int>(i), false, &err), qPrintable(err));
+        QVERIFY(test::waitSettled(w));
+        const QString shown = w.chartPanel()->focusChart();
+        QCOMPARE(shown, want.isEmpty() ? ChartPanel::mainChartId() : want);
+        LiveChart* c = w.chartPanel()->chart(shown);
+        QVERIFY2(c && c->isVisible() && c->height() * 3 >= w.height(),
+                 qPrintable(QString("%1 step %2: %3, %4 px").arg(t.id).arg(i + 1).arg(shown).arg(c ? c->height() : 0)));
+        named += !want.isEmpty();
+      }
+    }
+    QVERIFY2(named >= 2, "no tour step names a chart any more: the test tests nothing");
+    // How a text names a chart.
+    QCOMPARE(probe.chartNamedIn("In the <b>TTFT-vs-reasoning</b> chart, even short ones wait"),
+             QString("ttft_vs_reasoning"));
+    QCOMPARE(probe.chartNamedIn("the <b>Policy</b> chart tab draws the pool sizes"), QString("policy"));
+    QCOMPARE(probe.chartNamedIn("throughput goes up"), QString());
+  }
+
+  // 512 instances' KV lines: their names at the line ends (in 20 columns)
+  // took the whole chart, which drew no plot at all in Express mode with
+  // docs/screenshots/tiles-512.json. Names that would take more than a third
+  // of the plot are left out; the plot keeps its width.
+  void hundredsOfLinesLeaveThePlotItsRoom() {
+    for (int instances : {8, 512}) {
+      ChartPanel p;
+      p.resize(950, 330);  // the charts dock at 1280×800
+      p.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&p));
+      fillPanel(p, instances);
+      QVERIFY(test::waitSettled(p));
+      p.refresh();
+      QVERIFY(test::waitSettled(p));
+      LiveChart& c = *p.chart("kv_usage");
+      const int plotW = c.viewPosOf(QPointF(100, 0)).x() - c.viewPosOf(QPointF(0, 0)).x();
+      QVERIFY2(plotW >= c.width() / 2, qPrintable(QString("%1 instances: plot %2 px wide in a %3 px chart")
+                                                      .arg(instances).arg(plotW).arg(c.width())));
+      if (instances == 8) QCOMPARE(c.shownSeriesKeys().size(), 8);  // few: named (legend or line ends)
+    }
   }
 
   void csvChartsSpeakWordsNotColumnNames() {

@@ -5,6 +5,7 @@
 // numbers; closing the window mid-run neither crashes nor hangs.
 #include <QAction>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QFile>
 #include <QMenuBar>
 #include <QPointer>
@@ -17,6 +18,7 @@
 #include <cmath>
 
 #include "ui/charts/chart_panel.h"
+#include "ui/charts/live_chart.h"
 #include "ui_test_util.h"
 #include "ui/compare/compare_model.h"
 #include "ui/compare/compare_window.h"
@@ -328,6 +330,58 @@ private slots:
       if (stacked > 0) QVERIFY(t->rowHeight(1) >= 2 * fm.height());
       if (qEnvironmentVariableIsSet("COMPARE_SCREENSHOT"))
         w.grab().save(qEnvironmentVariable("COMPARE_SCREENSHOT") + QString("-%1x%2.png").arg(size.width()).arg(size.height()));
+    }
+  }
+
+  // Issue 50: the compare window follows lecture mode: its text 1.3×, its
+  // charts taller than outside lecture mode, each with its legend (the
+  // policies), >= 4 ticks and nothing cut; the table's headers whole.
+  void lectureModeCompareChartsReadable() {
+    const Scenario base = sample(300);
+    auto open = [&](CompareWindow& w, bool lecture) {
+      w.setLecture(lecture);
+      w.resize(1016, 728);
+      w.show();
+      QString err;
+      QVERIFY2(w.load(base, {"pascal", "fcfs"}, "pascal-phase-aware.json", &err), qPrintable(err));
+      w.runTo(60);
+      QVERIFY(w.waitIdle(60000));
+      w.pullNow();
+      QVERIFY(test::waitSettled(w));
+    };
+    CompareWindow plain, lecture;
+    open(plain, false);
+    open(lecture, true);
+    QVERIFY(lecture.lecture());
+    QVERIFY2(lecture.font().pointSizeF() >= plain.font().pointSizeF() * 1.25,
+             qPrintable(QString("%1 pt vs %2 pt").arg(lecture.font().pointSizeF()).arg(plain.font().pointSizeF())));
+    for (const char* id : {"compare_ttft_p99", "compare_qoe_violation", "compare_throughput"}) {
+      LiveChart* c = lecture.chart(id);
+      LiveChart* p = plain.chart(id);
+      QVERIFY(c && p);
+      QVERIFY2(c->height() > p->height() && c->height() * 3 >= lecture.height(),
+               qPrintable(QString("%1: %2 px in lecture mode, %3 px without").arg(id).arg(c->height()).arg(p->height())));
+      QVERIFY2(c->labelFont().pointSizeF() >= p->labelFont().pointSizeF() * 1.25, id);
+      QVERIFY2(c->yTickCount() >= 4, qPrintable(QString("%1: %2 y ticks").arg(id).arg(c->yTickCount())));
+      QStringList keys = c->shownSeriesKeys();
+      keys.sort();
+      QCOMPARE(keys, (QStringList{"fcfs", "pascal"}));
+      for (const QString& t : c->paintedTexts()) QVERIFY2(!t.contains(QChar(0x2026)) && !t.contains("..."), qPrintable(t));
+    }
+    // Every header of the table whole.
+    QTableWidget* t = lecture.table();
+    const QFontMetrics fm(t->horizontalHeader()->font());
+    for (int c = 0; c < t->columnCount(); ++c)
+      if (!t->isColumnHidden(c))
+        QVERIFY2(t->columnWidth(c) >= fm.horizontalAdvance(t->horizontalHeaderItem(c)->text()),
+                 qPrintable(QString("%1: %2 px for %3 px").arg(t->horizontalHeaderItem(c)->text()).arg(t->columnWidth(c)).arg(fm.horizontalAdvance(t->horizontalHeaderItem(c)->text()))));
+    // Off again: back to the plain size.
+    lecture.setLecture(false);
+    QCOMPARE(lecture.font().pointSizeF(), plain.font().pointSizeF());
+    if (qEnvironmentVariableIsSet("COMPARE_SCREENSHOT")) {
+      lecture.setLecture(true);
+      QVERIFY(test::waitSettled(lecture));
+      lecture.grab().save(qEnvironmentVariable("COMPARE_SCREENSHOT") + "-lecture-1016x728.png");
     }
   }
 

@@ -1,5 +1,6 @@
 // Layout checks that walk the widget tree at the sizes lecturers and
-// researchers use (1024×768, 1280×720, 1280×800, 1920×1080), normal and in
+// researchers use (1024×768, 1280×720, 1280×800, 1920×1080, and the windows
+// a window manager gives on the small ones: 1016×728, 1272×680), normal and in
 // lecture mode, with the inspector open or not, headless
 // (QT_QPA_PLATFORM=offscreen): no label cut, no chart text elided ("…"),
 // the run toolbar's essentials (clock, speed, seed) visible, the scenario
@@ -117,6 +118,13 @@ private slots:
     }
     QTest::newRow("1280x720 lecture") << QSize(1280, 720) << true << false << "pascal-phase-aware.json";
     QTest::newRow("1024x768 lecture inspector") << QSize(1024, 768) << true << true << "pascal-phase-aware.json";
+    // The windows a window manager gives on those screens (openbox: border
+    // and title bar off a 1024x768 and a 1280x720 screen).
+    for (const QSize s : {QSize(1016, 728), QSize(1272, 680)}) {
+      const QString n = QString("%1x%2").arg(s.width()).arg(s.height());
+      QTest::newRow(qPrintable(n + " lecture")) << s << true << false << "pascal-phase-aware.json";
+      QTest::newRow(qPrintable(n + " lecture inspector")) << s << true << true << "pascal-phase-aware.json";
+    }
   }
 
   void walkTheWidgetTree() {

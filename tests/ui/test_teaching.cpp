@@ -359,7 +359,7 @@ private slots:
     const auto tours = availableTours(MainWindow::samplesDir());
     QStringList ids;
     for (const Tour& t : tours) ids << t.id;
-    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched", "cascade"}));
+    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched", "cascade", "prefix", "closed-loop", "measure"}));
     for (const Tour& t : tours) {
       MainWindow w;
       w.resize(1024, 768);
@@ -370,8 +370,9 @@ private slots:
       for (int i = 0; i < tp->stepCount(); ++i) {
         QVERIFY2(w.showTourStep(i, false, &err), qPrintable(err));
         const TourStep& step = t.steps[static_cast<std::size_t>(i)];
-        const Scenario expect = loadScenarioFile((MainWindow::samplesDir() + "/" + step.scenario).toStdString());
+        const Scenario expect = loadTourScenario(step, MainWindow::samplesDir());  // the sample and its --set
         QCOMPARE(w.controller()->scenario().policy.id, expect.policy.id);
+        QCOMPARE(w.controller()->scenario().workload.requests, expect.workload.requests);
         QVERIFY(t.policies.contains(QString::fromStdString(expect.policy.id)));
         QVERIFY(tp->watchText().contains("Watch"));
       }
@@ -401,10 +402,12 @@ private slots:
         QVERIFY2(!placeholder.match(text).hasMatch(), qPrintable(where + ": " + text));
         QVERIFY2(!text.contains("(none yet)"), qPrintable(where + ": " + text));
         // A run figure, as the charts have it.
-        if (t.steps[static_cast<std::size_t>(i)].watch.contains("{p95_ttft}")) {
+        const QString watch = t.steps[static_cast<std::size_t>(i)].watch;
+        if (watch.contains("{p95_ttft}") || watch.contains("{vs:p95_ttft}")) {
           const double p95 = w.chartPanel()->ttftQuantile(0.95);
-          const QString shown = p95 < 1 ? QString("%1 ms").arg(std::lround(p95 * 1000)) : QString("%1 s").arg(p95, 0, 'g', 3);
-          QVERIFY2(text.contains("P95 TTFT so far: " + shown) || text.contains("P95 TTFT " + shown),
+          const QString shown = tourSeconds(p95);
+          QVERIFY(!shown.isEmpty());
+          QVERIFY2(text.contains(QRegularExpression("P95 TTFT (so far:? )?" + QRegularExpression::escape(shown))),
                    qPrintable(where + ": expected " + shown + " in: " + text));
         }
       }
@@ -437,7 +440,7 @@ private slots:
     for (int i = 0; i < tp->stepCount(); ++i) {
       QVERIFY2(w.showTourStep(i, false, &err), qPrintable(err));
       const TourStep& step = tour.steps[static_cast<std::size_t>(i)];
-      const Scenario expect = loadScenarioFile((MainWindow::samplesDir() + "/" + step.scenario).toStdString());
+      const Scenario expect = loadTourScenario(step, MainWindow::samplesDir());
       QCOMPARE(w.controller()->scenario().policy.id, expect.policy.id);
       QCOMPARE(w.controller()->scenario().workload.requests, expect.workload.requests);
       QCOMPARE(tp->step(), i);

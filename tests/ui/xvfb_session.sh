@@ -82,7 +82,7 @@ xdo mousemove --window "$w0" $((WIDTH - 45)) 10 click 1
 sleep 0.7
 shot 00b-tours-menu
 xdo key Down Return
-w1=$(wait_window "^ServeLab — pascal-baseline-oracle.json$" 10) || fail "the tour did not load its first step"
+w1=$(wait_window "^ServeLab — pascal-baseline-oracle.json( \(tour: [^)]*\))?$" 10) || fail "the tour did not load its first step"
 sleep 2
 shot 00c-tour-step1
 xdo windowactivate --sync "$w1"

@@ -72,6 +72,42 @@ void dataAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
   a->setRange(r.lo, r.top);
 }
 
+NiceRange fitRange(double lo, double hi, int maxIntervals) {
+  if (hi < lo) std::swap(lo, hi);
+  if (hi - lo < 1e-12 * std::max(1.0, std::abs(hi))) {  // one value: a span around it
+    const double pad = lo == 0 ? 1.0 : std::abs(lo) * 0.1;
+    lo -= pad;
+    hi += pad;
+  }
+  const int most = std::clamp(maxIntervals, 1, 6);
+  const double span = hi - lo;
+  const double e = std::pow(10.0, std::floor(std::log10(span / most)));
+  NiceRange r;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0}) {
+    const double step = m * e;
+    const double a = std::floor(lo / step + 1e-9) * step, b = std::ceil(hi / step - 1e-9) * step;
+    const int n = static_cast<int>(std::lround((b - a) / step));
+    if (n <= most) {
+      r.lo = a;
+      r.top = b;
+      r.step = step;
+      r.ticks = n + 1;
+      return r;
+    }
+  }
+  r.lo = lo;
+  r.top = hi;
+  r.ticks = 2;
+  r.step = span;
+  return r;
+}
+
+void fitAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
+  const NiceRange r = fitRange(lo, hi, maxIntervals);
+  fixedTicks(a, r.ticks);
+  a->setRange(r.lo, r.top);
+}
+
 void niceAxis(QValueAxis* a, double lo, double hi, int maxIntervals) {
   const NiceRange r = niceRange(lo, hi, maxIntervals);
   // Ticks first: Qt lays the axis out when the range changes.

@@ -39,6 +39,12 @@ NiceRange niceRange(double lo, double hi, int maxIntervals = 6);
 /// inside it (0, 50).
 NiceRange dataRange(double lo, double hi, int maxIntervals = 6);
 void dataAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
+/// An axis fitted to data in [lo, hi] (LiveChart::setFitToData, e.g. a
+/// sweep's rates 8..16 and its TTFT 1.2..1.9 s): from a round number at or
+/// below lo to one at or above hi, at most `maxIntervals` round steps; a
+/// single value gets a span around it.
+NiceRange fitRange(double lo, double hi, int maxIntervals = 6);
+void fitAxis(QValueAxis* a, double lo, double hi, int maxIntervals = 6);
 /// Min/max per pixel column, in x order: the drawn line looks the same as
 /// the full one at this width.
 void decimateLine(const std::vector<QPointF>& in, double x0, double x1, int columns, QList<QPointF>& out);

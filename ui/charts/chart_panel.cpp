@@ -153,6 +153,22 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   prow->addWidget(policy_);
   tabs_->addTab(policyPage, tr("Policy"));
   tabs_->setTabToolTip(2, tr("The cluster-level values the running policy publishes, sampled with the probes"));
+  // Prefix caching: the cluster's hit rate over time (a page of its own,
+  // shown only for a run with cluster.prefix_caching).
+  auto* prefixPage = new QWidget;
+  auto* xrow = new QHBoxLayout(prefixPage);
+  xrow->setContentsMargins(4, 4, 4, 4);
+  prefix_ = new LiveChart("prefix_hit_rate", tr("Prefix cache hit rate, cluster"), tr("time (s)"), tr("fraction"));
+  prefix_->setShortTitle(tr("Prefix cache"));
+  prefix_->addSeries(tr("so far"), theme::kSeriesA);
+  prefix_->addSeries(tr("last interval"), theme::kSeriesB);
+  prefix_->setFixedYRange(0, 1);
+  prefix_->setHelp(tr("Prompt tokens served from the prefix cache / prompt tokens of first admissions, all "
+                      "instances: so far, and over each probe interval"));
+  xrow->addWidget(prefix_);
+  prefixTab_ = tabs_->addTab(prefixPage, tr("Prefix cache"));
+  tabs_->setTabToolTip(prefixTab_, tr("The cluster's prefix-cache hit rate over time"));
+  tabs_->setTabVisible(prefixTab_, false);
   // Linked time axes: zooming or panning one time chart moves the others.
   for (LiveChart* c : timeCharts())
     connect(c, &LiveChart::viewChanged, this, [this, c](double lo, double hi, bool zoomed) {
@@ -166,6 +182,7 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
 LiveChart* ChartPanel::chart(const QString& id) const {
   for (LiveChart* c : charts_)
     if (c->id() == id) return c;
+  if (prefix_ && prefix_->id() == id) return prefix_;
   return policy_ && policy_->id() == id ? policy_ : nullptr;
 }
 
@@ -219,8 +236,20 @@ void ChartPanel::rebuildKvSeries(int instances) {
   kv_->setLegendVisible(true);  // shown whenever the names fit (fitToSize)
 }
 
+double ChartPanel::prefixHitRate() const {
+  return prefixPrompt_ > 0 ? static_cast<double>(prefixCached_) / static_cast<double>(prefixPrompt_)
+                           : std::numeric_limits<double>::quiet_NaN();
+}
+
 void ChartPanel::clear(int instances) {
   probeCount_ = 0;
+  prefixPrompt_ = -1;
+  prefixCached_ = 0;
+  prefixDirty_ = false;
+  for (int s = 0; s < prefix_->seriesCount(); ++s) prefix_->setSeriesData(s, {});
+  prefix_->setSubtitle({});
+  prefix_->refresh();
+  tabs_->setTabVisible(prefixTab_, false);
   policyLines_.clear();
   policy_->removeAllSeries();
   policyDirty_ = false;
@@ -283,6 +312,34 @@ void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
   qoe_->appendSeriesData(1, slo);
   thru_->appendSeriesData(0, tok);
   for (std::size_t i = 0; i < kv.size(); ++i) kv_->appendSeriesData(static_cast<int>(i), kv[i]);
+  // The cluster's prefix-cache hit rate: so far, and over each interval.
+  std::vector<QPointF> hitSoFar, hitInterval;
+  for (const ProbeSample& s : probes) {
+    std::int64_t prompt = 0, cached = 0;
+    bool on = false;
+    for (const ProbeInstance& pi : s.instances)
+      if (pi.promptTokens >= 0) {
+        on = true;
+        prompt += pi.promptTokens;
+        cached += pi.cachedTokens;
+      }
+    if (!on) continue;
+    const double t = nsToSeconds(s.time);
+    if (prompt > 0) hitSoFar.emplace_back(t, static_cast<double>(cached) / static_cast<double>(prompt));
+    const std::int64_t dp = prompt - std::max<std::int64_t>(0, prefixPrompt_), dc = cached - prefixCached_;
+    if (dp > 0) hitInterval.emplace_back(t, static_cast<double>(dc) / static_cast<double>(dp));
+    prefixPrompt_ = prompt;
+    prefixCached_ = cached;
+  }
+  if (prefixPrompt_ >= 0) {
+    prefix_->appendSeriesData(0, hitSoFar);
+    prefix_->appendSeriesData(1, hitInterval);
+    if (!tabs_->isTabVisible(prefixTab_)) tabs_->setTabVisible(prefixTab_, true);
+    const double rate = prefixHitRate();
+    prefix_->setSubtitle(std::isfinite(rate) ? tr("so far %1 % of the prompt tokens").arg(rate * 100, 0, 'f', 1)
+                                             : QString());
+    prefixDirty_ = true;
+  }
   const bool first = probeCount_ == 0;
   probeCount_ += probes.size();
   probesDirty_ = true;
@@ -371,6 +428,10 @@ void ChartPanel::prepare() {
   if (markersDirty_) {
     applyMarkers();
     markPending(policy_);
+  }
+  if (prefixDirty_) {
+    markPending(prefix_);
+    prefixDirty_ = false;
   }
   if (probesDirty_ || markersDirty_) {
     for (LiveChart* c : {ttft_, tpot_, qoe_, thru_}) markPending(c);

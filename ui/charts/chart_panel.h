@@ -9,6 +9,7 @@
 #include <QString>
 #include <QWidget>
 
+class QComboBox;
 class QTabWidget;
 
 #include <cstdint>
@@ -143,6 +144,28 @@ public:
   /// The charts whose x axis is simulated time.
   std::vector<LiveChart*> timeCharts() const { return {ttft_, tpot_, qoe_, thru_, kv_, policy_}; }
 
+  /// Lecture mode (issue 50): one chart alone on its page, as large as the
+  /// page, so a room can read its ticks, units and legend; a chooser at the
+  /// tabs' right end switches to another. Empty: every chart in its grid
+  /// again. An unknown id is ignored (the grid stays).
+  void setFocusChart(const QString& id);
+  QString focusChart() const { return focus_; }
+  /// The chart a text (a tour step's) points at: the chart it names,
+  /// by its title or the words a text uses for it ("TTFT-vs-reasoning
+  /// chart", "the Policy chart tab"), the first one named; empty when none.
+  QString chartNamedIn(const QString& text) const;
+  /// The chart lecture mode shows when nothing points at another: the
+  /// rolling TTFT (p50 and p99).
+  static QString mainChartId() { return QStringLiteral("ttft"); }
+
+  /// The "Prefix cache" page's chart (shown once a probe carries prefix-cache
+  /// counters): the cluster's hit rate (cached / prompt tokens of first
+  /// admissions) so far and over each probe interval.
+  LiveChart* prefixChart() const { return prefix_; }
+  /// The cluster's hit rate so far, as the chart's subtitle reads; NaN when
+  /// no probe had prefix-cache counters.
+  double prefixHitRate() const;
+
   /// Figures of the finished requests so far (tour texts quote them):
   /// TTFT quantile q in [0, 1], means of TTFT and TPOT; NaN when none.
   double ttftQuantile(double q);
@@ -167,6 +190,11 @@ private:
   LiveChart *cdfTtft_ = nullptr, *cdfTpot_ = nullptr, *cdfE2e_ = nullptr;
   // The policy page: series in the order their labels were first published.
   LiveChart* policy_ = nullptr;
+  // The prefix cache page: cumulative counters of the latest probe.
+  LiveChart* prefix_ = nullptr;
+  int prefixTab_ = -1;
+  std::int64_t prefixPrompt_ = -1, prefixCached_ = 0;
+  bool prefixDirty_ = false;
   struct PolicyLine {
     std::string label, unit, tooltip;
     std::vector<QPointF> points;
@@ -206,6 +234,8 @@ private:
   void markPending(LiveChart* c);
   void prepare();
   bool linked_ = true;
+  QString focus_;                 // setFocusChart
+  QComboBox* focusPick_ = nullptr;  // its chooser, shown while a chart is focused
 };
 
 }  // namespace sl::ui

@@ -342,7 +342,7 @@ void LiveChart::setSeriesData(int i, std::vector<QPointF> points) {
   auto& s = d->series.at(static_cast<std::size_t>(i));
   s.data = std::move(points);
   s.any = false;
-  s.x0 = s.x1 = s.y1 = 0;
+  s.x0 = s.x1 = s.y0 = s.y1 = 0;
   s.sample.clear();
   s.extend(s.data.data(), s.data.data() + s.data.size());
 }
@@ -377,6 +377,13 @@ void LiveChart::setLegendVisible(bool on) {
   d->legendWanted = on;
   fitToSize();
 }
+void LiveChart::setFitToData(bool on) { d->fitData = on; }
+void LiveChart::setTitle(const QString& text) {
+  d->title = text;
+  d->shownTitle.clear();
+  updateTitle();
+  fitToSize();
+}
 void LiveChart::setPointsVisible(bool on) {
   for (auto& s : d->series)
     if (s.style == SeriesStyle::Line) static_cast<QLineSeries*>(s.series)->setPointsVisible(on);
@@ -385,16 +392,17 @@ void LiveChart::setPointsVisible(bool on) {
 void LiveChart::refresh() {
   // Ranges from the full data, or from the user's view (y then follows the
   // data inside it).
-  double x0 = 0, x1 = 0, y1 = 0;
+  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
   bool any = false;
   const bool zoomed = d->viewX.has_value();
   const double vLo = zoomed ? d->viewX->first : -std::numeric_limits<double>::infinity();
   const double vHi = zoomed ? d->viewX->second : std::numeric_limits<double>::infinity();
   for (const auto& s : d->series) {
     if (!s.any) continue;
-    if (!any) { x0 = s.x0; x1 = s.x1; any = true; }
+    if (!any) { x0 = s.x0; x1 = s.x1; y0 = s.y0; any = true; }
     x0 = std::min(x0, s.x0);
     x1 = std::max(x1, s.x1);
+    y0 = std::min(y0, s.y0);
     if (!zoomed) {
       y1 = std::max(y1, s.y1);
       continue;
@@ -426,7 +434,13 @@ void LiveChart::refresh() {
         yr.second != d->ay->max())
       for (auto& s : d->series) s.series->clear();
   }
-  if (d->xCategories > 0) {
+  const bool fit = d->fitData && any && !zoomed && d->xCategories == 0;
+  if (fit) {
+    // Both axes fitted to the data (setFitToData): from the first point,
+    // not from 0.
+    fitAxis(d->ax, x0, x1, d->maxXIntervals);
+    xLo = d->ax->min();
+  } else if (d->xCategories > 0) {
     xLo = -0.5;
     d->ax->setRange(-0.5, d->xCategories - 0.5);
   } else if (zoomed) {
@@ -439,6 +453,8 @@ void LiveChart::refresh() {
   if (d->fixedY) {
     fixedTicks(d->ay, d->maxYIntervals >= 4 ? 5 : 3);
     d->ay->setRange(d->fixedY->first, d->fixedY->second);
+  } else if (fit) {
+    fitAxis(d->ay, y0, std::max(y0, y1), d->maxYIntervals);
   } else {
     niceAxis(d->ay, 0, y1 > 0 ? y1 * 1.02 : 1.0, d->maxYIntervals);
   }

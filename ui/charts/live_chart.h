@@ -44,6 +44,8 @@ public:
   QString yLabel() const;
   /// A new y axis title (e.g. the metric a sweep chart shows).
   void setYLabel(const QString& text);
+  /// A new title (e.g. the metric a sweep chart shows, with its unit).
+  void setTitle(const QString& text);
   /// A shorter title for when the chart is too narrow for the full one.
   void setShortTitle(const QString& text);
   /// A second, smaller title line (e.g. how a binned tail is computed).
@@ -98,6 +100,9 @@ public:
   /// visible, else the names drawn at the lines' ends (for tests).
   QStringList shownSeriesKeys() const;
   bool legendShown() const;
+  /// Ticks (labelled grid lines) on the axes as drawn now (for tests).
+  int xTickCount() const;
+  int yTickCount() const;
   /// Solid vertical lines at the measurement window's edges (run.measure:
   /// warm-up end, window end); empty = none. Labelled like the markers
   /// ("warm-up ends", "window ends") when labels are given.
@@ -117,6 +122,11 @@ public:
   /// Fixed y range (e.g. 0..1 for fractions); default: from the data.
   void setFixedYRange(double lo, double hi);
   void setLegendVisible(bool on);
+  /// Both axes fitted to the data (from round numbers at or below the
+  /// smallest x and y to ones at or above the largest) instead of from 0:
+  /// charts of a few points over a range (a sweep's rates 8..16). Off by
+  /// default (time series start at 0).
+  void setFitToData(bool on);
   /// Draw a marker at every point of the line series (charts with few points).
   void setPointsVisible(bool on);
   /// Decimate and push the data to the drawn series.

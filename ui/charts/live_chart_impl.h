@@ -42,14 +42,15 @@ struct LiveChart::Impl {
     // The data's extent (min/max x, max y), kept as points arrive: an
     // unzoomed refresh reads it instead of every point.
     bool any = false;
-    double x0 = 0, x1 = 0, y1 = 0;
+    double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
     // setSeriesSampleCap: drawn from this sample when the data is larger.
     chartaxes::StrideSample sample;
     void extend(const QPointF* first, const QPointF* last) {
       for (const QPointF* p = first; p != last; ++p) {
-        if (!any) { x0 = x1 = p->x(); any = true; }
+        if (!any) { x0 = x1 = p->x(); y0 = p->y(); any = true; }
         x0 = std::min(x0, p->x());
         x1 = std::max(x1, p->x());
+        y0 = std::min(y0, p->y());
         y1 = std::max(y1, p->y());
       }
       if (sample.cap() > 0) sample.append(first, last);
@@ -82,6 +83,7 @@ struct LiveChart::Impl {
   QSize dropsFor;
   QFont dropsFont;
   bool legendWanted = true;
+  bool fitData = false;  // setFitToData
   // Where the legend has no room: each line's name at its right end, in a
   // margin right of the plot (`endColumns` columns of `endColumnW` px).
   std::vector<QGraphicsSimpleTextItem*> endLabels;

@@ -56,13 +56,22 @@ void LiveChart::fitEndLabels(bool legendShown, double plotH, double& plotW) {
     widest = widestOf(d->endPrefix);
   }
   d->endColumnW = on ? widest + kGap : 0;
+  // Names in columns that would take more than a third of the plot's width
+  // (hundreds of instances: 512 names in dozens of columns leave no plot)
+  // are not drawn; hovering a line still names it. One column (a few
+  // lines: p50 and p99) is always drawn.
+  if (d->endColumns > 1 && d->endColumns * d->endColumnW > plotW / 3) {
+    d->endColumns = 0;
+    d->endColumnW = 0;
+  }
+  const bool shown = d->endColumns > 0;
   const double margin = d->endColumns * d->endColumnW;
   d->chart->setMargins(QMargins(2, 2, 2 + static_cast<int>(std::ceil(margin)), 2));
   // The margin must not widen the chart's minimum (Qt's own, from its
   // layout), or the view grows past the widget and the names are cut off.
   d->chart->setMinimumSize(QSizeF(1, 1));
   plotW -= margin;
-  if (!on)
+  if (!shown)
     for (QGraphicsSimpleTextItem* t : d->endLabels) t->setVisible(false);
 }
 
@@ -125,6 +134,18 @@ void LiveChart::placeEndLabels() {
 }
 
 bool LiveChart::legendShown() const { return d->chart->legend()->isVisible(); }
+
+namespace {
+int ticksOf(const QValueAxis* a) {
+  if (a->tickType() == QValueAxis::TicksFixed || a->tickInterval() <= 0) return a->tickCount();
+  const double step = a->tickInterval(), anchor = a->tickAnchor();
+  const double first = anchor + std::ceil((a->min() - anchor) / step - 1e-9) * step;
+  return std::max(0, static_cast<int>(std::floor((a->max() - first) / step + 1e-9)) + 1);
+}
+}  // namespace
+
+int LiveChart::xTickCount() const { return ticksOf(d->ax); }
+int LiveChart::yTickCount() const { return ticksOf(d->ay); }
 
 QStringList LiveChart::shownSeriesKeys() const {
   QStringList out;

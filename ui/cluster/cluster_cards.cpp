@@ -38,6 +38,7 @@ QString firstThatFits(const QStringList& forms, const QFontMetrics& fm, int widt
 QStringList wrapItems(const QStringList& items, const QFontMetrics& fm, int width) {
   QStringList lines;
   const QString sep = QStringLiteral("  ");
+  width -= 2;  // a line's advance and its elided width differ by a pixel at fractional font sizes
   for (const QString& it : items) {
     if (!lines.isEmpty() && fm.horizontalAdvance(lines.back() + sep + it) <= width)
       lines.back() += sep + it;
@@ -161,18 +162,56 @@ QString cpuBarToolTip(const InstanceSnapshot& in, const MemoryShares& m) {
 
 using namespace clusterpaint;
 
-void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
+bool ClusterView::cardFits(const InstanceSnapshot& in, QSize size, double denseScale) const {
+  // The heights paintCard uses, added up.
+  const bool dense = denseScale > 0;
+  QFont f = font();
+  if (dense) f.setPointSizeF(font().pointSizeF() * denseScale);
+  QFont small = f;
+  if (!dense) small.setPointSizeF(f.pointSizeF() * 0.85);
+  const QFontMetrics sfm(small);
+  const int lh = QFontMetrics(f).height(), sh = sfm.height();
+  const int lineStep = sh + (dense ? 1 : 2);
+  const int width = size.width() - (dense ? 12 : 20);
+  int need = lh + (dense ? 3 : 5) + (dense ? 1 : 2) * lineStep;  // header, bars
+  const QString badge = policyview::badgeText(in);
+  QFont bold = f;
+  bold.setBold(true);
+  const int nameW = QFontMetrics(bold).horizontalAdvance(tr("GPU %1").arg(in.id));
+  const int room = width - nameW - 8 - sfm.horizontalAdvance(QString::number(in.batchSize)) - 14 - 8;
+  if (!badge.isEmpty() && room < sfm.horizontalAdvance(badge) + 10) need += sh + 4;  // the badge's own row
+  const QStringList forms = policyview::valueForms(in.policyFields);
+  int flagsW = 0;
+  for (const PolicyField& fl : in.policyFields)
+    if (policyview::isFlag(fl)) flagsW += 12 + sfm.horizontalAdvance(policyview::flagText(fl)) + 8;
+  if (!forms.isEmpty()) {
+    if (flagsW + sfm.horizontalAdvance(forms.back()) <= width) need += lineStep;
+    else need += (flagsW > 0 ? lineStep : 0) + static_cast<int>(wrapItems(forms.front().split(QStringLiteral(" · ")), sfm, width).size()) * lineStep;
+  } else if (flagsW > 0) {
+    need += lineStep;
+  }
+  // Each queue: a label beside one row of chips at least.
+  need += (dense ? 2 : 3) + static_cast<int>(in.queues.size()) * (std::max(sh, kChip) + 2);
+  return need <= size.height() - (dense ? 6 : 12);
+}
+
+void ClusterView::paintCard(QPainter& p, const QRect& r, int index, double denseScale) {
+  // Dense (`denseScale` > 0): a card too small for this layout keeps every
+  // part of it (badge, bars, fields, queues with their chips) in a smaller
+  // font and less padding, its two memory bars side by side on one row.
   const InstanceSnapshot& in = frame_->snapshot.instances[static_cast<std::size_t>(index)];
+  const bool dense = denseScale > 0;
   const bool selected = index == selectedInstance_;
   p.setPen(selected ? QPen(theme::kSeriesA, 2) : QPen(theme::kCardBorder, 1));
   p.setBrush(theme::kCard);
   p.drawRoundedRect(QRectF(r).adjusted(1, 1, -1, -1), 6, 6);
-  const QRect c = r.adjusted(10, 6, -10, -6);
+  const QRect c = dense ? r.adjusted(6, 3, -6, -3) : r.adjusted(10, 6, -10, -6);
   QFont f = font();
+  if (dense) f.setPointSizeF(font().pointSizeF() * denseScale);
   QFont bold = f;
   bold.setBold(true);
   QFont small = f;
-  small.setPointSizeF(f.pointSizeF() * 0.85);
+  if (!dense) small.setPointSizeF(f.pointSizeF() * 0.85);
   const int lh = QFontMetrics(f).height();
   const int sh = QFontMetrics(small).height();
 
@@ -201,12 +240,12 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   p.setPen(Qt::NoPen);
   p.setBrush(in.busy ? theme::kAnswering : theme::kTrack);
   p.drawEllipse(QPointF(head.right() - 4, head.center().y() + 1), 4, 4);
-  int y = head.bottom() + 5;
+  int y = head.bottom() + (dense ? 3 : 5);
   if (!badge.isEmpty()) {
     const QString shown = sfm.elidedText(badge, Qt::ElideRight, c.width() - 10);  // only if wider than the card
     const QRect badgeRect = badgeRow ? QRect(c.left(), head.bottom() + 3, sfm.horizontalAdvance(shown) + 10, sh + 2)
                                      : QRect(head.left() + nameW + 8, head.top() + 2, badgeW, lh - 4);
-    if (badgeRow) y = badgeRect.bottom() + 4;
+    if (badgeRow) y = badgeRect.bottom() + (dense ? 2 : 4);
     p.setPen(Qt::NoPen);
     p.setBrush(in.role == 1   ? theme::kPrefill.lighter(175)
                : in.role == 2 ? theme::kAnswering.lighter(175)
@@ -220,23 +259,28 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
                              .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
                              .arg(in.batchSize).arg(in.tokensProduced)});
 
-  // Memory bars.
-  const int labelW = QFontMetrics(small).horizontalAdvance("CPU ") + 2;
-  const int numW = QFontMetrics(small).horizontalAdvance("100% ");
-  auto bar = [&](const QString& label, double shown, auto paintBar, const QString& tip) {
+  // Memory bars: one row each, or side by side on a dense card.
+  const int labelW = sfm.horizontalAdvance(dense ? "CPU" : "CPU ") + (dense ? 3 : 2);
+  const int numW = sfm.horizontalAdvance(dense ? "100%" : "100% ") + (dense ? 2 : 0);
+  auto bar = [&](const QString& label, double shown, auto paintBar, const QString& tip, int x, int w) {
     p.setFont(small);
     p.setPen(theme::kMuted);
-    const QRect row(c.left(), y, c.width(), sh);
+    const QRect row(x, y, w, sh);
     p.drawText(QRect(row.left(), row.top(), labelW, sh), Qt::AlignLeft | Qt::AlignVCenter, label);
     p.drawText(QRect(row.right() - numW, row.top(), numW, sh), Qt::AlignRight | Qt::AlignVCenter, pct(shown));
-    const QRect b(row.left() + labelW, row.top() + sh / 2 - 4, row.width() - labelW - numW - 4, 8);
+    const int bh = dense ? 6 : 8;
+    const QRect b(row.left() + labelW, row.top() + sh / 2 - bh / 2, row.width() - labelW - numW - 4, bh);
     paintBar(b);
     hits_.push_back({row, tip});
-    y += sh + 2;
   };
   const MemoryShares mem = memoryShares(in);
-  bar(tr("KV"), mem.gpuUsed + mem.gpuReserved, [&](const QRect& b) { paintKvBar(p, b, mem); }, kvBarToolTip(in, mem));
-  bar(tr("CPU"), mem.cpuUsed + mem.cpuCached, [&](const QRect& b) { paintCpuBar(p, b, mem); }, cpuBarToolTip(in, mem));
+  const int kvW = dense ? (c.width() - 10) / 2 : c.width();
+  bar(tr("KV"), mem.gpuUsed + mem.gpuReserved, [&](const QRect& b) { paintKvBar(p, b, mem); }, kvBarToolTip(in, mem),
+      c.left(), kvW);
+  if (!dense) y += sh + 2;
+  bar(tr("CPU"), mem.cpuUsed + mem.cpuCached, [&](const QRect& b) { paintCpuBar(p, b, mem); }, cpuBarToolTip(in, mem),
+      dense ? c.right() + 1 - kvW : c.left(), kvW);
+  y += sh + (dense ? 1 : 2);
 
   // What the running policy publishes for this instance (its named fields):
   // flags as dots with their label, values as "label value" on one line.
@@ -244,10 +288,11 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   // The lowest a line of text may reach: into the card's bottom padding,
   // inside its border.
   const int textBottom = r.bottom() - 2;
+  const int lineStep = sh + (dense ? 1 : 2);
   QRect lastFieldLine;  // the last line of fields drawn, as wide as its text
   if (!in.policyFields.empty()) {
     p.setFont(small);
-    QRect row(c.left(), y + 1, c.width(), sh);
+    QRect row(c.left(), y + (dense ? 0 : 1), c.width(), sh);
     const QStringList forms = policyview::valueForms(in.policyFields);
     const int valuesW = forms.isEmpty() ? 0 : sfm.horizontalAdvance(forms.back());
     // Flags first: a dot each; their text where it fits beside the values.
@@ -283,7 +328,7 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
         // Too many fields for one line: they wrap, whole (a tour names
         // them), on the rows under the flags.
         const QStringList lines = wrapItems(forms.front().split(QStringLiteral(" · ")), sfm, row.width());
-        int ly = x > row.left() ? row.top() + sh + 2 : row.top();
+        int ly = x > row.left() ? row.top() + lineStep : row.top();
         for (const QString& line : lines) {
           // A line past the card's edge is not drawn half-cut; it counts as
           // cut ("…") for the layout test.
@@ -295,14 +340,14 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
           p.drawText(QRect(row.left(), ly, row.width(), sh), Qt::AlignLeft | Qt::AlignVCenter, shown);
           policyTexts_[static_cast<std::size_t>(index)] << shown;
           lastFieldLine = QRect(row.left(), ly, sfm.horizontalAdvance(shown), sh);
-          ly += sh + 2;
+          ly += lineStep;
         }
-        fieldRows = (ly - row.top()) / (sh + 2);
+        fieldRows = (ly - row.top()) / lineStep;
       }
     }
-    row.setHeight(fieldRows * (sh + 2) - 2);
+    row.setHeight(fieldRows * lineStep - (lineStep - sh));
     hits_.push_back({row, policyview::fieldsTooltip(in.policyFields)});
-    y += fieldRows * (sh + 2);
+    y += fieldRows * lineStep;
   }
 
   // MoE: the expert-parallel layout and per-rank load strip (moe_strip.h).
@@ -312,7 +357,7 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
   }
   infoRects_[static_cast<std::size_t>(index)] = QRect(r.left(), r.top(), r.width(), y - r.top());
   // Queues: a label then rows of chips, each queue sharing the space left.
-  y += 3;
+  y += dense ? 2 : 3;
   const int nq = static_cast<int>(in.queues.size());
   if (nq == 0) return;
   const int avail = c.bottom() - y;
@@ -389,6 +434,13 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
     const int n = static_cast<int>(q.requests.size());
     const int shown = n > capacity ? std::max(0, capacity - 3) : n;  // room for "+N"
     const int x0 = qr.left() + qLabelW;
+    if (rows > 0) {
+      // The chip rows: where arrows may cross this card and end on it.
+      const QRect chipRows(x0, qr.top() + chipsTop, perRow * (chip + kChipGap) - kChipGap, rows * (chip + kChipGap) - kChipGap);
+      arrowRoom_ += chipRows;
+      QRect& landing = landings_[static_cast<std::size_t>(index)];
+      if (chipRows.width() * chipRows.height() > landing.width() * landing.height()) landing = chipRows;
+    }
     for (int i = 0; i < shown; ++i) {
       const QRectF cr(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap),
                       chip, chip);
@@ -403,12 +455,18 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index) {
       if (chip.synthetic) hits_.push_back({cr.toAlignedRect().adjusted(-1, -1, 1, 1), chipToolTip(chip)});
       else hits_.push_back({cr.toAlignedRect().adjusted(-1, -1, 1, 1), chipToolTip(chip), HitKind::Chip, chip.id});
     }
+    if (shown > 0) {
+      const int usedRows = (shown + perRow - 1) / perRow;
+      chipAreas_.emplace_back(x0, qr.top() + chipsTop, std::min(shown, perRow) * (chip + kChipGap) - kChipGap,
+                              usedRows * (chip + kChipGap) - kChipGap);
+    }
     if (shown < n && rows > 0) {
       p.setPen(theme::kMuted);
       const int i = shown;
-      p.drawText(QRect(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap) - 3,
-                       40, chip + 6),
-                 Qt::AlignLeft | Qt::AlignVCenter, QString("+%1").arg(n - shown));
+      const QRect more(x0 + (i % perRow) * (chip + kChipGap), qr.top() + chipsTop + (i / perRow) * (chip + kChipGap) - 3,
+                       40, chip + 6);
+      p.drawText(more, Qt::AlignLeft | Qt::AlignVCenter, QString("+%1").arg(n - shown));
+      arrowRoom_ -= more;  // a count, not a chip: no arrow over it
     }
     y += perQueue;
   }

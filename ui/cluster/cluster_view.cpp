@@ -217,6 +217,11 @@ void ClusterView::addNotes(const std::vector<AnimationNote>& notes) {
   update();
 }
 
+void ClusterView::setTransfersHidden(bool hidden) {
+  transfersHidden_ = hidden;
+  update();
+}
+
 void ClusterView::setSelectedRequest(std::int64_t id) {
   selectedRequest_ = id;
   update();
@@ -351,6 +356,8 @@ void ClusterView::paintEvent(QPaintEvent*) {
   queueRects_.clear();
   calloutRects_.clear();
   arrowEnds_.clear();
+  chipAreas_.clear();
+  arrowRoom_ = QRegion();
   infoRects_.clear();
   if (!frame_ || frame_->snapshot.instances.empty()) {
     p.setPen(theme::kMuted);
@@ -363,28 +370,49 @@ void ClusterView::paintEvent(QPaintEvent*) {
   const int lane = calloutLaneHeight();
   const QRect area = rect().adjusted(0, 0, 0, -kLegendH - lane);
   const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
-  compact_ = !cards.empty() && (cards[0].height() < 120 || cards[0].width() < 150);
-  tiles_ = !cards.empty() && (cards[0].height() < kMinCompactH || cards[0].width() < kMinCompactW);
+  // Full cards where every card's fields and a row of chips per queue fit
+  // the full layout; else dense ones (at the largest font at which they
+  // fit); else compact.
+  const QSize cs = cards.empty() ? QSize() : cards[0].size();
+  auto allFit = [&](double dense) {
+    return std::all_of(inst.begin(), inst.end(), [&](const InstanceSnapshot& in) { return cardFits(in, cs, dense); });
+  };
+  const bool small = !cards.empty() && (cs.height() < kMinFullH || cs.width() < kMinFullW || !allFit(0));
+  denseScale_ = 0;
+  if (small && cs.height() >= kMinDenseH && cs.width() >= kMinDenseW && inst.size() <= 64)
+    for (const double k : kDenseFonts)
+      if (allFit(k)) {
+        denseScale_ = k;
+        break;
+      }
+  dense_ = denseScale_ > 0;
+  compact_ = small && !dense_;
+  tiles_ = !cards.empty() && (cs.height() < kMinCompactH || cs.width() < kMinCompactW);
   cards_ = cards;
   policyTexts_.assign(cards.size(), {});
   infoRects_.assign(cards.size(), {});
+  landings_.assign(cards.size(), {});
   for (std::size_t i = 0; i < cards.size(); ++i) {
     if (tiles_) paintTile(p, cards[i], static_cast<int>(i));
     else if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
-    else paintCard(p, cards[i], static_cast<int>(i));
+    else paintCard(p, cards[i], static_cast<int>(i), denseScale_);
   }
   // Transfers: animated in Run mode, static arrows when paused or in Fast
   // mode, none while Express runs.
   const bool running = frame_->running;
   const RunMode mode = frame_->mode;
-  // Arrows pass under every card's header, badge, bars and fields (their
-  // ends sit in the queue area): a curve crossing a card never covers a
-  // value the tour names ("interval", a KV %).
+  // Arrows are drawn in the gaps between cards and over the cards' rows of
+  // chips only (their ends sit on the chips): a curve crossing a card never
+  // covers its header, badge, bars, fields or a queue's label, a value the
+  // tour names ("interval", a KV %) included.
   QRegion arrowClip(area);  // (never over the legend or the callout lane)
-  for (const QRect& info : infoRects_) arrowClip -= info;
+  for (const QRect& card : cards_) arrowClip -= card;
+  arrowClip += arrowRoom_.intersected(area);
   p.save();
   p.setClipRegion(arrowClip);
-  if (running && mode == RunMode::Run) {
+  if (transfersHidden_) {
+    // none (a layout check's reference picture)
+  } else if (running && mode == RunMode::Run) {
     for (const auto& [id, a] : anims_) paintTransfer(p, id, a.src, a.dst, a.live, a.shown, true);
   } else if (!(running && mode == RunMode::Express)) {
     for (const TransferSnapshot& t : frame_->snapshot.transfers)

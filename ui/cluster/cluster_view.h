@@ -1,7 +1,7 @@
 #pragma once
 // The cluster at a glance: one card per instance in a grid that stays
-// readable from 1 to 64 instances (compact cards when space is short), and
-// one tile per instance past that (hundreds to thousands: the GPU KV, CPU
+// readable from 1 to 64 instances (dense cards, then compact ones, when
+// space is short), and one tile per instance past that (hundreds to thousands: the GPU KV, CPU
 // swap and phase-mix bars of a compact card, without text; all on hover). Queues
 // are rows of request chips coloured by phase; outlines mark preempted
 // (swapped to CPU) and migrating requests. Each card has a GPU KV bar and a
@@ -45,8 +45,13 @@ class ClusterView : public QWidget {
 public:
   explicit ClusterView(QWidget* parent = nullptr);
   void setFrame(std::shared_ptr<const LiveFrame> frame);
-  /// Cards drawn in compact mode at the current size (for tests).
+  /// Cards drawn in compact mode at the current size (for tests): no chips,
+  /// no queues. A card too small for the full layout but not for its chips
+  /// (eight cards on a 1024×768 projector) is drawn dense instead: a
+  /// smaller font, the two memory bars on one row, the queues' labels
+  /// beside their chips.
   bool compact() const { return compact_; }
+  bool dense() const { return dense_; }
   /// Instances drawn as tiles (too many for even compact cards; for tests).
   bool tiles() const { return tiles_; }
   /// Lecture mode's callout lane (0 when off): the strip above the legend
@@ -60,6 +65,11 @@ public:
   /// arrows' ends.
   QRect infoRect(int instance) const;
   const std::vector<QPointF>& arrowEnds() const { return arrowEnds_; }
+  /// As last painted: where rows of request chips were drawn (one rect per
+  /// queue's chips; the only part of a card a transfer arrow may cross).
+  const std::vector<QRect>& chipAreas() const { return chipAreas_; }
+  /// Paint without the transfer arrows (layout checks compare the two).
+  void setTransfersHidden(bool hidden);
   /// The legend under the cards: its font (smaller where it would be cut)
   /// and the width it needs at a font.
   QFont legendFont() const;
@@ -134,7 +144,12 @@ private:
   };
   std::vector<QRect> layoutCards(int n, const QRect& area) const;
   static std::vector<QRect> layoutTiles(int n, const QRect& area);
-  void paintCard(QPainter& p, const QRect& r, int index);
+  /// `denseScale`: 0 for the full layout, else a dense card's font scale.
+  void paintCard(QPainter& p, const QRect& r, int index, double denseScale);
+  /// Whether instance `in` fits a card of `size` (its fields wrapped, a row
+  /// of chips for each queue) in the full layout (`denseScale` 0) or the
+  /// dense one at that font scale.
+  bool cardFits(const InstanceSnapshot& in, QSize size, double denseScale) const;
   void paintCompactCard(QPainter& p, const QRect& r, int index);
   void paintTile(QPainter& p, const QRect& r, int index);
   /// A compact card's or tile's tooltip: the instance, its pool, batch,
@@ -153,10 +168,19 @@ private:
   std::vector<QRect> queueRects_, calloutRects_;  // as last painted
   std::vector<QRect> infoRects_;                   // per card, as last painted
   std::vector<QPointF> arrowEnds_;                 // as last painted
+  std::vector<QRect> chipAreas_;                   // as last painted
+  std::vector<QRect> landings_;                    // per card: where its arrows end (its chip rows)
+  QRegion arrowRoom_;                              // chip rows, less their "+N": arrows may cross them
+  bool transfersHidden_ = false;
   static constexpr int kLaneRows = 2;
+  /// Rows of the callout lane at the current height (one on a short view,
+  /// so that the cards keep their chips).
+  int laneRows() const;
   std::vector<QRect> cards_;
   std::vector<QStringList> policyTexts_;  // per card, as last painted
   bool compact_ = false;
+  bool dense_ = false;
+  double denseScale_ = 0;  // the dense cards' font scale (0: not dense)
   bool tiles_ = false;
   std::int64_t selectedRequest_ = -1;
   int selectedInstance_ = -1;

@@ -46,23 +46,19 @@ void ClusterView::paintTransfer(QPainter& p, std::int64_t id, int src, int dst, 
   const QPointF nrm(-dir.y() / len0, dir.x() / len0);
   const QPointF ctrl = (a0 + b0) / 2 + nrm * (0.18 * len0);
   // From well inside the source card to well inside the destination card, so
-  // that neighbours (8 px apart) still get a visible arrow.
-  // Both ends sit in the card's queue area, under its header, bars and
-  // fields line, so that an arrow never covers a badge, a KV % or a value.
-  // Below the first queue label row too ("running · 66  waiting · 0" or
-  // "running queue · 7 requests"), on the chips, where the card has room.
-  QFont small = font();
-  small.setPointSizeF(font().pointSizeF() * 0.85);
-  const int labelH = QFontMetrics(small).height();
-  auto inQueues = [this, labelH](QPointF pt, int card) {
-    const QRect info = infoRect(card);
-    const QRect r = cards_[static_cast<std::size_t>(card)];
-    const int top = info.bottom() + 8 + labelH;
-    if (!info.isEmpty() && pt.y() < top) pt.setY(std::min(top, r.bottom() - 6));
-    return pt;
+  // that neighbours (8 px apart) still get a visible arrow. Both ends sit on
+  // the card's rows of chips, the only part of a card an arrow is drawn
+  // over (paintEvent clips it to them and to the gaps between cards): never
+  // on a badge, a KV %, a value or a queue's label.
+  auto onChips = [this](QPointF pt, int card) {
+    QRect land = landings_[static_cast<std::size_t>(card)];
+    if (land.isEmpty()) return pt;
+    const int dx = std::min(4, (land.width() - 1) / 2), dy = std::min(4, (land.height() - 1) / 2);
+    land.adjust(dx, dy, -dx, -dy);
+    return QPointF(std::clamp<double>(pt.x(), land.left(), land.right()), std::clamp<double>(pt.y(), land.top(), land.bottom()));
   };
-  const QPointF a = inQueues(a0 + (edgePoint(ra, ctrl) - a0) * 0.45, src),
-                b = inQueues(b0 + (edgePoint(rb, ctrl) - b0) * 0.45, dst);
+  const QPointF a = onChips(a0 + (edgePoint(ra, ctrl) - a0) * 0.45, src),
+                b = onChips(b0 + (edgePoint(rb, ctrl) - b0) * 0.45, dst);
   const double t = std::clamp(progress, 0.0, 1.0);
   arrowEnds_.push_back(a);
   arrowEnds_.push_back(b);
@@ -132,7 +128,16 @@ QFont ClusterView::calloutFont() const {
 
 int ClusterView::calloutLaneHeight() const {
   if (!lecture_) return 0;
-  return kLaneRows * (QFontMetrics(calloutFont()).height() + 8) + (kLaneRows + 1) * 3;
+  const int rows = laneRows();
+  return rows * (QFontMetrics(calloutFont()).height() + 8) + (rows + 1) * 3;
+}
+
+int ClusterView::laneRows() const {
+  // A view too short for two rows of callouts and two rows of cards with
+  // their chips (eight cards on a 1024×768 projector, a 1280×720 laptop)
+  // keeps one row: the newest callouts, and the cards' queues.
+  const int row = QFontMetrics(calloutFont()).height() + 11;
+  return height() - kLegendH - kLaneRows * row < 2 * kMinFullH + 3 * kGap ? 1 : kLaneRows;
 }
 
 void ClusterView::paintCallouts(QPainter& p, const QRect& lane) {
@@ -161,7 +166,7 @@ void ClusterView::paintCallouts(QPainter& p, const QRect& lane) {
                                        lane.width() - 40);
     const int w = fm.horizontalAdvance(text) + 28;
     if (x + w > lane.right() - 4 && x > lane.left() + 6) {
-      if (++row >= kLaneRows) break;
+      if (++row >= laneRows()) break;
       x = lane.left() + 6;
     }
     const QRect box(x, lane.top() + 3 + row * (h + 3), w, h);

@@ -17,6 +17,9 @@ inline constexpr int kLegendH = 22;
 inline constexpr int kChip = 8;  // legend and smallest chip size
 inline constexpr int kChipGap = 2;
 inline constexpr int kMinCompactW = 40, kMinCompactH = 30;  // the smallest compact card
+inline constexpr int kMinFullW = 150, kMinFullH = 120;      // the smallest card of the full layout
+inline constexpr int kMinDenseW = 120, kMinDenseH = 76;     // the smallest dense card (chips, queues)
+inline constexpr double kDenseFonts[] = {0.85, 0.78, 0.72, 0.66};  // a dense card's text, of the view's font
 inline constexpr int kMinTile = 4;                           // the smallest tile
 // Callouts older than this in simulated time go, whatever the animation clock
 // says (runs to a time or in Fast mode move the simulated clock far ahead).

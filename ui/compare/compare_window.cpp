@@ -234,6 +234,36 @@ void CompareWindow::buildUi() {
   connect(noticeTimer_, &QTimer::timeout, notice_, &QLabel::clear);
 }
 
+void CompareWindow::setLecture(bool on) {
+  if (on == lecture_) return;
+  lecture_ = on;
+  if (basePointSize_ <= 0) basePointSize_ = font().pointSizeF();
+  QFont f = font();
+  f.setPointSizeF(basePointSize_ * (on ? 1.3 : 1.0));
+  setFont(f);
+  // Labels sized from the font when they were built.
+  QFont bold = f;
+  bold.setBold(true);
+  timeLabel_->setFont(bold);
+  timeLabel_->setMinimumWidth(QFontMetrics(bold).horizontalAdvance("t = 00000.0 s "));
+  speedLabel_->setMinimumWidth(QFontMetrics(f).horizontalAdvance("1000× "));
+  // Tiles 5 : charts 4 outside lecture mode; the charts the larger share in
+  // it, so that their ticks and legends read from the back of a room.
+  if (auto* v = qobject_cast<QVBoxLayout*>(centralWidget()->layout())) {
+    v->setStretch(0, on ? 4 : 5);
+    v->setStretch(1, on ? 6 : 4);
+  }
+  for (auto& r : runs_) r->view->setLecture(on);
+  // The table keeps its size: nine columns of numbers with their deltas do
+  // not fit a 1024-px window in larger text (headers and values were cut).
+  QFont tf = f;
+  tf.setPointSizeF(basePointSize_);
+  table_->setFont(on ? tf : QFont());
+  table_->horizontalHeader()->setFont(on ? tf : QFont());
+  fitTableRows();
+  for (LiveChart* c : charts_) c->refresh();
+}
+
 QString CompareWindow::notice() const { return notice_->text(); }
 QString CompareWindow::clockText() const { return timeLabel_->text(); }
 QString CompareWindow::hint() const { return hint_->isVisible() ? hint_->text() : QString(); }
@@ -310,6 +340,7 @@ bool CompareWindow::load(const Scenario& base, const QStringList& policies, cons
     tv->addLayout(head);
     run->view = new ClusterView;
     run->view->setMinimumSize(160, 120);
+    run->view->setLecture(lecture_);
     tv->addWidget(run->view, 1);
     tiles->addWidget(tile, 1);
 

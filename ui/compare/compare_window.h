@@ -100,6 +100,11 @@ public:
   /// Pull every run's latest frame and data now and redraw (tests, screenshots).
   void pullNow();
 
+  /// Lecture mode, as the main window's (issue 50): text 1.3× larger, the
+  /// charts given more of the height than the cluster tiles.
+  void setLecture(bool on);
+  bool lecture() const { return lecture_; }
+
   /// The table's rows (as of the last pull), reference first.
   std::vector<CompareRow> rows() const;
   bool exportCsv(const QString& path, QString* error = nullptr);
@@ -150,6 +155,8 @@ private:
   QTimer* driveTimer_ = nullptr;
   QElapsedTimer sincePull_, sinceRefresh_, anchorWall_, roundWall_;
   bool playing_ = false;
+  bool lecture_ = false;
+  double basePointSize_ = 0;  // the font's size outside lecture mode
   bool closing_ = false;
   double speed_ = 1.0;
   double target_ = 0;     // simulated time of the current lockstep round

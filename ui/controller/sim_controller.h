@@ -24,7 +24,8 @@ namespace sl::ui {
 
 /// OMNeT++-style run modes: Run animates at the chosen speed; Fast and
 /// Express run as fast as possible with the display refreshed a few times per
-/// second (Fast) or about once a second, counters only (Express).
+/// second (Fast) or about twice a second, counters and the cluster view
+/// without animation, the charts on a CPU budget (Express; MainWindow::pull).
 enum class RunMode { Run, Fast, Express };
 
 /// One finished request, for the TTFT-vs-reasoning scatter.

@@ -305,7 +305,9 @@ void MainWindow::onFrameReady() {
   if (pullTimer_->isActive()) return;
   int interval = 16;  // ~60 Hz
   if (ctl_->isRunning() && ctl_->mode() == RunMode::Fast) interval = 250;
-  if (ctl_->isRunning() && ctl_->mode() == RunMode::Express) interval = 1000;
+  // Express: twice a second, for the cluster view (the charts keep their
+  // own, slower pace below).
+  if (ctl_->isRunning() && ctl_->mode() == RunMode::Express) interval = static_cast<int>(kExpressClusterMs);
   pullTimer_->start(static_cast<int>(std::max<qint64>(0, interval - sincePull_.elapsed())));
 }
 
@@ -326,6 +328,18 @@ void MainWindow::pull(bool force) {
   if (!express || force) {
     moestrip::record(cluster_, *f, ctl_->scenario());  // MoE cards' per-rank history (ui/cluster/moe_strip.h)
     cluster_->setFrame(f);
+  } else if (!sinceClusterFrame_.isValid() ||
+             sinceClusterFrame_.elapsed() >=
+                 std::max<qint64>(kExpressClusterMs,
+                                  static_cast<qint64>(static_cast<double>(clusterFrameMs_) / kExpressClusterShare))) {
+    // Express: the cards or tiles at a low rate, painted now so that the
+    // cost is known (and the interval grows with it).
+    QElapsedTimer cost;
+    cost.start();
+    cluster_->setFrame(f);
+    cluster_->repaint();
+    clusterFrameMs_ = cost.elapsed();
+    sinceClusterFrame_.restart();
   }
   pullTeaching(*f);
   // Charts cost a few ms each (tens with long series): while a run animates
@@ -411,6 +425,7 @@ CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* err
   }
   auto* w = new CompareWindow(this);
   w->setAttribute(Qt::WA_DeleteOnClose);
+  w->setLecture(lecture());  // and setLecture() passes a change on (teaching_mode.cpp)
   const QString name = currentPath_.isEmpty() ? tr("scenario") : QFileInfo(currentPath_).fileName();
   if (!w->load(ctl_->scenario(), policies, name, error)) {
     delete w;

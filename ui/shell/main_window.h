@@ -211,6 +211,15 @@ private:
   /// least every kExpressChartMaxS seconds.
   static constexpr double kExpressGuiShare = 0.15;
   static constexpr double kExpressChartMaxS = 10.0;
+  /// Express: the cluster view gets the newest frame every
+  /// kExpressClusterMs of wall time (issue 50: 512 tiles stayed empty and
+  /// frozen while ~42 k requests were in flight), or less often when a
+  /// frame costs the GUI thread more than kExpressClusterShare of the wall
+  /// time (its set + paint is timed).
+  static constexpr qint64 kExpressClusterMs = 500;
+  static constexpr double kExpressClusterShare = 0.10;
+  QElapsedTimer sinceClusterFrame_;
+  qint64 clusterFrameMs_ = 0;  // what the last Express cluster frame cost
   QElapsedTimer sincePull_;
   QElapsedTimer beat_;      // the 60 Hz pull schedule while a run animates
   double nextBeatMs_ = 0;   // next pull on that schedule (ms of beat_)

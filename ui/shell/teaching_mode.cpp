@@ -13,6 +13,7 @@
 #include <QStatusBar>
 #include <QToolBar>
 #include <QToolButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QGuiApplication>
 
@@ -28,6 +29,7 @@
 #include "ui/controller/sim_controller.h"
 #include "ui/teaching/tour_guide.h"
 #include "ui/charts/chart_panel.h"
+#include "ui/compare/compare_window.h"
 #include "policy/registry.h"
 
 namespace sl::ui {
@@ -39,25 +41,102 @@ constexpr const char* kFirstScreen = "pascal-baseline-fcfs.json";
 constexpr int kTourWideWindow = 1500;  // narrower: the scenario dock steps aside during a tour
 // Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
 
-QString seconds(double s) {
-  if (!std::isfinite(s)) return {};
-  return s < 1 ? QObject::tr("%1 ms").arg(std::lround(s * 1000)) : QObject::tr("%1 s").arg(s, 0, 'g', 3);
-}
-
 // What a tour step's text quotes ("{NAME}", TourPanel::setLiveValues):
 // figures of this run so far, and the running policy's knobs as loaded
 // (the sample's value, else the knob's default), so the text says what the
 // app shows whatever the sample or the engine gives.
 QMap<QString, QString> tourValues(const LiveFrame& f, ChartPanel& charts, const Scenario& s) {
   QMap<QString, QString> v;
-  v["preemptions"] = QString::number(f.preemptions);
-  v["migrations"] = QString::number(f.migrations);
-  v["p95_ttft"] = seconds(charts.ttftQuantile(0.95));
-  v["p50_ttft"] = seconds(charts.ttftQuantile(0.5));
-  v["mean_ttft"] = seconds(charts.meanTtft());
-  v["mean_tpot"] = seconds(charts.meanTpot());
-  if (const double slo = charts.latestSloAttainment(); std::isfinite(slo))
-    v["slo"] = QString("%1 %").arg(slo * 100, 0, 'f', slo < 0.1 ? 1 : 0);
+  v["finished"] = QString::number(f.snapshot.finished);
+  // A figure and, as "raw:NAME", its value (a comparison's word is taken
+  // from the values, not from their rounded text).
+  auto put = [&v](const QString& name, double x, const QString& shown) {
+    if (shown.isEmpty()) return;
+    v[name] = shown;
+    v["raw:" + name] = QString::number(x, 'g', 17);
+  };
+  put("preemptions", static_cast<double>(f.preemptions), QString::number(f.preemptions));
+  put("migrations", static_cast<double>(f.migrations), QString::number(f.migrations));
+  put("clock", f.clockS, tourSeconds(f.clockS));
+  put("in_flight", static_cast<double>(f.snapshot.inFlight), QString::number(f.snapshot.inFlight));
+  if (f.clockS > 0) {
+    // Requests finished per simulated second so far (the baseline's is
+    // counted the same way, over the same time).
+    const double r = static_cast<double>(f.snapshot.finished) / f.clockS;
+    put("req_rate", r, QString("%1 req/s").arg(r, 0, 'f', 1));
+  }
+  const double p95 = charts.ttftQuantile(0.95), p50 = charts.ttftQuantile(0.5);
+  put("p95_ttft", p95, tourSeconds(p95));
+  put("p50_ttft", p50, tourSeconds(p50));
+  // How far the tail is from the median: "12×".
+  if (std::isfinite(p95) && std::isfinite(p50) && p50 > 0)
+    put("tail_ratio", p95 / p50, QString("%1×").arg(p95 / p50, 0, 'f', p95 / p50 < 10 ? 1 : 0));
+  put("mean_ttft", charts.meanTtft(), tourSeconds(charts.meanTtft()));
+  put("mean_tpot", charts.meanTpot(), tourSeconds(charts.meanTpot()));
+  if (const double slo = charts.latestSloAttainment(); std::isfinite(slo)) put("slo", slo, tourPercent(slo));
+  // Requests waiting now (queued, not in a batch), cluster-wide.
+  std::int64_t waiting = 0, prompt = 0, cached = 0, cacheBlocks = 0, gpuBlocks = 0;
+  bool cacheOn = false;
+  for (const InstanceSnapshot& in : f.snapshot.instances) {
+    for (const QueueSnapshot& q : in.queues)
+      for (const RequestChip& c : q.requests) waiting += !c.inBatch && !c.synthetic;
+    cacheOn = cacheOn || in.cache.on;
+    prompt += in.cache.promptTokens;
+    cached += in.cache.cachedTokens;
+    cacheBlocks += in.cache.gpuBlocks;
+    gpuBlocks += in.gpuBlocks;
+  }
+  put("waiting", static_cast<double>(waiting), QString::number(waiting));
+  // What the policy publishes per instance, summed over the cluster:
+  // "field:promoted", "field:won" … (self-scheduling's promotions,
+  // CascadeInfer's bid-ask counts).
+  // "fieldmax:interval": the largest value on any card.
+  QMap<QString, double> fields;
+  QMap<QString, bool> inSeconds;
+  static const QRegularExpression notKey("[^a-z0-9_]");
+  for (const InstanceSnapshot& in : f.snapshot.instances)
+    for (const PolicyField& pf : in.policyFields) {
+      QString key = QString::fromStdString(pf.label).toLower();
+      key.replace(notKey, "_");
+      fields["field:" + key] += pf.value;
+      const QString mk = "fieldmax:" + key;
+      fields[mk] = fields.contains(mk) ? std::max(fields[mk], pf.value) : pf.value;
+      inSeconds[key] = pf.unit == "s";
+    }
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    const bool secs = inSeconds.value(it.key().section(':', 1));
+    put(it.key(), it.value(), secs ? tourSeconds(it.value()) : QString::number(it.value(), 'g', 6));
+  }
+  if (cacheOn && prompt > 0) {
+    const double rate = static_cast<double>(cached) / static_cast<double>(prompt);
+    put("hit_rate", rate, tourPercent(rate));
+  }
+  if (cacheOn && gpuBlocks > 0) {
+    const double share = static_cast<double>(cacheBlocks) / static_cast<double>(gpuBlocks);
+    put("cached_share", share, tourPercent(share));
+  }
+  if (f.clientsLive) put("clients", f.clients, QString::number(f.clients));
+  // Throughput so far, output tokens per second of simulated time.
+  if (f.clockS > 0) {
+    std::int64_t tokens = 0;
+    for (const InstanceSnapshot& in : f.snapshot.instances) tokens += in.tokensProduced;
+    const double tps = static_cast<double>(tokens) / f.clockS;
+    put("throughput", tps, QString("%1 tok/s").arg(tps, 0, 'f', 0));
+  }
+  if (s.workload.prefix) {
+    v["system_prompts"] = QString::number(s.workload.prefix->system_prompts);
+    v["system_prompt_tokens"] = QString::number(s.workload.prefix->system_prompt_tokens);
+    v["turns"] = QString::number(s.workload.prefix->turns);
+  }
+  if (s.run.measure) {
+    const double a = s.run.measure->warmup_s, b = s.run.measure->endS();
+    put("window_start", a, tourSeconds(a));
+    put("window_end", b, tourSeconds(b));
+    const QString where = f.clockS < a ? QObject::tr("before the window (warm-up)")
+                          : f.clockS < b ? QObject::tr("inside the window")
+                                         : QObject::tr("at the window's end");
+    v["window_state"] = where;
+  }
   for (const PolicyInfo& p : policyCatalog()) {
     if (p.id != s.policy.id) continue;
     for (const KnobSpec& k : p.knobs) {
@@ -67,6 +146,12 @@ QMap<QString, QString> tourValues(const LiveFrame& f, ChartPanel& charts, const 
     }
   }
   return v;
+}
+// Lecture mode's chart (issue 50): the one the tour step's text points at,
+// else the main TTFT chart.
+QString lectureChart(const ChartPanel& charts, const TourStep* step) {
+  const QString named = step ? charts.chartNamedIn(step->title + " " + step->watch) : QString();
+  return named.isEmpty() ? ChartPanel::mainChartId() : named;
 }
 }  // namespace
 
@@ -170,7 +255,10 @@ bool MainWindow::openFirstScreen(QString* error) {
   // point to the tour that shows how PASCAL's scheduling answers it.
   if (!openScenario(samplesDir() + "/" + kFirstScreen, error)) return false;
   speed_->setValue(speedToSlider(4));
-  statusBar()->showMessage(tr("FCFS, memory full: press Play, then Guided tours"), 60000);
+  // One line: what to press, where the arrival-rate slider is (the Live
+  // group of the Scenario panel, on the left), where the tours are.
+  showStatus(tr("Press Play: FCFS fills the memory · arrival rate: the Live slider on the left · then Guided tours"),
+             60000);
   return true;
 }
 
@@ -211,13 +299,20 @@ void MainWindow::setLecture(bool on) {
     scenarioWasVisible_ = scenarioDock_->isVisible();
     scenarioDock_->hide();
     chartsHeightBeforeLecture_ = chartsDock_->height();
-    resizeDocks({chartsDock_}, {std::max(220, height() * 32 / 100)}, Qt::Vertical);
+    // One chart, large (issue 50): a third of the window at least, so its
+    // ticks, units and legend read from the back of a room.
+    resizeDocks({chartsDock_}, {std::max(260, height() * 45 / 100)}, Qt::Vertical);
   } else {
     if (scenarioWasVisible_) scenarioDock_->show();
     if (chartsHeightBeforeLecture_ > 0) resizeDocks({chartsDock_}, {chartsHeightBeforeLecture_}, Qt::Vertical);
     chartsHeightBeforeLecture_ = -1;
   }
   cluster_->setLecture(on);
+  for (CompareWindow* cw : findChildren<CompareWindow*>()) cw->setLecture(on);
+  charts_->setFocusChart(
+      on ? lectureChart(*charts_, touring ? &tour_->tour().steps[static_cast<std::size_t>(std::max(0, tour_->step()))] : nullptr)
+         : QString());
+  tour_->setLecture(on);  // the tour's text says how to see the callouts only when they are off
   showStatus(on ? tr("Lecture mode: callouts under the cards")
                               : tr("Lecture mode off"), 4000);
 }
@@ -236,6 +331,8 @@ bool MainWindow::startTour(const QString& id, int step, bool play, QString* erro
                        }());
     return false;
   }
+  tour_->setSamplesDir(samplesDir());
+  tour_->setLecture(lecture());
   tour_->setTour(*t);
   if (!showTourStep(step, play, error)) return false;
   statusBar()->clearMessage();  // the first screen's hint is done
@@ -247,7 +344,8 @@ bool MainWindow::startTour(const QString& id, int step, bool play, QString* erro
   // On a narrow window the scenario panel steps aside while the tour is
   // open, so that the cards keep their badges and fields whole (the step's
   // text names them); closing the tour brings it back.
-  if (width() < kTourWideWindow && scenarioDock_->isVisible()) {
+  const bool panelStep = tour_->tour().steps[static_cast<std::size_t>(tour_->step())].showsPanel;
+  if (width() < kTourWideWindow && scenarioDock_->isVisible() && !panelStep) {
     scenarioDock_->hide();
     scenarioHiddenForTour_ = true;
   }
@@ -266,7 +364,19 @@ bool MainWindow::showTourStep(int step, bool play, QString* error) {
   }
   const TourStep& s = tour_->tour().steps[static_cast<std::size_t>(step)];
   if (!openTourScenario(s, error)) return false;
+  // A step that names a control of the scenario panel (the Clients slider)
+  // keeps the panel in view; the others let it step aside on a narrow window.
+  if (tourDock_->isVisible() && width() < kTourWideWindow) {
+    if (s.showsPanel && scenarioHiddenForTour_ && !lecture()) {
+      scenarioDock_->show();
+      scenarioHiddenForTour_ = false;
+    } else if (!s.showsPanel && scenarioDock_->isVisible()) {
+      scenarioDock_->hide();
+      scenarioHiddenForTour_ = true;
+    }
+  }
   tour_->showStep(step);
+  if (lecture()) charts_->setFocusChart(lectureChart(*charts_, &s));
   // Lecture mode keeps the tour's speed too: the step's pace was chosen for it.
   speed_->setValue(speedToSlider(s.speed));
   if (lecture()) speedBeforeLecture_ = speed_->value();
@@ -284,10 +394,7 @@ bool MainWindow::openTourScenario(const TourStep& s, QString* error) {
   // so in the title: "selfsched-math-length-only.json (tour: workload.rate=3)".
   Scenario sc;
   try {
-    nlohmann::json doc = loadJsonFile(path.toStdString());
-    for (const QString& a : s.set) applySetOverride(doc, a.toStdString());
-    sc = parseScenario(doc, path.toStdString());
-    sc.base_dir = scenarioBaseDir(path.toStdString());
+    sc = loadTourScenario(s, samplesDir());
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
@@ -382,6 +489,10 @@ void MainWindow::pullTeaching(const LiveFrame& f) {
     }
     tour_->setLiveBadges(badges);
     tour_->setLiveValues(tourValues(f, *charts_, ctl_->scenario()));
+    // A step compared with another runs that one to the same simulated
+    // time: in the background while this run goes on, at once when it is
+    // paused (a screenshot, a test).
+    tour_->setRunClock(f.clockS, !f.running);
   }
   // The inspector re-reads the store a few times a second while shown.
   if (inspectorDock_->isVisible() && inspector_->mode() != InspectorPanel::Mode::Empty &&

@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSvgGenerator>
+#include <QRegularExpression>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -74,6 +75,31 @@ std::string policyOf(const ordered_json& values) {
 }
 
 }  // namespace
+
+SweepMetricWords sweepMetricWords(const QString& key) {
+  // "ttft_s.p99": a latency's quantile, in seconds.
+  static const QRegularExpression latency("^([a-z0-9]+)_s\\.(p[0-9.]+|mean|max|min)$");
+  if (const QRegularExpressionMatch m = latency.match(key); m.hasMatch())
+    return {m.captured(1).toUpper() + " " + m.captured(2), QObject::tr("s")};
+  struct Known {
+    const char* key;
+    const char* name;
+    const char* unit;
+  };
+  static const Known known[] = {
+      {"requests.finished", QT_TR_NOOP("finished requests"), QT_TR_NOOP("requests")},
+      {"qoe.violation_rate", QT_TR_NOOP("QoE violation rate"), QT_TR_NOOP("fraction")},
+      {"slo_attainment", QT_TR_NOOP("SLO attainment"), QT_TR_NOOP("fraction")},
+      {"throughput.tokens_per_s", QT_TR_NOOP("throughput"), QT_TR_NOOP("tok/s")},
+      {"throughput.requests_per_s", QT_TR_NOOP("throughput"), QT_TR_NOOP("req/s")},
+      {"goodput_rps", QT_TR_NOOP("goodput"), QT_TR_NOOP("req/s")},
+      {"preemptions", QT_TR_NOOP("preemptions"), QT_TR_NOOP("count")},
+      {"migrations", QT_TR_NOOP("migrations"), QT_TR_NOOP("count")},
+  };
+  for (const Known& k : known)
+    if (key == QLatin1String(k.key)) return {QObject::tr(k.name), QObject::tr(k.unit)};
+  return {key, QString()};
+}
 
 QString formatSweepNumber(double v) {
   if (!std::isfinite(v)) return QStringLiteral("–");
@@ -219,6 +245,7 @@ SweepWindow::SweepWindow(const Scenario& base, QWidget* parent) : QDialog(parent
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   chart_ = new LiveChart("sweep", tr("Metric vs arrival rate"), tr("arrival rate (req/s)"), metric_->currentText());
   chart_->setPointsVisible(true);
+  chart_->setFitToData(true);  // a few rates over a range: not from 0
   heatmap_ = new SweepHeatmap;
   heatRows_ = new QComboBox;
   heatRows_->addItems({tr("rows: policy"), tr("rows: extra axis")});
@@ -474,7 +501,12 @@ void SweepWindow::redraw() {
     for (const auto& [rate, acc] : line[k]) pts.emplace_back(rate, acc.first / acc.second);
     chart_->setSeriesData(s, std::move(pts));
   }
-  chart_->setYLabel(QString::fromStdString(metric));
+  // The metric in words with its unit, in the title and on the y axis.
+  const SweepMetricWords words = sweepMetricWords(QString::fromStdString(metric));
+  const QString yTitle = words.unit.isEmpty() ? words.name : tr("%1 (%2)").arg(words.name, words.unit);
+  chart_->setPointsVisible(true);  // each rate's point (the series are new)
+  chart_->setTitle(tr("%1 vs arrival rate").arg(words.name));
+  chart_->setYLabel(yTitle);
   chart_->refresh();
   chartCaption_->setText(tr("y: %1, mean over seeds%2; one line per policy")
                              .arg(QString::fromStdString(metric))
@@ -491,7 +523,7 @@ void SweepWindow::redraw() {
     }
     vals.push_back(std::move(row));
   }
-  heatmap_->setData(rows, cols, std::move(vals), QString::fromStdString(metric) + tr(" (mean over seeds)"),
+  heatmap_->setData(rows, cols, std::move(vals), yTitle + tr(", mean over seeds"),
                     tr("arrival rate (req/s)"));
 }
 

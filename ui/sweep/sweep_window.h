@@ -48,6 +48,13 @@ std::string defaultSweepPolicies(const std::string& loaded);
 /// never an exponent above 0.001 ("13.99", "0.4124", "3210"); integers whole.
 QString formatSweepNumber(double v);
 
+/// A sweep metric's key ("ttft_s.p99") in words and its unit ("TTFT p99",
+/// "s"), for the chart's title and y axis; an unknown key as it is, no unit.
+struct SweepMetricWords {
+  QString name, unit;
+};
+SweepMetricWords sweepMetricWords(const QString& key);
+
 class SweepWindow : public QDialog {
   Q_OBJECT
 public:
