@@ -35,6 +35,15 @@ for size in 1024x768 1280x800 1920x1080; do
   shot "teaching-selfsched-$size" --tour selfsched:3 --lecture --run-for 60 --size "$size"
   shot "teaching-cascade-$size" --tour cascade:4 --lecture --run-for 40 --size "$size"
 done
+# The tours of the later capabilities, at a projector's 1024x768.
+shot teaching-prefix-1024x768 --tour prefix:1 --run-for 60 --size 1024x768
+shot teaching-closed-loop-1024x768 --tour closed-loop:2 --run-for 30 --size 1024x768
+shot teaching-measure-1024x768 --tour measure:1 --run-for 120 --size 1024x768
+# An MoE instance: the EP layout line, the per-rank load strip, the
+# inspector's split of the step (docs/user-guide.md "Cluster view").
+for size in 1024x768 1920x1080; do
+  shot "moe-$size" --scenario samples/moe-qwen3-235b-ep8.json --run-for 60 --inspect gpu0 --size "$size"
+done
 # Prefix caching: the KV bar's teal cache band, the CPU tier, the
 # inspector's cache block (a tenth of the KV memory so the cache fills it).
 for size in 1024x768 1280x800 1920x1080; do
