@@ -193,7 +193,10 @@ std::string describeSpeculation(const CostModel& m, const BatchShape& batch, con
   const double plain = m.iterationSeconds(batch);
   const double verify = m.iterationSeconds(sc.verifyShape(batch));
   std::string a;
-  for (std::size_t i = 0; i < o.acceptance.size(); ++i) a += (i ? "/" : "") + fmt("%.2f", o.acceptance[i]);
+  for (std::size_t i = 0; i < o.acceptance.size(); ++i) {
+    if (i) a += '/';
+    a += fmt("%.2f", o.acceptance[i]);
+  }
   std::string out = "Speculative decoding: " + std::string(specMethodName(sc.spec().method)) + ", k " +
                     std::to_string(k) + ", acceptance " + a + " per position -> " + fmt("%.2f", tokens) +
                     " tokens a step per sequence\n";

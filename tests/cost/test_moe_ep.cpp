@@ -230,7 +230,9 @@ TEST(MoeEp, SkewCostsAndEplbRecovers) {
   const CostModel eplb = qwen235(d);
   BatchShape big;
   addPrefillChunk(big, 4096);
-  EXPECT_GT(skew.breakdown(big).expert_s, 1.3 * qwen235(MoeDeployment{8}).breakdown(big).expert_s);
+  MoeDeployment balanced;
+  balanced.ep = 8;
+  EXPECT_GT(skew.breakdown(big).expert_s, 1.3 * qwen235(balanced).breakdown(big).expert_s);
   EXPECT_LT(eplb.breakdown(big).expert_s, 0.85 * skew.breakdown(big).expert_s);
   EXPECT_LT(eplb.placement().imbalance(4096), skew.placement().imbalance(4096));
   // Skewed decode touches fewer distinct experts than balanced, but the busy
