@@ -289,11 +289,12 @@ int cmdValidate(const ScenarioArgs& a, bool printCanonical) {
 
 int cmdPresets(const std::string& what, bool json) {
   const PresetRegistry& reg = PresetRegistry::builtin();
-  const std::vector<std::string> kinds = {"gpus", "models", "policies", "workloads", "routers", "fabrics", "engines"};
+  const std::vector<std::string> kinds = {"gpus",    "models",  "policies", "workloads",
+                                          "routers", "fabrics", "engines",  "acceptance"};
   if (!what.empty() && std::find(kinds.begin(), kinds.end(), what) == kinds.end()) {
     std::string msg = "presets: unknown kind '" + what + "'";
     if (auto s = didYouMean(what, kinds)) msg += " (did you mean '" + *s + "'?)";
-    throw InputError(msg + "; one of gpus, models, policies, workloads, routers, fabrics, engines");
+    throw InputError(msg + "; one of gpus, models, policies, workloads, routers, fabrics, engines, acceptance");
   }
   nlohmann::ordered_json j;
   auto want = [&](const char* k) { return what.empty() || what == k; };
@@ -367,6 +368,22 @@ int cmdPresets(const std::string& what, bool json) {
         std::printf("engine    %-22s %s%s: %s%s%s\n", e.id.c_str(), e.name.c_str(), e.isDefault ? " (default)" : "",
                     e.coefficients.dump().c_str(), e.frontend.empty() ? "" : ", front end ",
                     e.frontend.empty() ? "" : e.frontend.dump().c_str());
+    }
+  }
+  if (want("acceptance")) {  // speculative decoding's acceptance presets (cluster.speculative.acceptance)
+    auto& arr = j["acceptance"] = nlohmann::ordered_json::array();
+    for (const AcceptancePreset& p : acceptancePresets()) {
+      nlohmann::ordered_json domains = nlohmann::ordered_json::object();
+      std::string text;
+      for (const auto& [name, alpha] : p.domains) {
+        domains[name] = alpha;
+        text += " " + name + " " + formatFixed(expectedTokensPerStep(alpha, static_cast<int>(alpha.size())), 2);
+      }
+      arr.push_back(
+          {{"id", p.id}, {"method", p.method}, {"target", p.target}, {"alpha", domains}, {"source", p.source}});
+      if (!json)
+        std::printf("acceptance %-32s %-5s on %s; tokens a step at its length:%s\n", p.id.c_str(), p.method.c_str(),
+                    p.target.c_str(), text.c_str());
     }
   }
   if (want("policies")) {

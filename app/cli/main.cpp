@@ -66,8 +66,10 @@ int main(int argc, char** argv) {
 
   std::string presetKind;
   bool presetJson = false;
-  auto* pre = app.add_subcommand("presets", "List GPUs, models, policies, workloads, routers, fabrics");
-  pre->add_option("kind", presetKind, "gpus | models | policies | workloads | routers | fabrics");
+  auto* pre = app.add_subcommand(
+      "presets", "List GPUs, models, policies, workloads, routers, fabrics, engines, acceptance presets");
+  pre->add_option("kind", presetKind,
+                  "gpus | models | policies | workloads | routers | fabrics | engines | acceptance");
   pre->add_flag("--json", presetJson, "JSON output");
 
   sl::cli::CostArgs costArgs;

@@ -16,6 +16,8 @@ std::span<const EmbeddedFile> embeddedPresetFiles();
 std::span<const EmbeddedFile> embeddedCollectiveFiles();
 /// resources/alltoall/*.json (DeepEP's dispatch / combine measurements).
 std::span<const EmbeddedFile> embeddedAllToAllFiles();
+/// resources/speculative/*.json (acceptance presets, cost/speculative.h).
+std::span<const EmbeddedFile> embeddedSpeculativeFiles();
 /// The engine-generation presets of resources/engines/ (engine_presets.h), sorted by path.
 std::span<const EmbeddedFile> embeddedEngineFiles();
 

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
+#include "cost/embedded_presets.h"
 #include "cost/presets.h"
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace sl {
 
@@ -50,6 +54,99 @@ double alphaFromAcceptanceLength(double tau, int k) {
     (sum < tau ? lo : hi) = mid;
   }
   return 0.5 * (lo + hi);
+}
+
+const std::vector<double>* AcceptancePreset::alpha(std::string_view domain) const {
+  for (const auto& [name, a] : domains)
+    if (name == domain) return &a;
+  for (const auto& [name, a] : domains)
+    if (name == "default") return &a;
+  return nullptr;
+}
+
+namespace {
+std::vector<std::pair<std::string, std::string>>& methodDefaults() {  // (method, preset id), from the files
+  static std::vector<std::pair<std::string, std::string>> d;
+  return d;
+}
+}  // namespace
+
+const std::vector<AcceptancePreset>& acceptancePresets() {
+  static const std::vector<AcceptancePreset> presets = [] {
+    std::vector<AcceptancePreset> out;
+    for (const auto& file : costdetail::embeddedSpeculativeFiles()) {
+      const std::string where = std::string("resources/") + file.path;
+      try {
+        const nlohmann::json j = nlohmann::json::parse(file.text);
+        for (const auto& p : j.at("presets")) {
+          AcceptancePreset a;
+          a.id = p.at("id").get<std::string>();
+          a.method = p.at("method").get<std::string>();
+          a.target = p.value("target", std::string());
+          a.source = p.value("source", std::string());
+          for (const auto& [name, d] : p.at("domains").items()) {
+            std::vector<double> alpha;
+            if (d.contains("alpha")) {
+              alpha = d.at("alpha").get<std::vector<double>>();
+            } else {
+              // A mean length measured at an unstated draft length cannot
+              // give a per-position α: the domain is left out.
+              if (d.at("at_k").is_null()) continue;
+              const double tau = d.at("acceptance_length").get<double>();
+              const int k = d.at("at_k").get<int>();
+              alpha.push_back(alphaFromAcceptanceLength(tau, k));
+            }
+            if (alpha.empty()) throw std::runtime_error(a.id + "." + name + ": no acceptance");
+            for (const double x : alpha)
+              if (!(x >= 0 && x <= 1)) throw std::runtime_error(a.id + "." + name + ": acceptance outside [0, 1]");
+            a.domains.emplace_back(name, std::move(alpha));
+          }
+          if (!a.domains.empty()) out.push_back(std::move(a));
+        }
+        if (j.contains("method_defaults"))
+          for (const auto& [m, id] : j.at("method_defaults").items())
+            methodDefaults().emplace_back(m, id.get<std::string>());
+      } catch (const std::exception& e) {  // a build-time resource: a broken file is a bug
+        throw std::logic_error(where + ": " + e.what());
+      }
+    }
+    return out;
+  }();
+  return presets;
+}
+
+const AcceptancePreset& acceptancePreset(std::string_view id, std::string_view field) {
+  std::vector<std::string> ids;
+  for (const AcceptancePreset& p : acceptancePresets()) {
+    if (p.id == id) return p;
+    ids.push_back(p.id);
+  }
+  std::string msg = std::string(field) + ": unknown acceptance preset '" + std::string(id) + "'";
+  if (auto near = didYouMean(std::string(id), ids)) msg += " (did you mean '" + *near + "'?)";
+  msg += "; known:";
+  for (const std::string& k : ids) msg += " " + k;
+  throw InputError(msg);
+}
+
+const AcceptancePreset* defaultAcceptancePreset(SpecMethod m, std::string_view model) {
+  const std::vector<AcceptancePreset>& all = acceptancePresets();
+  const std::string method = specMethodName(m);
+  for (const AcceptancePreset& p : all)  // measured on this model (the file's order: chain before tree)
+    if (p.method == method && p.target == model) return &p;
+  for (const auto& [dm, id] : methodDefaults())
+    if (dm == method)
+      for (const AcceptancePreset& p : all)
+        if (p.id == id) return &p;
+  for (const AcceptancePreset& p : all)
+    if (p.method == method) return &p;
+  return nullptr;
+}
+
+std::vector<double> alphaForK(const std::vector<double>& alpha, int k) {
+  std::vector<double> out;
+  for (int i = 0; i < k && !alpha.empty(); ++i)
+    out.push_back(alpha[std::min<std::size_t>(static_cast<std::size_t>(i), alpha.size() - 1)]);
+  return out;
 }
 
 namespace {
@@ -115,12 +212,12 @@ SpeculativeCost::SpeculativeCost(const CostModel& target, const SpeculativeSpec&
   }
 }
 
-double SpeculativeCost::draftSeconds(int seqs, double ctxSum) const {
-  if (seqs <= 0) return 0.0;
+double SpeculativeCost::draftSeconds(int seqs, double ctxSum, int k) const {
+  if (seqs <= 0 || k <= 0) return 0.0;
   if (s_.method == SpecMethod::Ngram) return seqs * s_.ngram_us_per_seq * 1e-6;
   const double stepCpu = draft_->coefficients().t_step_us * 1e-6;
   double total = 0;
-  for (int j = 0; j < s_.k; ++j) {  // draft token j: every sequence one token further
+  for (int j = 0; j < k; ++j) {  // draft token j: every sequence one token further
     BatchShape b;
     b.decode_seqs = seqs;
     b.decode_ctx_sum = ctxSum + static_cast<double>(j) * seqs;
@@ -134,8 +231,8 @@ double SpeculativeCost::draftSeconds(int seqs, double ctxSum) const {
   return total;
 }
 
-BatchShape SpeculativeCost::verifyShape(BatchShape b) const {
-  b.verify_tokens += static_cast<double>(s_.k) * b.decode_seqs;
+BatchShape SpeculativeCost::verifyShape(BatchShape b, int k) const {
+  b.verify_tokens += static_cast<double>(k) * b.decode_seqs;
   return b;
 }
 

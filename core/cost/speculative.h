@@ -46,6 +46,27 @@ double expectedTokensPerStep(const std::vector<double>& alpha, int k);
 /// acceptance length papers report at draft length k (τ in [1, k + 1]).
 double alphaFromAcceptanceLength(double tau, int k);
 
+/// An acceptance preset of resources/speculative/ (docs/cost-model.md
+/// "Speculative decoding", each value cited in its file): per-position
+/// acceptance α_i by domain ("default", "chat", "code", "math", …).
+struct AcceptancePreset {
+  std::string id, method, target, source;
+  /// (domain, α per position); a domain given as a mean acceptance length τ
+  /// at draft length K holds the constant α with 1 + α + … + α^K = τ.
+  std::vector<std::pair<std::string, std::vector<double>>> domains;
+  /// α of `domain`, else of "default" (nullptr when neither is given).
+  const std::vector<double>* alpha(std::string_view domain) const;
+};
+/// Every embedded preset, in file order.
+const std::vector<AcceptancePreset>& acceptancePresets();
+/// The preset named `id`; InputError naming `field` (with the known ids) otherwise.
+const AcceptancePreset& acceptancePreset(std::string_view id, std::string_view field);
+/// A method's default: the preset of that method measured on `model`, else
+/// the first of that method (nullptr when the method has none).
+const AcceptancePreset* defaultAcceptancePreset(SpecMethod m, std::string_view model);
+/// `alpha` stretched to k positions (the last value repeats).
+std::vector<double> alphaForK(const std::vector<double>& alpha, int k);
+
 /// The draft side's cost on a target instance (its tp GPUs, its precision
 /// and coefficients). InputError naming `where` + ".k", ".draft_model",
 /// ".method" for k < 1, an unknown or missing draft model, a draft model at
@@ -60,10 +81,13 @@ class SpeculativeCost {
   /// t_step, which the target's step pays once); eagle / mtp k passes of
   /// the head (its linear, attention over its own one-layer KV and t_layer);
   /// ngram seqs × ngram_us_per_seq.
-  double draftSeconds(int seqs, double ctxSum) const;
+  double draftSeconds(int seqs, double ctxSum) const { return draftSeconds(seqs, ctxSum, s_.k); }
+  /// The same for a step drafting `k` tokens (dynamic k).
+  double draftSeconds(int seqs, double ctxSum, int k) const;
   /// The target's verify step for `b` (its decode sequences each verifying
   /// k extra tokens): b with verify_tokens += k · decode_seqs.
-  BatchShape verifyShape(BatchShape b) const;
+  BatchShape verifyShape(BatchShape b) const { return verifyShape(b, s_.k); }
+  BatchShape verifyShape(BatchShape b, int k) const;
   /// Weights the draft side adds to every GPU (bytes): the draft model's
   /// share, the head's layer and LM head (eagle), the MTP layer (mtp); 0 for ngram.
   double draftWeightBytesPerGpu() const;

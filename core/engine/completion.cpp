@@ -30,6 +30,7 @@ void Simulator::finish(Instance& in, Request& r) {
   --inFlight_;
   ++probeCompletions_;
   if (prefixCaching()) cachedDone_.emplace_back(r.id, prefixState(r).cachedTokens);
+  if (cfg_.speculative.on()) specDone_.push_back({r.id, r.specDrafted, r.specAccepted});
   SimTime outLast = 0;
   if (frontOn_) [[unlikely]] {
     outLast = iterOutDelay_;

@@ -38,7 +38,7 @@ double Instance::recentDecodeIntervalS(SimTime now) const {
 SimTime IterationBuilder::now() const { return sim_.now(); }
 
 std::int64_t IterationBuilder::blocksToRun(const Request& r) const {
-  if (r.prefillDone()) return inst_.blocksFor(static_cast<std::int64_t>(r.kvTokens) + 1);
+  if (r.prefillDone()) return inst_.blocksFor(static_cast<std::int64_t>(r.kvTokens) + inst_.decodeAheadFor(r));
   return inst_.blocksFor(r.prefillTarget);
 }
 
@@ -129,7 +129,7 @@ bool IterationBuilder::admit(Request& r) {
 
 bool IterationBuilder::resume(Request& r) {
   if (r.state != ReqState::Swapped || r.batchIndex >= 0) return false;
-  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < (r.prefillDone() ? inst_.decodeAheadFor(r) : 1)) return false;
   const std::int64_t need = blocksToRun(r);
   // As vLLM 0.6.1's can_swap_in, a swap-in leaves the watermark free
   // (docs/engine.md) -- except on an instance that holds nothing else, where
@@ -238,10 +238,11 @@ PrefixPlan IterationBuilder::planPrefix(std::span<Request* const> order) const {
     const ReqState st = r.state;
     // max(blocksToRun(r), blocksGpu): a running decode whose next token fits
     // the blocks it holds needs just those (no division; issue 16).
-    const std::int64_t need = st == ReqState::Running && r.prefillDone() &&
-                                      static_cast<std::int64_t>(r.kvTokens) + 1 <= r.blocksGpu * bs
-                                  ? r.blocksGpu
-                                  : std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
+    const std::int64_t need =
+        st == ReqState::Running && r.prefillDone() &&
+                static_cast<std::int64_t>(r.kvTokens) + inst_.decodeAheadFor(r) <= r.blocksGpu * bs
+            ? r.blocksGpu
+            : std::max<std::int64_t>(blocksToRun(r), r.blocksGpu);
     bool admitsNow = admits;
     if (!admitsNow) {
       // A swap-in into an otherwise empty instance needs no headroom (as in resume()).

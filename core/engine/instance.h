@@ -2,6 +2,7 @@
 // One serving instance: a model replica on `tp` GPUs with a paged KV cache,
 // a CPU swap space, a local policy and the continuous-batching loop
 // (10-engine.md "Instances"). The batch of the running iteration lives here.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -37,7 +38,7 @@ struct InstanceConfig {
 
 struct BatchEntry {
   Request* r;
-  std::int32_t newTokens;  // prefill chunk size, or 1 for a decode
+  std::int32_t newTokens;  // prefill chunk size, or 1 + k for a decode (k drafts to verify; 0 without speculation)
   bool prefill;
 };
 
@@ -103,7 +104,27 @@ public:
   /// The prefix cache (nullptr when cluster.prefix_caching is off).
   const PrefixCache* prefixCache() const { return cache_.get(); }
 
-private:
+  // ---- speculative decoding (cluster.speculative; docs/engine.md)
+  /// Tokens of KV a decode sequence needs room for in the running (or next)
+  /// iteration: 1 + the step's draft length k (1 without speculation).
+  std::int32_t decodeAhead() const { return decodeAhead_; }
+  /// The draft length of the running iteration (0: no speculation).
+  std::int32_t speculativeK() const { return decodeAhead_ - 1; }
+  /// decodeAhead() for `r`: never more than the instance could ever hold
+  /// for it (a sequence near the whole KV capacity drafts fewer tokens).
+  std::int32_t decodeAheadFor(const Request& r) const {
+    if (decodeAhead_ <= 1) [[likely]]
+      return 1;
+    const std::int64_t room = cfg_.gpuBlocks * cfg_.blockSize - r.kvTokens;
+    return static_cast<std::int32_t>(std::clamp<std::int64_t>(room, 1, decodeAhead_));
+  }
+  /// Draft tokens verified and accepted on this instance so far.
+  std::int64_t draftedTokens() const { return specDrafted_; }
+  std::int64_t acceptedTokens() const { return specAccepted_; }
+  /// Sequence-steps that verified drafts (a sequence in a speculative step).
+  std::int64_t speculativeSteps() const { return specSteps_; }
+
+ private:
   friend class Simulator;
   friend class IterationBuilder;
 
@@ -129,6 +150,8 @@ private:
   bool laneOn_ = false;         // new steps allowed (off once an observer attaches)
   std::int32_t laneSeqs_ = 0;   // lane members stepping in the running iteration
   BatchShape shape_{};
+  std::int32_t decodeAhead_ = 1;  // 1 + the step's draft length
+  std::int64_t specDrafted_ = 0, specAccepted_ = 0, specSteps_ = 0;
   double swapBytes_ = 0;
   int preemptionsThisIter_ = 0;
   std::unique_ptr<PrefixCache> cache_;
@@ -162,6 +185,8 @@ public:
   std::int64_t freeBlocks() const { return inst_.freeGpuBlocks(); }
   std::int32_t seqSlotsLeft() const { return inst_.cfg_.maxNumSeqs - inst_.batchSequences(); }
   std::int32_t tokenBudgetLeft() const { return tokenBudget_; }
+  /// KV tokens a decode needs room for in this iteration (1 + draft length).
+  std::int32_t decodeAhead() const { return inst_.decodeAhead_; }
   bool chunkedPrefill() const { return inst_.cfg_.chunkedPrefill; }
   bool empty() const { return inst_.batch_.empty() && inst_.laneSeqs_ == 0; }
   bool inBatch(const Request& r) const { return r.batchIndex >= 0; }
@@ -239,21 +264,24 @@ private:
 
 inline bool IterationBuilder::addDecode(Request& r) {
   if (r.state != ReqState::Running || !r.prefillDone() || r.batchIndex >= 0) return false;
-  if (seqSlotsLeft() <= 0 || tokenBudget_ < 1) return false;
+  // A speculative step verifies 1 + k tokens per sequence: they count
+  // against the token budget and need their KV slots (the entry's tokens).
+  const std::int32_t ahead = inst_.decodeAheadFor(r);
+  if (seqSlotsLeft() <= 0 || tokenBudget_ < ahead) return false;
   // The next token's KV fits the blocks held (kvTokens + 1 <= blocks *
   // blockSize, i.e. blocksToRun(r) <= blocksGpu) in all but one token per
   // block: no division on the common path (issue 16).
-  if (static_cast<std::int64_t>(r.kvTokens) + 1 > static_cast<std::int64_t>(r.blocksGpu) * inst_.cfg_.blockSize &&
+  if (static_cast<std::int64_t>(r.kvTokens) + ahead > static_cast<std::int64_t>(r.blocksGpu) * inst_.cfg_.blockSize &&
       !growForNextToken(r)) [[unlikely]]
     return false;
   if (!r.scheduled || r.blockingStart >= 0) [[unlikely]] {  // timeline bookkeeping: addEntry
-    addEntry(r, 1, false);
+    addEntry(r, ahead, false);
     return true;
   }
   // addEntry's common case, inline: what every decode token does.
   r.batchIndex = static_cast<std::int32_t>(inst_.batch_.size());
-  inst_.batch_.push_back(BatchEntry{&r, 1, false});
-  tokenBudget_ -= 1;
+  inst_.batch_.push_back(BatchEntry{&r, ahead, false});
+  tokenBudget_ -= ahead;
   return true;
 }
 

@@ -26,6 +26,10 @@ void Simulator::startIteration(Instance& in) {
   in.laneSeqs_ = 0;
   in.swapBytes_ = 0;
   in.preemptionsThisIter_ = 0;
+  // Speculative decoding: the step's draft length, from the previous step's
+  // batch (the engines decide before they build the batch; dynamic k).
+  if (cfg_.speculative.on()) [[unlikely]]
+    in.decodeAhead_ = 1 + cfg_.speculative.stepK(in.shape_.decode_seqs + in.shape_.prefill_seqs);
   IterationBuilder b(*this, in);
   b.tokenBudget_ = in.cfg_.maxBatchedTokens;
   in.policy_->schedule(b);
@@ -61,7 +65,7 @@ void Simulator::startIteration(Instance& in) {
   // The decode context sums in integers: every partial sum is an integer
   // far below 2^53, so the doubles summed one by one were exact and equal
   // these (bit for bit), without a conversion per request (issue 16).
-  std::int64_t running = 0, ctxSum = 0, ctxSumSq = 0;
+  std::int64_t running = 0, ctxSum = 0, ctxSumSq = 0, verify = 0;
   int decodes = 0;
   for (const BatchEntry& e : in.batch_) {
     const Request& r = *e.r;
@@ -72,6 +76,7 @@ void Simulator::startIteration(Instance& in) {
       shape.prefill_attn += static_cast<double>(e.newTokens) * (r.prefilled + e.newTokens / 2.0);
     } else {
       const std::int64_t L = static_cast<std::int64_t>(r.kvTokens) + 1;
+      verify += e.newTokens - 1;  // a speculative decode's drafts to verify
       ++decodes;
       ctxSum += L;
       ctxSumSq += L * L;
@@ -88,7 +93,17 @@ void Simulator::startIteration(Instance& in) {
   shape.decode_seqs = decodes;
   shape.decode_ctx_sum = static_cast<double>(ctxSum);
   shape.decode_ctx_sumsq = static_cast<double>(ctxSumSq);
-  double secs = cost_.iterationSeconds(shape);
+  double secs;
+  if (verify > 0) [[unlikely]] {
+    // Speculative step: the draft side drafts k tokens per decode sequence,
+    // then the target verifies k + 1 tokens per sequence in one pass (a
+    // sequence near the KV capacity drafts fewer: the entry's tokens - 1).
+    shape.verify_tokens = static_cast<double>(verify);
+    secs = cost_.iterationSeconds(shape) +
+           cfg_.speculative.cost->draftSeconds(decodes, static_cast<double>(ctxSum), in.decodeAhead_ - 1);
+  } else {
+    secs = cost_.iterationSeconds(shape);
+  }
   if (in.swapBytes_ > 0) secs += in.swapBytes_ / in.cfg_.hostLinkBytesPerSec;
   const SimTime dur = std::max<SimTime>(1, secondsToNs(secs));
   in.shape_ = shape;
@@ -200,6 +215,15 @@ void Simulator::endIteration(Instance& in) {
       if (hook) tokened.push_back(&r);
       if (r.finished()) finishers.push_back(&r);
       else if (in.role_ == InstanceRole::Prefill) prefillDone.push_back(&r);
+    } else if (e.newTokens > 1) [[unlikely]] {
+      decoded = true;
+      speculativeDecode(in, r, e.newTokens - 1, boundary);
+      decodeHits = lengthHits_.size();
+      if (hook) tokened.push_back(&r);
+      if (r.finished()) {
+        finishers.push_back(&r);
+        decodeFinishers = finishers.size();
+      }
     } else {
       r.kvTokens += 1;
       decoded = true;

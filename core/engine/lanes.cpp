@@ -28,6 +28,7 @@ void Simulator::startLanes() {
   started_ = true;
   laneAware_ = global_->laneAware();
   if (!global_->progressBlind() && !laneAware_) return;
+  if (cfg_.speculative.on()) return;  // a lane steps one token per member (docs/engine.md)
   for (const SimObserver* o : observers_)
     if (!o->laneSafe()) return;
   for (const auto& in : instances_)

@@ -41,6 +41,10 @@ struct ProbeInstance {
   // Prefix caching (-1 when off): prompt tokens of first admissions so far and,
   // of those, tokens served from the cache (the hit rate's two terms).
   std::int64_t promptTokens = -1, cachedTokens = -1;
+  // Speculative decoding (-1 when off): the last step's draft length, and
+  // the draft tokens verified and accepted so far.
+  std::int32_t specK = -1;
+  std::int64_t draftedTokens = -1, acceptedTokens = -1;
 };
 struct ProbeSample {
   SimTime time = 0;

@@ -42,6 +42,11 @@ void Simulator::probe() {
       p.promptTokens = in.cache_->stats().promptTokens;
       p.cachedTokens = in.cache_->stats().cachedTokens;
     }
+    if (cfg_.speculative.on()) {
+      p.specK = in.decodeAhead_ - 1;
+      p.draftedTokens = in.specDrafted_;
+      p.acceptedTokens = in.specAccepted_;
+    }
     p.queued = probeCounts_[i].queued;
     p.running = probeCounts_[i].running;
   }
@@ -113,6 +118,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.tokensProduced = in.tokensProduced_;
     copyCacheSnapshot(in.cache_.get(), in.cfg_.prefixCpuBlocks, is.cache);
     if (cost_.model().isMoe()) fillMoeSnapshot(in.shape_, is.moe);
+    if (cfg_.speculative.on()) is.spec = {in.decodeAhead_ - 1, in.specDrafted_, in.specAccepted_, in.specSteps_};
     views.clear();
     in.policy_->describe(views);
     is.poolLabel = poolLabels_[i];

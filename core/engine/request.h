@@ -97,6 +97,8 @@ struct alignas(64) Request {
   SimTime handoffTime = 0;         // disaggregated wait for a decode instance
   std::int32_t preemptions = 0;
   std::int32_t migrations = 0;
+  std::int32_t specDrafted = 0;   // draft tokens verified for it (speculative decoding)
+  std::int32_t specAccepted = 0;  // of them, accepted and emitted
 
   SimTime gFirst = -1;             // g_1
   SimTime gReasoningEnd = -1;      // g_R

@@ -20,8 +20,10 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
     : cfg_(cfg), cost_(cost), workload_(std::move(workload)), global_(std::move(global)),
       rolling_(secondsToNs(cfg.rollingWindowS)) {
   instances_.reserve(static_cast<std::size_t>(cfg.instances));
-  for (int i = 0; i < cfg.instances; ++i)
+  for (int i = 0; i < cfg.instances; ++i) {
     instances_.push_back(std::make_unique<Instance>(i, cfg.instance, makeLocal(i)));
+    instances_.back()->decodeAhead_ = 1 + (cfg.speculative.on() ? cfg.speculative.k : 0);
+  }
   // Transfer resources: per instance an egress and an ingress port (NVLink
   // when the GPU has it, else the host link), and per node a NIC each way.
   const double port = cfg.nvlinkBytesPerSec > 0 ? cfg.nvlinkBytesPerSec : cfg.instance.hostLinkBytesPerSec;

@@ -142,6 +142,10 @@ public:
   /// policy (call between events); true when at least one of them took it.
   /// Validation is the registry's (applyLiveKnob).
   bool setPolicyKnob(const std::string& name, double value);
+  /// Speculative decoding's draft length from the next step on (a live
+  /// change; 0 = off, up to 16): false, changing nothing, when the run has
+  /// no speculation (cluster.speculative) or k is out of range.
+  bool setSpeculativeK(int k);
   Rng& rng(const std::string& stream);
   /// Stop-and-copy move of `r` to `dst` (deferred to the end of the source's
   /// running iteration when `r` is in it). The destination reserves blocks
@@ -291,6 +295,17 @@ public:
   /// (id, cachedPromptTokens) of every user request that finished or is in
   /// flight, by id (requests.csv's cached_tokens; caching on only).
   std::vector<std::pair<std::int64_t, std::int32_t>> cachedTokensById() const;
+  /// Speculative decoding is on (cluster.speculative).
+  bool speculative() const { return cfg_.speculative.on(); }
+  /// (id, draft tokens, accepted tokens) of every user request that finished
+  /// or is in flight, by id (requests.csv's draft_tokens / accepted_tokens;
+  /// speculation on only).
+  struct SpecCounts {
+    std::int64_t id;
+    std::int32_t drafted, accepted;
+    friend bool operator<(const SpecCounts& a, const SpecCounts& b) { return a.id < b.id; }
+  };
+  std::vector<SpecCounts> speculativeTokensById() const;
   /// `r`'s cache bookkeeping (nullptr when caching is off); tests read it.
   const PrefixState* prefixStateOf(const Request& r) const {
     return prefixCaching() && r.slot >= 0 && static_cast<std::size_t>(r.slot) < prefix_.size() ? &prefixState(r)
@@ -365,6 +380,14 @@ private:
   void startIteration(Instance& inst);
   void endIteration(Instance& inst);
   void emitToken(Instance& inst, Request& r, std::vector<Request*>& boundary);
+  /// A decode sequence's speculative step: draws how many of the step's k
+  /// draft tokens the target accepts (per request and position, from
+  /// cfg_.speculative's α; docs/engine.md) and emits 1 + accepted tokens,
+  /// never past the request's output length.
+  void speculativeDecode(Instance& inst, Request& r, int k, std::vector<Request*>& boundary);
+  /// Draft tokens of `r`'s step starting at output position `pos` that are
+  /// accepted (0..k): the leading run of positions whose uniform is below α_i.
+  int acceptedDrafts(const Request& r, int k) const;
   void finish(Instance& inst, Request& r);
   void abortRequest(Instance& inst, Request& r);
   void probe();
@@ -442,6 +465,7 @@ private:
   std::int64_t lookaheadSlot_ = -1;
   // serving front end (frontend.cpp)
   bool frontOn_ = false;             // cfg_.frontend.requestPathOn()
+  std::vector<SpecCounts> specDone_;  // finished user requests' speculative counts
   std::deque<std::int32_t> feQueue_;  // slots waiting for a tokeniser, FIFO
   int feBusy_ = 0;                   // tokenisers at work
   std::int64_t feInFlight_ = 0;      // sent, not yet arrived at the engine

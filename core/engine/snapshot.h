@@ -74,6 +74,12 @@ struct MoeStepSnapshot {
   double attentionS = 0, expertS = 0, allToAllS = 0, commS = 0, otherS = 0;  // the step's split (seconds)
 };
 
+struct SpeculativeSnapshot {
+  std::int32_t k = -1;  ///< -1: speculation off
+  std::int64_t drafted = 0, accepted = 0, steps = 0;
+  bool on() const { return k >= 0; }
+};
+
 struct InstanceSnapshot {
   int id = 0;
   std::uint8_t role = 0;  // InstanceRole
@@ -87,6 +93,10 @@ struct InstanceSnapshot {
   std::vector<PolicyField> policyFields;  // what the policy publishes for this instance
   PrefixCacheSnapshot cache;              // the prefix cache (off: all zero)
   MoeStepSnapshot moe;                    // MoE models only (dense: empty)
+  /// Speculative decoding (cluster.speculative; off: specK = -1): the draft
+  /// length of the instance's current (or last) step and its totals so far
+  /// (a viewer diffs them between frames for recent rates).
+  SpeculativeSnapshot spec;
 };
 
 struct TransferSnapshot {

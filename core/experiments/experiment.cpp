@@ -8,6 +8,7 @@
 #include "experiments/pascal/pascal_experiments.h"
 #include "experiments/prefix/prefix_experiments.h"
 #include "experiments/selfsched/selfsched_experiments.h"
+#include "experiments/speculative/spec_experiments.h"
 #include "experiments/validation/hw_validation.h"
 #include "run/execute.h"
 #include "run/run.h"
@@ -23,6 +24,7 @@ const std::vector<Experiment>& experimentRegistry() {
     addCascadeExperiments(v);
     addPrefixExperiments(v);
     addMoeExperiments(v);
+    addSpeculativeExperiments(v);
     addSelfSchedExperiments(v);
     addValidationExperiments(v);
     return v;
@@ -47,12 +49,35 @@ RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver*
   out.stalled = res.stalled;
   const Simulator& sim = *prepared->simulator;
   if (sim.prefixCaching()) out.prefixCache = sim.prefixCacheStats();
+  if (sim.speculative()) {
+    RunOutcome::SpecTotals t;
+    for (int i = 0; i < sim.numInstances(); ++i) {
+      t.drafted += sim.instance(i).draftedTokens();
+      t.accepted += sim.instance(i).acceptedTokens();
+      t.steps += sim.instance(i).speculativeSteps();
+    }
+    out.speculative = t;
+  }
   out.records = sim.records();
   std::vector<RequestRecord> open = sim.inFlightRecords();
   out.records.insert(out.records.end(), open.begin(), open.end());
   std::sort(out.records.begin(), out.records.end(),
             [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   return out;
+}
+
+double outputTokensPerS(const RunOutcome& r) {
+  if (r.records.empty()) return 0;
+  std::int64_t first = r.records.front().arrival, last = first;
+  double tokens = 0;
+  for (const RequestRecord& rec : r.records) {
+    first = std::min<std::int64_t>(first, rec.arrival);
+    if (!rec.finished) continue;
+    last = std::max<std::int64_t>(last, rec.last_token);
+    tokens += rec.generated;
+  }
+  const double span = nsToSeconds(last - first);
+  return span > 0 ? tokens / span : 0;
 }
 
 void writeExperimentOutputs(const ExperimentResult& r, const std::string& dir) {

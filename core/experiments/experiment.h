@@ -82,6 +82,12 @@ struct RunOutcome {
   std::vector<RequestRecord> records;  // finished + in flight, by id
   bool stalled = false;
   std::optional<PrefixCacheStats> prefixCache;  // cluster totals; set only with cluster.prefix_caching
+  /// Speculative decoding's cluster totals; set only with cluster.speculative.
+  struct SpecTotals {
+    std::int64_t drafted = 0, accepted = 0, steps = 0;  // draft tokens, accepted ones, sequence-steps
+    double tokensPerStep() const { return steps > 0 ? static_cast<double>(steps + accepted) / steps : 1.0; }
+  };
+  std::optional<SpecTotals> speculative;
 };
 /// prepareRun + executeRun without output files. `observer`, when given, is
 /// attached to the simulator for the run (e.g. to collect KV transfers);
@@ -89,6 +95,10 @@ struct RunOutcome {
 /// workload section (prepareRun's WorkloadFactory).
 RunOutcome runInMemory(const Scenario& s, const std::string& label, SimObserver* observer = nullptr,
                        const WorkloadFactory& workload = {});
+
+/// Output tokens per second over the run: every finished request's tokens
+/// over the time from the first arrival to the last finish (0 when none).
+double outputTokensPerS(const RunOutcome& r);
 
 /// Writes DIR/table.csv, DIR/table.txt and DIR/<chart>.csv (atomically);
 /// creates DIR.

@@ -11,7 +11,9 @@ void appendOpt(double v, int decimals, std::string& out) {
 }
 }  // namespace
 
-TimeSeriesRecorder::TimeSeriesRecorder(int instances, bool prefixCache) : prefixCache_(prefixCache) {
+TimeSeriesRecorder::TimeSeriesRecorder(int instances, bool prefixCache, bool speculative)
+    : prefixCache_(prefixCache), speculative_(speculative) {
+  if (speculative_) lastSpec_.assign(static_cast<std::size_t>(instances), {0, 0});
   csv_ =
       "time_s,arrivals_per_s,completions_per_s,tokens_per_s,in_flight,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
       "tpot_p99_s,slo_attainment,qoe_violation_rate";
@@ -19,6 +21,7 @@ TimeSeriesRecorder::TimeSeriesRecorder(int instances, bool prefixCache) : prefix
     const std::string p = ",i" + std::to_string(i) + "_";
     csv_ += p + "gpu_blocks" + p + "cpu_blocks" + p + "queued" + p + "running" + p + "batch" + p + "role";
     if (prefixCache_) csv_ += p + "cached_gpu_blocks" + p + "cached_cpu_blocks";
+    if (speculative_) csv_ += p + "spec_k" + p + "acceptance";
   }
   csv_ += '\n';
 }
@@ -50,6 +53,17 @@ void TimeSeriesRecorder::onProbe(const ProbeSample& s) {
         o += ',';
         appendInt(v, o);
       }
+    if (speculative_) {
+      // acceptance: accepted / drafted over the interval (empty when nothing was drafted)
+      auto& [d0, a0] = lastSpec_[static_cast<std::size_t>(&p - s.instances.data())];
+      o += ',';
+      appendInt(p.specK, o);
+      o += ',';
+      if (p.draftedTokens > d0)
+        appendFixed(static_cast<double>(p.acceptedTokens - a0) / static_cast<double>(p.draftedTokens - d0), 4, o);
+      d0 = p.draftedTokens;
+      a0 = p.acceptedTokens;
+    }
   }
   o += '\n';
   ++rows_;

@@ -106,6 +106,13 @@ public:
       cached_ = sim.cachedTokensById();
       prefix_ = true;
     }
+    if (sim.speculative()) {
+      // Two more, draft_tokens and accepted_tokens (the draft tokens its
+      // steps verified, and those accepted), only with speculation on.
+      if (!buf_.empty() && buf_.back() == '\n') buf_.pop_back();
+      buf_ += ",draft_tokens,accepted_tokens\n";
+      spec_ = sim.speculativeTokensById();
+    }
   }
   void row(const RequestRecord& r) {
     appendRequestCsvRow(r, buf_, domains_);
@@ -115,6 +122,16 @@ public:
           std::lower_bound(cached_.begin(), cached_.end(), std::pair<std::int64_t, std::int32_t>{r.id, -1});
       buf_ += ',';
       buf_ += std::to_string(it != cached_.end() && it->first == r.id ? it->second : -1);
+      buf_ += '\n';
+    }
+    if (!spec_.empty()) {
+      if (!buf_.empty() && buf_.back() == '\n') buf_.pop_back();
+      const auto it = std::lower_bound(spec_.begin(), spec_.end(), Simulator::SpecCounts{r.id, 0, 0});
+      const bool found = it != spec_.end() && it->id == r.id;
+      buf_ += ',';
+      buf_ += std::to_string(found ? it->drafted : 0);
+      buf_ += ',';
+      buf_ += std::to_string(found ? it->accepted : 0);
       buf_ += '\n';
     }
     if (buf_.size() >= kChunk) flush();
@@ -131,6 +148,7 @@ private:
   std::vector<std::string> domains_;
   std::vector<std::pair<std::int64_t, std::int32_t>> cached_;
   bool prefix_ = false;
+  std::vector<Simulator::SpecCounts> spec_;
 };
 
 // The folders a run creates for its outputs before it runs (trace.json is
@@ -178,7 +196,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   // The recorders are lane-safe (SimObserver::laneSafe): the decode lanes
   // keep running while they watch (issue 27), and their files are the same
   // bytes as an eager run's (tests/run/test_outputs_lane.cpp).
-  TimeSeriesRecorder series(s.cluster.instances, sim.prefixCaching());
+  TimeSeriesRecorder series(s.cluster.instances, sim.prefixCaching(), sim.speculative());
   PolicySeriesRecorder policySeries(sim.globalPolicy());
   TraceRecorder trace(s.cluster.instances, s.run.trace_request_limit);
   if (writing && want.timeseries) sim.addObserver(&series);
@@ -316,6 +334,25 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
   // Prefix caching (docs/metrics.md "Prefix cache"); only written when on.
   if (sim.prefixCaching()) j["prefix_cache"] = prefixCacheJson(sim.prefixCacheStats());
+  // Speculative decoding (docs/metrics.md "Speculative decoding"); only written when on.
+  if (sim.speculative()) {
+    std::int64_t drafted = 0, accepted = 0, steps = 0;
+    for (int i = 0; i < sim.numInstances(); ++i) {
+      const Instance& in = sim.instance(i);
+      drafted += in.draftedTokens();
+      accepted += in.acceptedTokens();
+      steps += in.speculativeSteps();
+    }
+    const SpeculativeScenario& sp = s.cluster.speculative;
+    nlohmann::ordered_json o;
+    o["method"] = sp.method;
+    o["k"] = sp.k;
+    o["draft_tokens"] = drafted;
+    o["accepted_tokens"] = accepted;
+    o["acceptance_rate"] = drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0;
+    o["tokens_per_step"] = steps > 0 ? static_cast<double>(steps + accepted) / static_cast<double>(steps) : 1.0;
+    j["speculative"] = std::move(o);
+  }
   // Serving front end (docs/engine.md "Serving front end"); only written
   // when on, so other summaries keep their exact bytes.
   if (const FrontEndSpec& fe = sim.config().frontend; fe.on()) {

@@ -99,6 +99,14 @@ void validateChangeLog(const Scenario& s, const ChangeLog& log, const std::strin
         throw InputError(at + ".value: a client count must be an integer from 1 to 1000000 (got " + num(c.value) + ")");
       continue;
     }
+    if (c.knob == kKnobSpeculativeK) {
+      if (!s.cluster.speculative.on)
+        throw InputError(at + ".knob: 'speculative_k' changes need cluster.speculative in the scenario");
+      if (!(c.value >= 0 && c.value <= kMaxSpeculativeK && c.value == std::floor(c.value)))
+        throw InputError(at + ".value: a draft length must be an integer from 0 to " +
+                         std::to_string(kMaxSpeculativeK) + " (got " + num(c.value) + ")");
+      continue;
+    }
     if (c.knob == kKnobArrivalRate) {
       if (!liveRateSupported(s))
         throw InputError(at + ".knob: 'arrival_rate' changes need Poisson or Gamma arrivals (this workload has " +
@@ -143,6 +151,10 @@ void LiveRun::apply(KnobChange c) {
     if (!clients) throw InputError("live change: this workload has no closed-loop clients to change");
     clients->setConcurrency(c.time, c.value);
     sim().pollWorkload();  // new clients start at once
+  } else if (c.knob == kKnobSpeculativeK) {
+    if (!(c.value >= 0 && c.value == std::floor(c.value)) || !sim().setSpeculativeK(static_cast<int>(c.value)))
+      throw InputError("live change: speculative_k " + num(c.value) +
+                       (sim().speculative() ? ": must be an integer from 0 to 16" : ": the run has no speculation"));
   } else if (c.knob.starts_with(kKnobPolicyPrefix)) {
     applyLiveKnob(sim(), prepared->scenario.policy.id, c.knob.substr(std::string_view(kKnobPolicyPrefix).size()),
                   c.value);

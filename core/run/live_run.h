@@ -25,7 +25,7 @@ namespace sl {
 struct KnobChange {
   SimTime time = 0;
   std::int64_t events = 0;
-  std::string knob;  // "arrival_rate" (req/s), "concurrency" (closed-loop clients) or "policy.<knob>"
+  std::string knob;  // "arrival_rate" (req/s), "concurrency" (closed-loop clients), "speculative_k" or "policy.<knob>"
   double value = 0;
   bool operator==(const KnobChange&) const = default;
 };
@@ -35,6 +35,9 @@ inline constexpr const char* kKnobArrivalRate = "arrival_rate";
 /// Closed-loop client count (an integer >= 1): raising it adds clients at
 /// once, lowering it retires clients as their current requests finish.
 inline constexpr const char* kKnobConcurrency = "concurrency";
+/// Speculative decoding's draft length (an integer in [0, 16]; 0 = off)
+/// from the next step on; needs cluster.speculative.
+inline constexpr const char* kKnobSpeculativeK = "speculative_k";
 /// Prefix of a policy knob change: "policy.answering_quantum".
 inline constexpr const char* kKnobPolicyPrefix = "policy.";
 

@@ -4,6 +4,7 @@
 
 #include "cost/engine_presets.h"
 #include "cost/presets.h"
+#include "cost/speculative.h"
 #include "util/error.h"
 #include "workload/closed_loop.h"
 #include "workload/presets.h"
@@ -70,6 +71,70 @@ MoeDeployment makeMoeDeployment(const Scenario& s) {
   return d;
 }
 
+SpeculativeConfig makeSpeculative(const Scenario& s, const CostModel& cost) {
+  const SpeculativeScenario& sp = s.cluster.speculative;
+  SpeculativeConfig out;
+  if (!sp.on) return out;
+  SpeculativeSpec spec;
+  spec.method = parseSpecMethod(sp.method, "cluster.speculative.method");
+  spec.k = sp.k;
+  spec.draft_model = sp.draft_model;
+  spec.ngram_us_per_seq = sp.ngram_us_per_seq;
+  out.cost = std::make_shared<SpeculativeCost>(cost, spec, "cluster.speculative");
+  out.k = sp.k;
+  out.requestSigma = sp.request_sigma;
+  out.fullUntil = sp.full_until;
+  out.offFrom = sp.off_from;
+  static const char* const kDomains[4] = {"default", "math", "code", "chat"};  // domain + 1
+  if (!sp.alpha.empty() || sp.acceptance_length > 0) {
+    const std::vector<double> a =
+        !sp.alpha.empty() ? sp.alpha : std::vector<double>{alphaFromAcceptanceLength(sp.acceptance_length, sp.k)};
+    for (auto& d : out.alpha) d = alphaForK(a, kMaxSpeculativeK);
+  } else {
+    // "preset" (each request by its domain) or "preset/domain" (every request that domain's).
+    const std::string field = "cluster.speculative.acceptance";
+    const std::size_t slash = sp.acceptance_preset.find('/');
+    const std::string id = sp.acceptance_preset.substr(0, slash);
+    const AcceptancePreset* p =
+        !id.empty() ? &acceptancePreset(id, field) : defaultAcceptancePreset(spec.method, s.model);
+    if (!p)
+      throw InputError(field + ": no acceptance preset for method '" + sp.method +
+                       "' (resources/speculative/): give {\"alpha\": [...]} or {\"length\": tau}");
+    std::string only;
+    if (slash != std::string::npos) {
+      only = sp.acceptance_preset.substr(slash + 1);
+      bool known = false;
+      for (const auto& d : p->domains) known = known || d.first == only;
+      if (!known) {
+        std::string names;
+        for (const auto& d : p->domains) names += (names.empty() ? "" : ", ") + d.first;
+        throw InputError(field + ": preset '" + id + "' has no domain '" + only + "' (it has: " + names + ")");
+      }
+    }
+    for (std::size_t i = 0; i < 4; ++i) {
+      const std::vector<double>* a = p->alpha(only.empty() ? kDomains[i] : only.c_str());
+      if (!a) a = &p->domains.front().second;
+      out.alpha[i] = alphaForK(*a, kMaxSpeculativeK);
+    }
+  }
+  return out;
+}
+
+std::int64_t speculativeKvBlocks(const Scenario& s, const CostModel& cost, const SpeculativeCost& sc) {
+  // The draft side's weights come off the KV space, and its KV (a draft
+  // model's, a head's one layer) grows every token's bytes.
+  const ClusterSpec& c = s.cluster;
+  const double usable = cost.usableKvBytesPerGpu(c.gpu_memory_utilization) - sc.draftWeightBytesPerGpu();
+  const double perBlock = c.block_size * (cost.kvBytesPerTokenPerGpu() + sc.draftKvBytesPerTokenPerGpu());
+  const auto blocks = static_cast<std::int64_t>(std::floor(usable / perBlock * c.kv_capacity_fraction));
+  if (blocks < 1)
+    throw InputError("cluster.speculative: the draft side's " +
+                     std::to_string(static_cast<long long>(std::llround(sc.draftWeightBytesPerGpu() / 1e6))) +
+                     " MB of weights per GPU leave no room for one KV block; use a smaller draft model or a larger "
+                     "cluster.tp");
+  return blocks;
+}
+
 FrontEndSpec makeFrontEnd(const Scenario& s) {
   FrontEndSpec f;
   if (s.cluster.engine) f = enginePreset(*s.cluster.engine, "cluster.engine").applyFrontEnd(f);
@@ -100,6 +165,10 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     // "unlimited" memory: far more blocks than any run can use.
     ic.gpuBlocks = cost.kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction,
                                          s.cluster.block_size);
+    if (s.cluster.speculative.on) {
+      c.speculative = makeSpeculative(s, cost);
+      ic.gpuBlocks = speculativeKvBlocks(s, cost, *c.speculative.cost);
+    }
     if (policy.unlimitedKv) ic.gpuBlocks = std::int64_t{1} << 40;
     c.kvBytesPerToken = static_cast<double>(cost.kvBytesPerToken());
     ic.kvBytesPerBlock = c.kvBytesPerToken * s.cluster.block_size;

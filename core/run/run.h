@@ -42,6 +42,12 @@ using WorkloadFactory = std::function<std::unique_ptr<WorkloadSource>(
 std::unique_ptr<PreparedRun> prepareRun(const Scenario& s, const std::string& source = "scenario",
                                         const WorkloadFactory& workloadFactory = {});
 
+/// The engine's speculative decoding from cluster.speculative (off when
+/// absent): the draft side's cost on `cost`, the acceptance per domain.
+SpeculativeConfig makeSpeculative(const Scenario& s, const CostModel& cost);
+/// KV blocks per instance with the draft side's weights and KV in memory.
+std::int64_t speculativeKvBlocks(const Scenario& s, const CostModel& cost, const SpeculativeCost& sc);
+
 /// Build only the cost model of a scenario's cluster (for `cost` and checks);
 /// its async scheduling is the front end's (makeFrontEnd).
 std::unique_ptr<CostModel> makeCostModel(const Scenario& s);

@@ -149,6 +149,24 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
     if (c.moe_routing.kind == "file") r["path"] = c.moe_routing.path;
     cl["moe_routing"] = std::move(r);
   }
+  // Speculative decoding (issue 48): written only when on (same reason).
+  if (c.speculative.on) {
+    const SpeculativeScenario& sp = c.speculative;
+    ordered_json o = ordered_json::object();
+    o["method"] = sp.method;
+    o["k"] = sp.k;
+    if (!sp.draft_model.empty()) o["draft_model"] = sp.draft_model;
+    if (sp.method == "ngram") o["ngram_us_per_seq"] = sp.ngram_us_per_seq;
+    if (!sp.acceptance_preset.empty())
+      o["acceptance"] = sp.acceptance_preset;
+    else if (!sp.alpha.empty())
+      o["acceptance"] = ordered_json{{"alpha", sp.alpha}};
+    else if (sp.acceptance_length > 0)
+      o["acceptance"] = ordered_json{{"length", sp.acceptance_length}};
+    if (sp.request_sigma > 0) o["request_sigma"] = sp.request_sigma;
+    if (sp.off_from > 0) o["dynamic_k"] = ordered_json{{"full_until", sp.full_until}, {"off_from", sp.off_from}};
+    cl["speculative"] = std::move(o);
+  }
   j["cluster"] = std::move(cl);
 
   j["model"] = s.model;

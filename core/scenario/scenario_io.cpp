@@ -119,6 +119,67 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
     if (r.kind != "file" && !r.path.empty()) fail(child(q, "path"), "only with kind \"file\"");
     if (r.kind != "zipf" && find(*x, "skew")) fail(child(q, "skew"), "only with kind \"zipf\"");
   }
+  if (auto* x = find(v, "speculative"); x && !x->is_null()) speculative(*x, child(p, "speculative"), c.speculative);
+}
+
+void Parser::speculative(const json& v, const std::string& p, SpeculativeScenario& sp) const {
+  object(v, p);
+  checkKeys(v, p, kSpeculativeKeys);
+  sp.on = true;
+  if (auto* x = find(v, "method")) sp.method = oneOf(*x, child(p, "method"), kSpecMethods);
+  if (auto* x = find(v, "k")) sp.k = intField(*x, child(p, "k"), 1, 16);
+  if (auto* x = find(v, "draft_model")) sp.draft_model = nonEmptyString(*x, child(p, "draft_model"));
+  if (sp.method == "draft" && sp.draft_model.empty())
+    fail(child(p, "draft_model"), "needed with method \"draft\" (a model preset id; servelab-cli presets)");
+  if (sp.method != "draft" && !sp.draft_model.empty()) fail(child(p, "draft_model"), "only with method \"draft\"");
+  if (auto* x = find(v, "ngram_us_per_seq")) {
+    sp.ngram_us_per_seq = nonNegative(*x, child(p, "ngram_us_per_seq"));
+    if (sp.method != "ngram") fail(child(p, "ngram_us_per_seq"), "only with method \"ngram\"");
+  }
+  if (auto* x = find(v, "acceptance")) {
+    const std::string q = child(p, "acceptance");
+    if (x->is_string()) {
+      sp.acceptance_preset = nonEmptyString(*x, q);
+    } else {
+      if (!x->is_object()) typeError(*x, q, "a preset id or an object {\"alpha\": [...]} / {\"length\": tau}");
+      checkKeys(*x, q, kAcceptanceKeys);
+      const json* a = find(*x, "alpha");
+      const json* l = find(*x, "length");
+      if ((a != nullptr) == (l != nullptr))
+        fail(q, "give exactly one of 'alpha' (per position) or 'length' (mean tokens per step)");
+      if (a) {
+        const std::string qa = child(q, "alpha");
+        if (!a->is_array() || a->empty()) typeError(*a, qa, "a non-empty list of probabilities");
+        if (a->size() > 16) fail(qa, "at most 16 positions (got " + std::to_string(a->size()) + ")");
+        for (std::size_t i = 0; i < a->size(); ++i) {
+          const std::string qi = qa + "[" + std::to_string(i) + "]";
+          const double d = number((*a)[i], qi);
+          if (!(d >= 0 && d <= 1)) fail(qi, "must be in [0, 1] (got " + numText(d) + ")");
+          sp.alpha.push_back(d);
+        }
+      } else {
+        const std::string ql = child(q, "length");
+        sp.acceptance_length = number(*l, ql);
+        if (!(sp.acceptance_length >= 1 && sp.acceptance_length <= sp.k + 1))
+          fail(ql, "must be in [1, k + 1] = [1, " + std::to_string(sp.k + 1) + "] (got " +
+                       numText(sp.acceptance_length) + ")");
+      }
+    }
+  }
+  if (auto* x = find(v, "request_sigma")) sp.request_sigma = nonNegative(*x, child(p, "request_sigma"));
+  if (auto* x = find(v, "dynamic_k"); x && !x->is_null()) {
+    const std::string q = child(p, "dynamic_k");
+    object(*x, q);
+    checkKeys(*x, q, kDynamicKKeys);
+    const json* f = find(*x, "full_until");
+    const json* o = find(*x, "off_from");
+    if (!o) fail(q, "missing required field 'off_from' (speculation off from this many sequences)");
+    sp.off_from = intField(*o, child(q, "off_from"), 1);
+    sp.full_until = f ? intField(*f, child(q, "full_until"), 0) : sp.off_from - 1;
+    if (sp.full_until >= sp.off_from)
+      fail(child(q, "full_until"),
+           "must be below off_from (" + std::to_string(sp.off_from) + "; got " + std::to_string(sp.full_until) + ")");
+  }
 }
 
 void Parser::policy(const json& v, const std::string& p, PolicySpec& pol) const {

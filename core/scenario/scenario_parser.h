@@ -54,7 +54,13 @@ inline const Keys kClusterKeys = {"instances",
                                   "ep_redundant",
                                   "ep_placement",
                                   "moe_routing",
-                                  "expert_dtype"};
+                                  "expert_dtype",
+                                  "speculative"};
+inline const Keys kSpeculativeKeys = {"method",        "k",        "draft_model", "ngram_us_per_seq", "acceptance",
+                                      "request_sigma", "dynamic_k"};
+inline const Keys kAcceptanceKeys = {"alpha", "length"};
+inline const Keys kDynamicKKeys = {"full_until", "off_from"};
+inline const Keys kSpecMethods = {"draft", "eagle", "mtp", "ngram"};
 inline const Keys kMoeRoutingKeys = {"kind", "skew", "path"};
 inline const Keys kFabricKeys = {"gpus_per_node", "nic_gbps", "link_latency_us"};
 inline const Keys kLiveMigrationKeys = {"max_concurrent", "max_rounds"};
@@ -84,6 +90,8 @@ inline const Section kSections[] = {
     {"cluster", &kClusterKeys},
     {"cluster.fabric", &kFabricKeys},
     {"cluster.moe_routing", &kMoeRoutingKeys},
+    {"cluster.speculative", &kSpeculativeKeys},
+    {"cluster.speculative.dynamic_k", &kDynamicKKeys},
     {"cluster.live_migration", &kLiveMigrationKeys},
     {"workload", &kWorkloadKeys},
     {"workload.arrival", &kArrivalKeys},
@@ -340,6 +348,7 @@ private:
   // ---- sections (scenario_io.cpp; the workload ones in scenario_workload_io.cpp)
 
   void cluster(const json& v, const std::string& p, ClusterSpec& c) const;
+  void speculative(const json& v, const std::string& p, SpeculativeScenario& sp) const;
   void workload(const json& v, const std::string& p, WorkloadSpec& w) const;
   void arrival(const json& v, const std::string& p, ArrivalSpec& a) const;
   TraceSpec trace(const json& v, const std::string& p) const;

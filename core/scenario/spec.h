@@ -99,6 +99,26 @@ struct MoeRoutingSpec {
   bool isDefault() const { return kind == "balanced"; }
 };
 
+/// cluster.speculative (issue 48; docs/engine.md "Speculative decoding"):
+/// absent = off. Acceptance is one of a preset id (resources/speculative/),
+/// a per-position list α_i, or a mean acceptance length τ at this k; unset =
+/// the method's default preset.
+struct SpeculativeScenario {
+  bool on = false;
+  std::string method = "eagle";  // draft | eagle | mtp | ngram
+  int k = 3;                     // draft tokens per step
+  std::string draft_model;       // draft: the draft model's preset id
+  double ngram_us_per_seq = 5;   // ngram: CPU lookup per sequence and step
+  std::string acceptance_preset;
+  std::vector<double> alpha;
+  double acceptance_length = 0;  // 0: unset
+  double request_sigma = 0;      // per-request spread of logit(α) (0: every request alike)
+  // Dynamic k: full k up to `full_until` sequences in the previous step,
+  // none from `off_from`, linear between (0 / 0: off).
+  int full_until = 0;
+  int off_from = 0;
+};
+
 struct ClusterSpec {
   int instances = 4;
   std::string gpu = "h100-sxm-80g";
@@ -148,6 +168,7 @@ struct ClusterSpec {
   int ep_redundant = 0;
   std::optional<std::string> ep_placement;
   MoeRoutingSpec moe_routing;
+  SpeculativeScenario speculative;
 };
 
 struct PolicySpec {

@@ -306,7 +306,7 @@ Scn makeScenario(std::uint64_t seed) {
 struct Totals {
   std::int64_t scenarios = 0, requests = 0, finished = 0, aborted = 0, preemptions = 0, migrations = 0, steps = 0;
   std::int64_t migrationStarts = 0, pascal = 0, abandoned = 0, cascade = 0, cascadeMoves = 0, frontend = 0;
-  std::int64_t moe = 0;
+  std::int64_t moe = 0, speculative = 0, specAccepted = 0;
 };
 
 // An MoE deployment in one scenario of four (its own stream): Qwen3-30B-A3B
@@ -378,6 +378,23 @@ void runOne(std::uint64_t seed, Totals& tot) {
     f.detokenize_us_per_seq = static_cast<double>(gf.below(20));
     ++tot.frontend;
   }
+  // Speculative decoding in one scenario of five (its own stream): an EAGLE
+  // head drafting 1-5 tokens at random acceptance, sometimes with dynamic k
+  // (issue 48: KV conserved with rejected drafts).
+  Rng gs = Rng::forStream(seed, "speculative");
+  if (gs.uniform01() < 0.2) {
+    SpeculativeConfig& sc = cfg.speculative;
+    SpeculativeSpec spec;
+    spec.k = sc.k = 1 + static_cast<int>(gs.below(5));
+    sc.cost = std::make_shared<SpeculativeCost>(cost, spec);
+    for (auto& a : sc.alpha) a = {0.3 + 0.65 * gs.uniform01(), 0.3 + 0.65 * gs.uniform01()};
+    sc.requestSigma = gs.uniform01() < 0.5 ? 0.0 : gs.uniform01();
+    if (gs.uniform01() < 0.3) {
+      sc.fullUntil = static_cast<int>(gs.below(4));
+      sc.offFrom = sc.fullUntil + 1 + static_cast<int>(gs.below(6));
+    }
+    ++tot.speculative;
+  }
   std::unique_ptr<GlobalPolicy> global = std::move(pb.global);  // PASCAL's own
   if (!global || !(s.policy.id.starts_with("pascal") || s.policy.id.starts_with("selfsched") ||
                    s.policy.id == "oracle-sjf" || s.policy.id.starts_with("cascade") || s.policy.id == "llumnix"))
@@ -429,6 +446,7 @@ void runOne(std::uint64_t seed, Totals& tot) {
       cpu[static_cast<std::size_t>(r.instance)] += r.blocksCpu;
       const std::int64_t bs = cfg.instance.blockSize;
       if (r.blocksGpu < 0 || r.blocksCpu < 0 || r.generated > r.reasoning + r.answer) ok = false;
+      if (r.specAccepted < 0 || r.specAccepted > r.specDrafted) ok = false;
       if (r.state == ReqState::Waiting && (r.blocksGpu != 0 || r.blocksCpu != 0)) ok = false;
       if (r.state != ReqState::Waiting && (r.blocksGpu + r.blocksCpu) * bs < r.kvTokens) ok = false;
       if (!ok) ADD_FAILURE() << "request " << r.id << " inconsistent at step " << steps << ": state "
@@ -519,7 +537,11 @@ void runOne(std::uint64_t seed, Totals& tot) {
     EXPECT_LE(r.first_visible, r.last_token) << r.id;
     if (r.reasoning > 0) {
       EXPECT_GE(r.reasoning_end, r.first_token) << r.id;
-      EXPECT_LT(r.reasoning_end, r.first_visible) << r.id;
+      // (A speculative step may emit tokens R and R + 1 together.)
+      if (cfg.speculative.on())
+        EXPECT_LE(r.reasoning_end, r.first_visible) << r.id;
+      else
+        EXPECT_LT(r.reasoning_end, r.first_visible) << r.id;
     } else {
       EXPECT_EQ(r.reasoning_end, -1) << r.id;
     }
@@ -560,6 +582,12 @@ void runOne(std::uint64_t seed, Totals& tot) {
     EXPECT_EQ(sim.instance(i).policy().size(), 0u) << i;
     for (const QueueView& q : views) EXPECT_TRUE(q.requests.empty()) << "instance " << i << " queue " << q.name;
   }
+  for (int i = 0; i < cfg.instances; ++i) {
+    const Instance& in = sim.instance(i);
+    EXPECT_LE(in.acceptedTokens(), in.draftedTokens());
+    EXPECT_LE(in.draftedTokens(), static_cast<std::int64_t>(cfg.speculative.k) * in.speculativeSteps());
+    tot.specAccepted += in.acceptedTokens();
+  }
   tot.migrationStarts += w.migrationStarts;
   if (s.policy.id.starts_with("pascal")) ++tot.pascal;
   if (const auto* cg = dynamic_cast<const CascadeGlobal*>(&sim.globalPolicy()))
@@ -595,16 +623,19 @@ TEST(Invariants, RandomScenarios) {
     EXPECT_GT(tot.cascadeMoves, 100);  // hand-overs and rebalancing moves really happen
     EXPECT_GT(tot.frontend, (last - first) / 5);
     EXPECT_GT(tot.moe, (last - first) / 6);
+    EXPECT_GT(tot.speculative, (last - first) / 8);
+    EXPECT_GT(tot.specAccepted, 1000);
   }
   std::printf(
       "[ invariants ] %lld scenarios, %lld requests (%lld finished, %lld aborted), %lld preemptions, "
       "%lld migrations, %lld steps, %lld PASCAL scenarios (%lld stop-and-copies abandoned on a wait cycle, all "
-      "scenarios), %lld CascadeInfer (%lld moves), %lld on MoE deployments\n",
+      "scenarios), %lld CascadeInfer (%lld moves), %lld on MoE deployments, %lld speculative\n",
       static_cast<long long>(tot.scenarios), static_cast<long long>(tot.requests), static_cast<long long>(tot.finished),
       static_cast<long long>(tot.aborted), static_cast<long long>(tot.preemptions),
       static_cast<long long>(tot.migrations), static_cast<long long>(tot.steps), static_cast<long long>(tot.pascal),
       static_cast<long long>(tot.abandoned), static_cast<long long>(tot.cascade),
-      static_cast<long long>(tot.cascadeMoves), static_cast<long long>(tot.moe));
+      static_cast<long long>(tot.cascadeMoves), static_cast<long long>(tot.moe),
+      static_cast<long long>(tot.speculative));
 }
 
 // tests/engine/CMakeLists.txt compiles this executable (and the engine's

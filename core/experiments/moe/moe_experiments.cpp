@@ -44,22 +44,6 @@ struct Layout {
   bool dp;
 };
 
-/// Output tokens per second over the run (every request's answer tokens
-/// over the time from the first arrival to the last finish).
-double outputTokensPerS(const RunOutcome& r) {
-  if (r.records.empty()) return 0;
-  std::int64_t first = r.records.front().arrival, last = first;
-  double tokens = 0;
-  for (const RequestRecord& rec : r.records) {
-    first = std::min<std::int64_t>(first, rec.arrival);
-    if (!rec.finished) continue;
-    last = std::max<std::int64_t>(last, rec.last_token);
-    tokens += rec.generated;
-  }
-  const double span = nsToSeconds(last - first);
-  return span > 0 ? tokens / span : 0;
-}
-
 ExperimentResult parallelism(const ExperimentOptions& o) {
   const std::vector<Layout> layouts = {
       {"TP8", 1, false}, {"EP8 (attention TP8)", 8, false}, {"EP8 + DP attention", 8, true}};
