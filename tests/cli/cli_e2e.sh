@@ -132,6 +132,24 @@ bad_input)
     || fail "routing file: $(cat "$tmp/err")"
   expect_code 2 "$cli" cost --model llama-3.1-8b --ep 2 --tp 2
   grep -q "cluster.ep: Llama-3.1-8B is a dense model" "$tmp/err" || fail "cost --ep: $(cat "$tmp/err")"
+  # Speculative decoding (issue 48): k < 1, acceptance outside [0, 1], a draft
+  # model larger than the target or of another tokenizer, exit 2 naming the field.
+  expect_code 2 "$cli" run "$src/samples/default.json" --out "$tmp/spec" --set 'cluster.speculative={"k":0}'
+  grep -q "cluster.speculative.k: must be between 1 and 16 (got 0)" "$tmp/err" || fail "spec k: $(cat "$tmp/err")"
+  [ -e "$tmp/spec" ] && fail "a bad cluster.speculative created $tmp/spec"
+  expect_code 2 "$cli" run "$src/samples/default.json" --out "$tmp/spec" \
+    --set 'cluster.speculative={"acceptance":{"alpha":[0.9,1.2]}}'
+  grep -q "cluster.speculative.acceptance.alpha\[1\]: must be in \[0, 1\]" "$tmp/err" \
+    || fail "spec alpha: $(cat "$tmp/err")"
+  expect_code 2 "$cli" run "$src/samples/default.json" --out "$tmp/spec" \
+    --set 'cluster.speculative={"method":"draft","draft_model":"llama-3.1-70b","acceptance":{"length":2}}'
+  grep -q "cluster.speculative.draft_model: Llama-3.1-70B .* is not smaller than the target" "$tmp/err" \
+    || fail "spec draft size: $(cat "$tmp/err")"
+  expect_code 2 "$cli" run "$src/samples/default.json" --out "$tmp/spec" \
+    --set 'cluster.speculative={"method":"draft","draft_model":"qwen3-8b","acceptance":{"length":2}}' \
+    --set model=llama-3.1-70b --set cluster.tp=4
+  grep -q "cluster.speculative.draft_model: .*must share the target's tokenizer" "$tmp/err" \
+    || fail "spec vocabulary: $(cat "$tmp/err")"
   echo '{"workload": {"arrival": {"rate": -3}}}' > "$tmp/neg.json"
   expect_code 2 "$cli" run "$tmp/neg.json" --out "$tmp/r"
   grep -q "workload.arrival.rate" "$tmp/err" || fail "message does not name workload.arrival.rate: $(cat "$tmp/err")"
