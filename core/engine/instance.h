@@ -54,6 +54,9 @@ public:
   const LocalPolicy& policy() const { return *policy_; }
 
   InstanceRole role() const { return role_; }
+  /// The instance's cost model (its pool's GPU, TP and deployment) and GPUs.
+  const CostModel& cost() const { return *cost_; }
+  int tp() const { return tp_; }
   void setRole(InstanceRole r) { role_ = r; }
 
   // ---- KV accounting
@@ -131,6 +134,8 @@ public:
   int id_;
   InstanceConfig cfg_;
   int blockShift_ = -1;  // log2(blockSize) when it is a power of two, else -1
+  const CostModel* cost_ = nullptr;  // its pool's (set by the Simulator)
+  int tp_ = 1;
   std::unique_ptr<LocalPolicy> policy_;
   InstanceRole role_ = InstanceRole::Both;
 

@@ -99,10 +99,10 @@ void Simulator::startIteration(Instance& in) {
     // then the target verifies k + 1 tokens per sequence in one pass (a
     // sequence near the KV capacity drafts fewer: the entry's tokens - 1).
     shape.verify_tokens = static_cast<double>(verify);
-    secs = cost_.iterationSeconds(shape) +
+    secs = in.cost_->iterationSeconds(shape) +
            cfg_.speculative.cost->draftSeconds(decodes, static_cast<double>(ctxSum), in.decodeAhead_ - 1);
   } else {
-    secs = cost_.iterationSeconds(shape);
+    secs = in.cost_->iterationSeconds(shape);
   }
   if (in.swapBytes_ > 0) secs += in.swapBytes_ / in.cfg_.hostLinkBytesPerSec;
   const SimTime dur = std::max<SimTime>(1, secondsToNs(secs));
@@ -280,7 +280,7 @@ void Simulator::endIteration(Instance& in) {
   probeTokens_ += plain;
   if (!tokened.empty()) in.policy_->onTokens(tokened);
   if (syntheticTokens > 0)
-    synthetic_.gpuSeconds += nsToSeconds(in.iterEnd_ - in.iterStart_) * cfg_.tp * static_cast<double>(syntheticTokens) /
+    synthetic_.gpuSeconds += nsToSeconds(in.iterEnd_ - in.iterStart_) * in.tp_ * static_cast<double>(syntheticTokens) /
                              static_cast<double>(tokens);
   if (decoded) {
     in.decodeIters_.emplace_back(now_, in.iterEnd_ - in.iterStart_);

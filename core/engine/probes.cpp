@@ -75,12 +75,12 @@ void copyCacheSnapshot(const PrefixCache* c, std::int64_t cpuCapacity, PrefixCac
 }
 }  // namespace
 
-void Simulator::fillMoeSnapshot(const BatchShape& shape, MoeStepSnapshot& m) const {
+void Simulator::fillMoeSnapshot(const CostModel& cost, const BatchShape& shape, MoeStepSnapshot& m) const {
   const double N = batchTokens(shape);
-  const CostBreakdown b = cost_.breakdown(shape);
+  const CostBreakdown b = cost.breakdown(shape);
   m.tokens = N;
-  m.rankPairs = cost_.rankLoads(N);
-  const ExpertPlacement& p = cost_.placement();
+  m.rankPairs = cost.rankLoads(N);
+  const ExpertPlacement& p = cost.placement();
   m.stragglerPairs = 0;
   for (int r = 0; r < p.ranks(); ++r)
     m.stragglerPairs =
@@ -117,7 +117,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
     is.busy = in.busy_;
     is.tokensProduced = in.tokensProduced_;
     copyCacheSnapshot(in.cache_.get(), in.cfg_.prefixCpuBlocks, is.cache);
-    if (cost_.model().isMoe()) fillMoeSnapshot(in.shape_, is.moe);
+    if (in.cost_->model().isMoe()) fillMoeSnapshot(*in.cost_, in.shape_, is.moe);
     if (cfg_.speculative.on()) is.spec = {in.decodeAhead_ - 1, in.specDrafted_, in.specAccepted_, in.specSteps_};
     views.clear();
     in.policy_->describe(views);

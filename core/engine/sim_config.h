@@ -40,6 +40,16 @@ struct SpeculativeConfig {
   }
 };
 
+/// One pool of a mixed cluster (cluster.pools): its instances' config, GPUs
+/// per instance, peer link and cost model (owned by the PreparedRun).
+struct PoolConfig {
+  int instances = 1;
+  InstanceConfig instance;
+  int tp = 1;
+  double nvlinkBytesPerSec = 0;  // per instance port; 0 = no NVLink (use host link)
+  const CostModel* cost = nullptr;
+};
+
 struct SimConfig {
   int instances = 4;
   InstanceConfig instance;
@@ -59,6 +69,10 @@ struct SimConfig {
   SimTime counterWindow = kNsPerSecond;  // Instance::recentDecodeIntervalS window
   FrontEndSpec frontend;         // serving front end (all zero: off)
   SpeculativeConfig speculative;  // speculative decoding (off: no cost)
+  /// Mixed pools, in instance order (empty: one pool of `instances` ×
+  /// `instance` on `tp` GPUs each, costed by the Simulator's cost model).
+  /// Each pool starts on a node of its own.
+  std::vector<PoolConfig> pools;
 };
 
 }  // namespace sl

@@ -20,19 +20,33 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
     : cfg_(cfg), cost_(cost), workload_(std::move(workload)), global_(std::move(global)),
       rolling_(secondsToNs(cfg.rollingWindowS)) {
   instances_.reserve(static_cast<std::size_t>(cfg.instances));
-  for (int i = 0; i < cfg.instances; ++i) {
-    instances_.push_back(std::make_unique<Instance>(i, cfg.instance, makeLocal(i)));
-    instances_.back()->decodeAhead_ = 1 + (cfg.speculative.on() ? cfg.speculative.k : 0);
+  // Pools (one when cfg.pools is empty): each pool's instances share its
+  // config, cost model and GPUs; a pool starts on a node of its own, and a
+  // node holds gpusPerNode / tp of its instances. Transfer resources: per
+  // instance an egress and an ingress port (NVLink when the GPU has it, else
+  // the host link), and per node a NIC each way.
+  std::vector<PoolConfig> pools = cfg.pools;
+  if (pools.empty()) pools.push_back({cfg.instances, cfg.instance, cfg.tp, cfg.nvlinkBytesPerSec, &cost});
+  int nodes = 0;
+  for (const PoolConfig& p : pools) {
+    const int perNode = std::max(1, cfg.gpusPerNode / std::max(1, p.tp));
+    const double port = p.nvlinkBytesPerSec > 0 ? p.nvlinkBytesPerSec : p.instance.hostLinkBytesPerSec;
+    for (int j = 0; j < p.instances; ++j) {
+      const int i = static_cast<int>(instances_.size());
+      instances_.push_back(std::make_unique<Instance>(i, p.instance, makeLocal(i)));
+      Instance& in = *instances_.back();
+      in.decodeAhead_ = 1 + (cfg.speculative.on() ? cfg.speculative.k : 0);
+      in.cost_ = p.cost ? p.cost : &cost;
+      in.tp_ = p.tp;
+      nodeOf_.push_back(nodes + j / perNode);
+      linkOutRes_.push_back(net_.addResource(port));
+      linkInRes_.push_back(net_.addResource(port));
+    }
+    nodes += (p.instances + perNode - 1) / perNode;
   }
-  // Transfer resources: per instance an egress and an ingress port (NVLink
-  // when the GPU has it, else the host link), and per node a NIC each way.
-  const double port = cfg.nvlinkBytesPerSec > 0 ? cfg.nvlinkBytesPerSec : cfg.instance.hostLinkBytesPerSec;
-  for (int i = 0; i < cfg.instances; ++i) {
-    linkOutRes_.push_back(net_.addResource(port));
-    linkInRes_.push_back(net_.addResource(port));
-  }
-  const int perNode = std::max(1, cfg.gpusPerNode / std::max(1, cfg.tp));
-  const int nodes = (cfg.instances + perNode - 1) / perNode;
+  if (static_cast<int>(instances_.size()) != cfg.instances)
+    throw std::logic_error("SimConfig: the pools hold " + std::to_string(instances_.size()) + " instances, not " +
+                           std::to_string(cfg.instances));
   for (int n = 0; n < nodes; ++n) {
     nicRes_.push_back(net_.addResource(cfg.nicBytesPerSec));  // egress
     nicRes_.push_back(net_.addResource(cfg.nicBytesPerSec));  // ingress

@@ -129,8 +129,11 @@ public:
   std::uint64_t fingerprint() const { return fingerprint_; }
   const SimConfig& config() const { return cfg_; }
   const CostModel& cost() const { return cost_; }
+  /// The node instance i sits on (KV transfers: its NVLink ports inside a
+  /// node, the nodes' NICs across; every pool starts a node of its own).
+  int nodeOf(int i) const { return nodeOf_[static_cast<std::size_t>(i)]; }
   /// An MoE model's split and per-rank load for one step (fillSnapshot).
-  void fillMoeSnapshot(const BatchShape& shape, MoeStepSnapshot& m) const;
+  void fillMoeSnapshot(const CostModel& cost, const BatchShape& shape, MoeStepSnapshot& m) const;
   void fillSnapshot(Snapshot& s) const;
 
   // ---- policy API
@@ -466,6 +469,7 @@ private:
   // serving front end (frontend.cpp)
   bool frontOn_ = false;             // cfg_.frontend.requestPathOn()
   std::vector<SpecCounts> specDone_;  // finished user requests' speculative counts
+  std::vector<int> nodeOf_;           // each instance's node (transfers: NVLink inside, NIC across)
   std::deque<std::int32_t> feQueue_;  // slots waiting for a tokeniser, FIFO
   int feBusy_ = 0;                   // tokenisers at work
   std::int64_t feInFlight_ = 0;      // sent, not yet arrived at the engine

@@ -26,8 +26,7 @@ std::int64_t Simulator::blocksToHold(const Request& r) const {
 }
 
 void Simulator::resourcesFor(int src, int dst, int& a, int& b) const {
-  const int perNode = std::max(1, cfg_.gpusPerNode / std::max(1, cfg_.tp));
-  const int ns = src / perNode, nd = dst / perNode;
+  const int ns = nodeOf_[static_cast<std::size_t>(src)], nd = nodeOf_[static_cast<std::size_t>(dst)];
   if (ns == nd) {
     a = linkOutRes_[static_cast<std::size_t>(src)];
     b = linkInRes_[static_cast<std::size_t>(dst)];

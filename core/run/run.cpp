@@ -148,7 +148,12 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     run->scenario = in;
     Scenario& s = run->scenario;
     if (s.workload.preset) applyWorkloadPreset(*s.workload.preset, s.workload);
-    run->cost = makeCostModel(s);
+    try {
+      run->cost = makeCostModel(s);
+    } catch (const InputError& e) {
+      if (s.cluster.pools.empty()) throw;
+      throw InputError(std::string("cluster.pools[0]: ") + e.what());
+    }
     run->gpu = run->cost->gpu();
     run->model = run->cost->model();
     const CostModel& cost = *run->cost;
@@ -159,31 +164,66 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     SimConfig& c = run->sim;
     c.instances = s.cluster.instances;
     c.tp = s.cluster.tp;
-    InstanceConfig& ic = c.instance;
-    ic.blockSize = s.cluster.block_size;
-    // KV capacity (errors when the weights do not fit), then the oracle's
-    // "unlimited" memory: far more blocks than any run can use.
-    ic.gpuBlocks = cost.kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction,
-                                         s.cluster.block_size);
-    if (s.cluster.speculative.on) {
-      c.speculative = makeSpeculative(s, cost);
-      ic.gpuBlocks = speculativeKvBlocks(s, cost, *c.speculative.cost);
-    }
-    if (policy.unlimitedKv) ic.gpuBlocks = std::int64_t{1} << 40;
     c.kvBytesPerToken = static_cast<double>(cost.kvBytesPerToken());
-    ic.kvBytesPerBlock = c.kvBytesPerToken * s.cluster.block_size;
-    ic.cpuBlocks = static_cast<std::int64_t>(std::floor(s.cluster.swap_gib * 1073741824.0 / ic.kvBytesPerBlock));
-    ic.watermarkBlocks = static_cast<std::int64_t>(std::floor(s.cluster.watermark * static_cast<double>(ic.gpuBlocks)));
-    if (policy.unlimitedKv) ic.watermarkBlocks = 0;
-    ic.swapPreemption = s.cluster.preemption == "swap";
-    ic.chunkedPrefill = policy.chunkedPrefill.value_or(s.cluster.chunked_prefill);
-    ic.maxNumSeqs = s.cluster.max_num_seqs;
-    ic.maxBatchedTokens = s.cluster.max_num_batched_tokens;
-    ic.prefixCaching = s.cluster.prefix_caching;
-    ic.prefixCpuBlocks = static_cast<std::int64_t>(std::floor(s.cluster.prefix_cache_cpu_gb * 1e9 / ic.kvBytesPerBlock));
-    // The host link of each of the instance's tp GPUs works in parallel.
-    ic.hostLinkBytesPerSec = cost.hostLinkBytesPerSec() * s.cluster.tp;
+    // One instance's configuration on `pc`'s GPUs (tp of them): KV capacity
+    // (errors when the weights do not fit), then the oracle's "unlimited"
+    // memory: far more blocks than any run can use.
+    const auto fillInstance = [&](InstanceConfig& ic, const CostModel& pc, int tp) {
+      ic.blockSize = s.cluster.block_size;
+      ic.gpuBlocks =
+          pc.kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction, s.cluster.block_size);
+      if (c.speculative.on()) ic.gpuBlocks = speculativeKvBlocks(s, pc, *c.speculative.cost);
+      if (policy.unlimitedKv) ic.gpuBlocks = std::int64_t{1} << 40;
+      ic.kvBytesPerBlock = c.kvBytesPerToken * s.cluster.block_size;
+      ic.cpuBlocks = static_cast<std::int64_t>(std::floor(s.cluster.swap_gib * 1073741824.0 / ic.kvBytesPerBlock));
+      ic.watermarkBlocks =
+          static_cast<std::int64_t>(std::floor(s.cluster.watermark * static_cast<double>(ic.gpuBlocks)));
+      if (policy.unlimitedKv) ic.watermarkBlocks = 0;
+      ic.swapPreemption = s.cluster.preemption == "swap";
+      ic.chunkedPrefill = policy.chunkedPrefill.value_or(s.cluster.chunked_prefill);
+      ic.maxNumSeqs = s.cluster.max_num_seqs;
+      ic.maxBatchedTokens = s.cluster.max_num_batched_tokens;
+      ic.prefixCaching = s.cluster.prefix_caching;
+      ic.prefixCpuBlocks =
+          static_cast<std::int64_t>(std::floor(s.cluster.prefix_cache_cpu_gb * 1e9 / ic.kvBytesPerBlock));
+      // The host link of each of the instance's tp GPUs works in parallel.
+      ic.hostLinkBytesPerSec = pc.hostLinkBytesPerSec() * tp;
+    };
+    if (s.cluster.speculative.on) {
+      if (!s.cluster.pools.empty())
+        throw InputError("cluster.speculative: not built for mixed pools (cluster.pools) yet");
+      c.speculative = makeSpeculative(s, cost);
+    }
+    fillInstance(c.instance, cost, s.cluster.tp);
     c.nvlinkBytesPerSec = cost.peerLinkBytesPerSec() * s.cluster.tp;  // one pair of GPUs
+    // Mixed pools (issue 49): each pool's own cost model (its GPU, TP and
+    // expert parallelism) and instance configuration; the first pool's cost
+    // model is the run's (what policies read through Simulator::cost()).
+    for (std::size_t i = 0; i < s.cluster.pools.size(); ++i) {
+      const PoolSpec& ps = s.cluster.pools[i];
+      const std::string where = "cluster.pools[" + std::to_string(i) + "]";
+      PoolConfig pool;
+      pool.instances = ps.instances;
+      pool.tp = ps.tp;
+      const CostModel* pc = &cost;
+      try {
+        if (i > 0) {
+          Scenario one = s;
+          one.cluster.gpu = ps.gpu;
+          one.cluster.tp = ps.tp;
+          one.cluster.ep = ps.ep;
+          one.cluster.attention_dp = ps.attention_dp;
+          run->poolCosts.push_back(makeCostModel(one));
+          pc = run->poolCosts.back().get();
+        }
+        fillInstance(pool.instance, *pc, ps.tp);
+      } catch (const InputError& e) {
+        throw InputError(where + ": " + e.what());
+      }
+      pool.cost = pc;
+      pool.nvlinkBytesPerSec = pc->peerLinkBytesPerSec() * ps.tp;
+      c.pools.push_back(pool);
+    }
     c.gpusPerNode = s.cluster.fabric.gpus_per_node;
     c.nicBytesPerSec = s.cluster.fabric.nic_gbps * 1e9 / 8.0;
     c.linkLatency = secondsToNs(s.cluster.fabric.link_latency_us * 1e-6);

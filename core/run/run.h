@@ -20,7 +20,8 @@ struct PreparedRun {
   Scenario scenario;             // after the workload preset has been applied
   GpuSpec gpu;
   ModelSpec model;
-  std::unique_ptr<CostModel> cost;
+  std::unique_ptr<CostModel> cost;                    // the first pool's (the whole cluster's without cluster.pools)
+  std::vector<std::unique_ptr<CostModel>> poolCosts;  // cluster.pools[1...]'s
   SimConfig sim;
   std::string policyName;
   std::unique_ptr<Simulator> simulator;

@@ -98,9 +98,11 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
 
   const ClusterSpec& c = s.cluster;
   ordered_json cl = ordered_json::object();
-  cl["instances"] = c.instances;
-  cl["gpu"] = c.gpu;
-  cl["tp"] = c.tp;
+  if (c.pools.empty()) {  // (with pools, they are the pools' and written there)
+    cl["instances"] = c.instances;
+    cl["gpu"] = c.gpu;
+    cl["tp"] = c.tp;
+  }
   // Written only when not the default, so older dumps (and every summary.json
   // of a bf16 run) stay byte-identical.
   if (c.model_dtype != "bf16") cl["model_dtype"] = c.model_dtype;
@@ -138,8 +140,8 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   cl["cost"] = c.cost.is_null() ? ordered_json::object() : freeJson(c.cost);
   // Expert parallelism (issue 47): written only when not the default (same reason).
   if (c.expert_dtype) cl["expert_dtype"] = *c.expert_dtype;
-  if (c.ep != 1) cl["ep"] = c.ep;
-  if (c.attention_dp) cl["attention_dp"] = true;
+  if (c.ep != 1 && c.pools.empty()) cl["ep"] = c.ep;
+  if (c.attention_dp && c.pools.empty()) cl["attention_dp"] = true;
   if (c.ep_redundant != 0) cl["ep_redundant"] = c.ep_redundant;
   if (c.ep_placement) cl["ep_placement"] = *c.ep_placement;
   if (!c.moe_routing.isDefault()) {
@@ -148,6 +150,20 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
     if (c.moe_routing.kind == "zipf") r["skew"] = c.moe_routing.skew;
     if (c.moe_routing.kind == "file") r["path"] = c.moe_routing.path;
     cl["moe_routing"] = std::move(r);
+  }
+  // Mixed pools (issue 49): written only when given (same reason).
+  if (!c.pools.empty()) {
+    ordered_json arr = ordered_json::array();
+    for (const PoolSpec& p : c.pools) {
+      ordered_json o = ordered_json::object();
+      o["gpu"] = p.gpu;
+      o["instances"] = p.instances;
+      o["tp"] = p.tp;
+      if (p.ep != 1) o["ep"] = p.ep;
+      if (p.attention_dp) o["attention_dp"] = true;
+      arr.push_back(std::move(o));
+    }
+    cl["pools"] = std::move(arr);
   }
   // Speculative decoding (issue 48): written only when on (same reason).
   if (c.speculative.on) {

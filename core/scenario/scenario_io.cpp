@@ -120,6 +120,38 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
     if (r.kind != "zipf" && find(*x, "skew")) fail(child(q, "skew"), "only with kind \"zipf\"");
   }
   if (auto* x = find(v, "speculative"); x && !x->is_null()) speculative(*x, child(p, "speculative"), c.speculative);
+  if (auto* x = find(v, "pools"); x && !x->is_null()) {
+    const std::string q = child(p, "pools");
+    if (!x->is_array() || x->empty()) typeError(*x, q, "a non-empty list of pools");
+    if (x->size() > 64) fail(q, "at most 64 pools (got " + std::to_string(x->size()) + ")");
+    for (const char* k : {"instances", "gpu", "tp", "ep", "attention_dp"})
+      if (find(v, k))
+        fail(child(p, k), "set per pool when cluster.pools is given (cluster.pools[i]." + std::string(k) + ")");
+    long long total = 0;
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      const json& e = (*x)[i];
+      const std::string qi = q + "[" + std::to_string(i) + "]";
+      object(e, qi);
+      checkKeys(e, qi, kPoolKeys);
+      PoolSpec pool;
+      const json* g = find(e, "gpu");
+      if (!g) fail(qi, "missing required field 'gpu' (a GPU preset id; servelab-cli presets gpus)");
+      pool.gpu = nonEmptyString(*g, child(qi, "gpu"));
+      if (auto* y = find(e, "instances")) pool.instances = intField(*y, child(qi, "instances"), 1, kMaxInstances);
+      if (auto* y = find(e, "tp")) pool.tp = intField(*y, child(qi, "tp"), 1);
+      if (auto* y = find(e, "ep")) pool.ep = intField(*y, child(qi, "ep"), 1);
+      if (auto* y = find(e, "attention_dp")) pool.attention_dp = boolean(*y, child(qi, "attention_dp"));
+      total += pool.instances;
+      c.pools.push_back(pool);
+    }
+    if (total > kMaxInstances)
+      fail(q, "the pools hold " + std::to_string(total) + " instances; at most " + std::to_string(kMaxInstances));
+    c.instances = static_cast<int>(total);
+    c.gpu = c.pools.front().gpu;
+    c.tp = c.pools.front().tp;
+    c.ep = c.pools.front().ep;
+    c.attention_dp = c.pools.front().attention_dp;
+  }
 }
 
 void Parser::speculative(const json& v, const std::string& p, SpeculativeScenario& sp) const {

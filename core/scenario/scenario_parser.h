@@ -55,7 +55,9 @@ inline const Keys kClusterKeys = {"instances",
                                   "ep_placement",
                                   "moe_routing",
                                   "expert_dtype",
-                                  "speculative"};
+                                  "speculative",
+                                  "pools"};
+inline const Keys kPoolKeys = {"gpu", "instances", "tp", "ep", "attention_dp"};
 inline const Keys kSpeculativeKeys = {"method",        "k",        "draft_model", "ngram_us_per_seq", "acceptance",
                                       "request_sigma", "dynamic_k"};
 inline const Keys kAcceptanceKeys = {"alpha", "length"};

@@ -119,6 +119,17 @@ struct SpeculativeScenario {
   int off_from = 0;
 };
 
+/// One pool of a mixed cluster (cluster.pools; issue 49): its GPU, instance
+/// count, tensor-parallel degree and (MoE) expert parallelism.
+struct PoolSpec {
+  std::string gpu = "h100-sxm-80g";
+  int instances = 1;
+  int tp = 1;
+  int ep = 1;
+  bool attention_dp = false;
+  bool operator==(const PoolSpec&) const = default;
+};
+
 struct ClusterSpec {
   int instances = 4;
   std::string gpu = "h100-sxm-80g";
@@ -169,6 +180,10 @@ struct ClusterSpec {
   std::optional<std::string> ep_placement;
   MoeRoutingSpec moe_routing;
   SpeculativeScenario speculative;
+  // Mixed pools (issue 49): when given, the cluster is these pools in order
+  // (instances numbered pool by pool) and `instances`, `gpu`, `tp`, `ep`,
+  // `attention_dp` above mirror the total and the first pool.
+  std::vector<PoolSpec> pools;
 };
 
 struct PolicySpec {

@@ -1,0 +1,130 @@
+// Issue 49 item 1 (first part): a cluster of mixed pools — cluster.pools
+// parses and round-trips, one pool is today's cluster (same fingerprint),
+// each instance is timed by its own pool's cost model (by hand), pools sit
+// on nodes of their own, bad pools name their field.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/simulator.h"
+#include "run/run.h"
+#include "scenario/scenario_io.h"
+
+#include "../common/input_error.h"
+
+using namespace sl;
+using sl::testutil::errorOf;
+
+namespace {
+
+nlohmann::json withCluster(const nlohmann::json& cluster, int requests = 40) {
+  return {{"schema_version", 1},
+          {"cluster", cluster},
+          {"model", "llama-3.1-8b"},
+          {"workload",
+           {{"arrival", {{"process", "poisson"}, {"rate", 4.0}}},
+            {"input_tokens", {{"dist", "constant"}, {"value", 500}}},
+            {"reasoning_tokens", {{"dist", "constant"}, {"value", 0}}},
+            {"answer_tokens", {{"dist", "constant"}, {"value", 20}}},
+            {"requests", requests}}},
+          {"policy", {{"id", "fcfs"}, {"router", "round-robin"}}},
+          {"run", {{"seed", 5}}}};
+}
+
+Scenario parse(const nlohmann::json& j) { return parseScenario(j, "pools.json"); }
+
+std::uint64_t runFingerprint(const Scenario& s) {
+  auto run = prepareRun(s, "pools.json");
+  while (run->simulator->step()) {
+  }
+  return run->simulator->fingerprint();
+}
+
+}  // namespace
+
+TEST(Pools, ParseAndCanonicalForm) {
+  const Scenario s = parse(withCluster(
+      {{"pools", {{{"gpu", "h100-sxm-80g"}, {"instances", 2}}, {{"gpu", "a100-80g"}, {"instances", 3}, {"tp", 2}}}}}));
+  ASSERT_EQ(s.cluster.pools.size(), 2u);
+  EXPECT_EQ(s.cluster.instances, 5);
+  EXPECT_EQ(s.cluster.gpu, "h100-sxm-80g");
+  EXPECT_EQ(s.cluster.pools[1].tp, 2);
+  const std::string dumped = dumpScenario(s);
+  EXPECT_NE(dumped.find("\"pools\""), std::string::npos);
+  EXPECT_EQ(dumpScenario(parseScenario(nlohmann::json::parse(dumped), "again.json")), dumped);
+  // Without pools nothing about them is written.
+  EXPECT_EQ(dumpScenario(parse(withCluster({{"instances", 2}}))).find("pools"), std::string::npos);
+}
+
+TEST(Pools, BadPoolsNameTheirField) {
+  EXPECT_EQ(errorOf([] { parse(withCluster({{"gpu", "a100-80g"}, {"pools", {{{"gpu", "h100-sxm-80g"}}}}})); }),
+            "pools.json: cluster.gpu: set per pool when cluster.pools is given (cluster.pools[i].gpu)");
+  EXPECT_EQ(errorOf([] {
+              parse(withCluster({{"pools", {{{"gpu", "h100-sxm-80g"}}, {{"gpu", "a100-80g"}, {"instances", 0}}}}}));
+            }),
+            "pools.json: cluster.pools[1].instances: must be between 1 and 4096 (got 0)");
+  EXPECT_NE(errorOf([] { parse(withCluster({{"pools", {{{"instances", 2}}}}})); })
+                .find("cluster.pools[0]: missing required field 'gpu'"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { parse(withCluster({{"pools", nlohmann::json::array()}})); }).find("cluster.pools"),
+            std::string::npos);
+  const std::string unknown = errorOf([] {
+    prepareRun(parse(withCluster({{"pools", {{{"gpu", "h100-sxm-80g"}}, {{"gpu", "a100-90g"}}}}})), "pools.json");
+  });
+  EXPECT_NE(unknown.find("cluster.pools[1]: "), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("a100-90g"), std::string::npos) << unknown;
+  // A pool whose GPUs cannot hold the weights.
+  nlohmann::json big = withCluster({{"pools", {{{"gpu", "h100-sxm-80g"}, {"tp", 4}}, {{"gpu", "l40-48g"}}}}});
+  big["model"] = "llama-3.1-70b";
+  const std::string weights = errorOf([&] { prepareRun(parse(big), "pools.json"); });
+  EXPECT_NE(weights.find("cluster.pools[1]: "), std::string::npos) << weights;
+}
+
+TEST(Pools, OnePoolIsTodaysCluster) {
+  // The same cluster written as one pool: the same run, event for event.
+  const Scenario classic = parse(withCluster({{"instances", 3}, {"gpu", "a100-80g"}, {"tp", 2}}));
+  const Scenario pooled = parse(withCluster({{"pools", {{{"gpu", "a100-80g"}, {"instances", 3}, {"tp", 2}}}}}));
+  EXPECT_EQ(runFingerprint(classic), runFingerprint(pooled));
+}
+
+TEST(Pools, EachInstanceTimedByItsPool) {
+  // Round-robin over [H100, H100, A100, A100]: four requests arriving one by
+  // one onto idle instances; each one's TTFT is its 500-token prefill on its
+  // own pool's GPU, by the cost model, to the nanosecond.
+  const Scenario s = parse(withCluster(
+      {{"pools", {{{"gpu", "h100-sxm-80g"}, {"instances", 2}}, {{"gpu", "a100-80g"}, {"instances", 2}}}}}, 4));
+  auto run = prepareRun(s, "pools.json");
+  Simulator& sim = *run->simulator;
+  EXPECT_EQ(sim.instance(0).cost().gpu().id, "h100-sxm-80g");
+  EXPECT_EQ(sim.instance(3).cost().gpu().id, "a100-80g");
+  EXPECT_LT(sim.instance(3).config().gpuBlocks, sim.instance(0).config().gpuBlocks * 2);
+  while (sim.step()) {
+  }
+  BatchShape prefill;
+  prefill.prefill_seqs = 1;
+  prefill.prefill_tokens = 500;
+  prefill.prefill_attn = 500.0 * 250.0;
+  std::vector<double> ttft;
+  for (const RequestRecord& r : sim.records()) {
+    ASSERT_TRUE(r.finished);
+    const double want = sim.instance(r.instance).cost().iterationSeconds(prefill);
+    EXPECT_NEAR(static_cast<double>(r.first_token - r.arrival), std::round(want * 1e9), 1.0) << r.id;
+    ttft.push_back(want);
+  }
+  ASSERT_EQ(ttft.size(), 4u);
+  EXPECT_GT(ttft[2], ttft[0] * 1.5);  // the A100 prefills markedly slower
+}
+
+TEST(Pools, EveryPoolStartsANode) {
+  // 8 GPUs a node: TP4 instances two a node, TP2 instances four a node.
+  const Scenario s = parse(withCluster(
+      {{"pools", {{{"gpu", "h100-sxm-80g"}, {"instances", 3}, {"tp", 4}}, {{"gpu", "a100-80g"}, {"instances", 2}, {"tp", 2}}}},
+       {"fabric", {{"gpus_per_node", 8}}}}));
+  auto run = prepareRun(s, "pools.json");
+  const Simulator& sim = *run->simulator;
+  const std::vector<int> nodes = {sim.nodeOf(0), sim.nodeOf(1), sim.nodeOf(2), sim.nodeOf(3), sim.nodeOf(4)};
+  EXPECT_EQ(nodes, (std::vector<int>{0, 0, 1, 2, 2}));
+  EXPECT_EQ(sim.instance(4).tp(), 2);
+}
