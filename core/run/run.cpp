@@ -7,6 +7,7 @@
 #include "cost/speculative.h"
 #include "util/error.h"
 #include "workload/closed_loop.h"
+#include "workload/parse_util.h"
 #include "workload/presets.h"
 #include "workload/servelab_trace.h"
 #include "workload/trace_formats.h"
@@ -236,9 +237,19 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     c.seed = s.run.seed;
     c.frontend = makeFrontEnd(s);
 
-    auto workload = workloadFactory
-                        ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS())
-                        : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS());
+    std::unique_ptr<WorkloadSource> workload;
+    try {
+      workload = workloadFactory
+                     ? workloadFactory(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS())
+                     : makeWorkload(s.workload, s.run.seed, run->model.max_context, s.base_dir, s.run.stopTimeS());
+    } catch (const InputError& e) {
+      // A trace reader names the file it could not read ("PATH: cannot open
+      // trace file", "PATH:3: …"): say which field named it (issue 50).
+      const std::string msg = e.what();
+      const std::string path = s.workload.trace ? detail::resolvePath(s.workload.trace->path, s.base_dir) : "";
+      if (path.empty() || msg.rfind(path + ":", 0) != 0) throw;
+      throw InputError("workload.trace.path: " + msg);
+    }
     run->expectedRequests = workload->expectedCount();
     const WorkloadSource* lengths = workload.get();  // a closed loop reads a trace's lengths through it
     if (const auto* loop = dynamic_cast<const ClosedLoopWorkload*>(lengths)) lengths = &loop->lengthSource();

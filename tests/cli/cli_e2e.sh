@@ -132,6 +132,11 @@ bad_input)
     || fail "routing file: $(cat "$tmp/err")"
   expect_code 2 "$cli" cost --model llama-3.1-8b --ep 2 --tp 2
   grep -q "cluster.ep: Llama-3.1-8B is a dense model" "$tmp/err" || fail "cost --ep: $(cat "$tmp/err")"
+  # A trace that cannot be read: the message names the field (issue 50).
+  expect_code 2 "$cli" run "$src/samples/trace-burstgpt-rr.json" --out "$tmp/trace" \
+    --set workload.trace.path=no/such/trace.csv
+  grep -q "workload.trace.path: .*no/such/trace.csv: cannot open trace file" "$tmp/err" \
+    || fail "trace path: $(cat "$tmp/err")"
   # Speculative decoding (issue 48): k < 1, acceptance outside [0, 1], a draft
   # model larger than the target or of another tokenizer, exit 2 naming the field.
   expect_code 2 "$cli" run "$src/samples/default.json" --out "$tmp/spec" --set 'cluster.speculative={"k":0}'
