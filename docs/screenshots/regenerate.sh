@@ -49,6 +49,20 @@ done
 for size in 1024x768 1280x800 1920x1080; do
   shot "prefix-cache-$size" --scenario docs/screenshots/prefix-run.json --lecture --run-for 40 --inspect gpu0 --size "$size"
 done
+# Speculative decoding: the cards' spec line, the Live Speculation control,
+# its changes on the time charts (a saved run: speculation off and on at 8,
+# 20, 32 and 40 req/s), the Speculation tab's TPOT-vs-load chart (exported),
+# and the tour's first step (docs/user-guide.md "Cluster view", "Charts").
+for size in 1024x768 1920x1080; do
+  shot "speculative-$size" --scenario docs/screenshots/speculative-run.json --run-for 400 --size "$size"
+done
+spec_charts=$(mktemp -d)
+echo "regenerate: speculative-tpot-vs-load.png" >&2
+"$app" --scenario docs/screenshots/speculative-run.json --run-for 480 --no-opengl --export-charts "$spec_charts" \
+  >/dev/null 2>&1 && cp "$spec_charts/tpot_vs_load.png" "$out/speculative-tpot-vs-load.png" ||
+  { echo "regenerate: speculative-tpot-vs-load.png failed" >&2; exit 1; }
+rm -rf "$spec_charts"
+shot teaching-speculative-1024x768 --tour speculative:1 --run-for 40 --size 1024x768
 # A measurement window (run.measure, solid lines at 20 s and 120 s) and two
 # labelled live changes (a saved run replays them) on the live charts.
 shot live-chart-markers-1280x800 --scenario docs/screenshots/markers-run.json --run-for 115 --size 1280x800

@@ -247,6 +247,20 @@ private slots:
     p.setMeasureWindow(std::nullopt);
     p.refresh();
     QVERIFY(p.chart("ttft")->xRange().second < 300);
+    // Another scenario without a window, loaded as the main window loads it
+    // (clear, the new window, clear again on the new run's first frame,
+    // then a refresh): the old edges go (they stayed, seen on the tour that
+    // follows the measurement-window one).
+    p.setMeasureWindow(std::make_pair(120.0, 300.0));
+    p.refresh();
+    QCOMPARE(p.chart("ttft")->shownMarkerLabels().size(), 2);
+    p.clear(2);
+    p.setMeasureWindow(std::nullopt);
+    p.clear(2);
+    p.addProbes(probes);
+    p.refresh();
+    QVERIFY(p.chart("ttft")->shownMarkerLabels().isEmpty());
+    QVERIFY(p.chart("ttft")->xRange().second < 300);
   }
 
   void panelLinksTimeAxes() {
@@ -879,6 +893,9 @@ private slots:
     for (const Tour& t : availableTours(QStringLiteral(SERVELAB_SOURCE_DIR "/samples"))) {
       for (std::size_t i = 0; i < t.steps.size(); ++i) {
         const TourStep& s = t.steps[i];
+        // (The Speculation chart has a tab only in a run with speculation.)
+        const Scenario sc = loadTourScenario(s, QStringLiteral(SERVELAB_SOURCE_DIR "/samples"));
+        probe.setSpeculationShown(sc.cluster.speculative.on);
         const QString want = probe.chartNamedIn(s.title + " " + s.watch);
         QString err;
         QVERIFY2(w.startTour(t.id, static_cast<int>(i), false, &err), qPrintable(err));

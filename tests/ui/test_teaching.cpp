@@ -359,7 +359,8 @@ private slots:
     const auto tours = availableTours(MainWindow::samplesDir());
     QStringList ids;
     for (const Tour& t : tours) ids << t.id;
-    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched", "cascade", "prefix", "closed-loop", "measure"}));
+    QCOMPARE(ids, (QStringList{"pascal", "arrow", "selfsched", "cascade", "prefix", "closed-loop", "measure",
+                               "speculative"}));
     for (const Tour& t : tours) {
       MainWindow w;
       w.resize(1024, 768);

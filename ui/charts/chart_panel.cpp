@@ -169,6 +169,22 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   prefixTab_ = tabs_->addTab(prefixPage, tr("Prefix cache"));
   tabs_->setTabToolTip(prefixTab_, tr("The cluster's prefix-cache hit rate over time"));
   tabs_->setTabVisible(prefixTab_, false);
+  // Speculative decoding: TPOT against load with speculation on and off (a
+  // page of its own, shown only for a run with cluster.speculative).
+  auto* specPage = new QWidget;
+  auto* srow = new QHBoxLayout(specPage);
+  srow->setContentsMargins(4, 4, 4, 4);
+  spec_ = new LiveChart("tpot_vs_load", tr("TPOT vs load, speculation on and off"), tr("arrival rate (req/s)"),
+                        tr("TPOT p50 (ms)"));
+  spec_->setShortTitle(tr("TPOT vs load"));
+  spec_->addSeries(tr("speculation on (k > 0)"), theme::kSeriesA, SeriesStyle::Scatter);
+  spec_->addSeries(tr("off (k = 0)"), theme::kSeriesB, SeriesStyle::Scatter);
+  spec_->setLegendVisible(true);
+  srow->addWidget(spec_);
+  specTab_ = tabs_->addTab(specPage, tr("Speculation"));
+  tabs_->setTabToolTip(specTab_, tr("Speculative decoding: TPOT against load with speculation on and off"));
+  tabs_->setTabVisible(specTab_, false);
+  updateSpeculationTexts();
   // Linked time axes: zooming or panning one time chart moves the others.
   for (LiveChart* c : timeCharts())
     connect(c, &LiveChart::viewChanged, this, [this, c](double lo, double hi, bool zoomed) {
@@ -183,6 +199,7 @@ LiveChart* ChartPanel::chart(const QString& id) const {
   for (LiveChart* c : charts_)
     if (c->id() == id) return c;
   if (prefix_ && prefix_->id() == id) return prefix_;
+  if (spec_ && spec_->id() == id) return spec_;
   return policy_ && policy_->id() == id ? policy_ : nullptr;
 }
 
@@ -250,6 +267,13 @@ void ChartPanel::clear(int instances) {
   prefix_->setSubtitle({});
   prefix_->refresh();
   tabs_->setTabVisible(prefixTab_, false);
+  specRecent_.clear();
+  specOn_.clear();
+  specOff_.clear();
+  specDirty_ = specMixed_ = false;
+  for (int s = 0; s < spec_->seriesCount(); ++s) spec_->setSeriesData(s, {});
+  spec_->refresh();
+  updateSpeculationTexts();  // (the tab stays as the loaded scenario set it: setSpeculationShown)
   policyLines_.clear();
   policy_->removeAllSeries();
   policyDirty_ = false;
@@ -280,7 +304,11 @@ void ChartPanel::clear(int instances) {
   policy_->setMarkers({});
   policy_->refresh();
   probesDirty_ = scatterDirty_ = false;
-  markersDirty_ = window_.has_value();  // the window's edges come back at the next refresh
+  // The window's edges come back at the next refresh; a change of window
+  // not drawn yet stays due (a new scenario: the main window clears the
+  // panel, sets the new window, then clears again on the run's first frame;
+  // the old window's edges stayed on the charts).
+  markersDirty_ = markersDirty_ || window_.has_value();
 }
 
 // Each probe becomes one point of each time series, appended once: a pull
@@ -340,6 +368,7 @@ void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
                                              : QString());
     prefixDirty_ = true;
   }
+  for (const ProbeSample& s : probes) addSpeculationProbe(s);
   const bool first = probeCount_ == 0;
   probeCount_ += probes.size();
   probesDirty_ = true;
@@ -347,6 +376,62 @@ void ChartPanel::addProbes(const std::vector<ProbeSample>& probes) {
     updatePolicyTexts();
     markPending(policy_);
   }
+}
+
+void ChartPanel::setRollingWindow(double seconds) {
+  if (!(seconds > 0) || seconds == rollingWindowS_) return;
+  rollingWindowS_ = seconds;
+  updateSpeculationTexts();
+}
+
+void ChartPanel::setSpeculationShown(bool on) {
+  if (tabs_->isTabVisible(specTab_) != on) tabs_->setTabVisible(specTab_, on);
+}
+
+bool ChartPanel::speculationShown() const {
+  return tabs_->isTabVisible(specTab_);
+}
+
+void ChartPanel::updateSpeculationTexts() {
+  const QString w = QString::number(rollingWindowS_, 'g', 3);
+  spec_->setHelp(tr("One dot per probe: the rolling TPOT p50 (finished requests of the last %1 s) against the "
+                    "arrival rate over the same %1 s. Blue: every step of the window speculated (k > 0 on some "
+                    "instance); red: none did (k = 0). A window that mixes both draws no dot, so after the "
+                    "Speculation control changes, the dots resume %1 s later. Move the arrival-rate slider and "
+                    "toggle speculation to see where it stops paying.")
+                     .arg(w));
+  spec_->setSubtitle(specMixed_ ? tr("k changed: dots resume after %1 s at one setting").arg(w)
+                                : tr("TPOT and arrivals over the last %1 s, a dot per probe").arg(w));
+}
+
+// A probe of a run with speculation: its setting (any instance stepping with
+// k > 0) and arrivals join the window; a window at one setting gives a dot.
+void ChartPanel::addSpeculationProbe(const ProbeSample& s) {
+  bool any = false, on = false;
+  for (const ProbeInstance& pi : s.instances) {
+    any = any || pi.specK >= 0;
+    on = on || pi.specK > 0;
+  }
+  if (!any) return;
+  const double t = nsToSeconds(s.time);
+  specRecent_.push_back({t, s.intervalS, s.arrivals, on});
+  while (!specRecent_.empty() && specRecent_.front().t <= t - rollingWindowS_ + 1e-9) specRecent_.pop_front();
+  double span = 0;
+  std::int64_t arrivals = 0;
+  bool mixed = false;
+  for (const SpecProbe& p : specRecent_) {
+    span += p.intervalS;
+    arrivals += p.arrivals;
+    mixed = mixed || p.on != on;
+  }
+  if (mixed != specMixed_) {
+    specMixed_ = mixed;
+    updateSpeculationTexts();
+  }
+  setSpeculationShown(true);
+  if (mixed || s.tpotP50 < 0 || span <= 0) return;
+  (on ? specOn_ : specOff_).emplace_back(static_cast<double>(arrivals) / span, s.tpotP50 * 1000.0);
+  specDirty_ = true;
 }
 
 void ChartPanel::addFinished(const std::vector<FinishedPoint>& points) {
@@ -520,6 +605,14 @@ void ChartPanel::prepare() {
       policy_->setSeriesData(static_cast<int>(i), policyLines_[i].points);
     markPending(policy_);
     policyDirty_ = false;
+  }
+  // The speculation page: a dot per probe, redrawn while animating only
+  // when it is shown (its x is not time: the series are set whole).
+  if (specDirty_ && (!animating_ || tabs_->currentIndex() == specTab_)) {
+    spec_->setSeriesData(0, specOn_);
+    spec_->setSeriesData(1, specOff_);
+    markPending(spec_);
+    specDirty_ = false;
   }
   // The CDFs are O(finished requests) (a merge of the new values, then a
   // point each): while a run goes on, only when their page is shown, at

@@ -13,11 +13,12 @@ class QComboBox;
 class QTabWidget;
 
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <map>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/observer.h"
@@ -166,6 +167,25 @@ public:
   /// no probe had prefix-cache counters.
   double prefixHitRate() const;
 
+  /// The "Speculation" page's chart (shown once a probe carries speculative
+  /// decoding's counters, cluster.speculative): TPOT against load, one dot
+  /// per probe, in two series — 0 "speculation on (k > 0)" and 1 "off
+  /// (k = 0)" — so that moving the rate slider and toggling speculation
+  /// draws where speculation stops paying. A dot is (arrival rate over the
+  /// last rolling window in req/s, the probe's rolling TPOT p50 in ms); it is
+  /// drawn only when every probe in that window had the same setting (any
+  /// instance stepping with k > 0: on; all at k = 0: off), so that both
+  /// figures describe one setting.
+  LiveChart* speculationChart() const { return spec_; }
+  /// The rolling window of the run's metrics (run.rolling_window_s): the
+  /// speculation chart's window. Kept across clear().
+  void setRollingWindow(double seconds);
+  /// Show the Speculation tab from the start (the loaded scenario has
+  /// cluster.speculative) or hide it (it has not). Kept across clear(); a
+  /// probe with speculation shows it too.
+  void setSpeculationShown(bool on);
+  bool speculationShown() const;
+
   /// Figures of the finished requests so far (tour texts quote them):
   /// TTFT quantile q in [0, 1], means of TTFT and TPOT; NaN when none.
   double ttftQuantile(double q);
@@ -195,6 +215,22 @@ private:
   int prefixTab_ = -1;
   std::int64_t prefixPrompt_ = -1, prefixCached_ = 0;
   bool prefixDirty_ = false;
+  // The speculation page: the probes of the last rolling window (time,
+  // arrivals, interval, setting) and the dots so far.
+  LiveChart* spec_ = nullptr;
+  int specTab_ = -1;
+  double rollingWindowS_ = 30;
+  struct SpecProbe {
+    double t = 0, intervalS = 1;
+    std::int64_t arrivals = 0;
+    bool on = false;
+  };
+  std::deque<SpecProbe> specRecent_;
+  std::vector<QPointF> specOn_, specOff_;
+  bool specDirty_ = false;
+  bool specMixed_ = false;  // the latest window mixes both settings (no dot)
+  void addSpeculationProbe(const ProbeSample& s);
+  void updateSpeculationTexts();
   struct PolicyLine {
     std::string label, unit, tooltip;
     std::vector<QPointF> points;

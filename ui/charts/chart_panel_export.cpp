@@ -7,6 +7,7 @@
 #include <QEvent>
 #include <QGraphicsView>
 #include <QGraphicsWidget>
+#include <QTabWidget>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@ QString changeMarkerLabel(const KnobChange& c) {
   const QString v = QString::number(c.value, 'g', 4);
   if (c.knob == kKnobArrivalRate) return QObject::tr("rate %1/s").arg(v);
   if (c.knob == kKnobConcurrency) return QObject::tr("clients %1").arg(v);
+  if (c.knob == kKnobSpeculativeK) return c.value == 0 ? QObject::tr("spec off") : QObject::tr("spec k=%1").arg(v);
   QString name = QString::fromStdString(c.knob);
   if (name.startsWith(kKnobPolicyPrefix)) name = name.mid(static_cast<int>(std::strlen(kKnobPolicyPrefix)));
   return name + " " + v;
@@ -84,6 +86,7 @@ int ChartPanel::exportAll(const QString& dir, QSize size, qreal scale, const QMa
 int ChartPanel::exportAll(const QString& dir, const ChartExportOptions& o, const QMap<QString, QString>& meta) const {
   std::vector<LiveChart*> all = charts_;
   if (policy_->seriesCount() > 0) all.push_back(policy_);
+  if (speculationShown()) all.push_back(spec_);  // a run with speculation
   // Text from the canvas: the charts' label font is 0.8 × the widget font.
   std::vector<std::pair<LiveChart*, QFont>> fonts;
   if (o.textFraction > 0)

@@ -30,6 +30,7 @@ const std::vector<std::pair<QString, QStringList>>& chartPhrases() {
       {"tpot_cdf", {"tpot distribution"}},
       {"e2e_cdf", {"end-to-end latency (cdf)", "e2e distribution"}},
       {"policy", {"policy chart", "published by the policy"}},
+      {"tpot_vs_load", {"tpot vs load", "tpot-vs-load", "speculation chart", "speculation tab"}},
   };
   return phrases;
 }
@@ -45,7 +46,7 @@ QString ChartPanel::chartNamedIn(const QString& text) const {
   QString best;
   qsizetype at = -1;
   for (const auto& [id, words] : chartPhrases()) {
-    if (!chart(id)) continue;
+    if (!chart(id) || (chart(id) == spec_ && !speculationShown())) continue;  // (a run without speculation: no tab)
     for (const QString& w : words) {
       const qsizetype i = plain.indexOf(w);
       if (i >= 0 && (at < 0 || i < at)) {
@@ -59,10 +60,12 @@ QString ChartPanel::chartNamedIn(const QString& text) const {
 
 void ChartPanel::setFocusChart(const QString& id) {
   LiveChart* focus = id.isEmpty() ? nullptr : chart(id);
+  if (focus == spec_ && !speculationShown()) focus = nullptr;  // its tab is hidden: as an unknown id
   if (!id.isEmpty() && !focus) return;
   focus_ = focus ? id : QString();
   std::vector<LiveChart*> all = charts_;
   all.push_back(policy_);
+  if (speculationShown()) all.push_back(spec_);  // a run with speculation
   // The focused chart's text a step larger than the window's (lecture mode
   // already made that 1.3×): tick labels and legend read from the back.
   for (LiveChart* c : all) {
@@ -96,11 +99,16 @@ void ChartPanel::setFocusChart(const QString& id) {
     focusPick_ = new QComboBox;
     focusPick_->setObjectName("LectureChartPick");
     focusPick_->setToolTip(tr("Lecture mode shows one chart, large: choose which"));
-    for (LiveChart* c : all) focusPick_->addItem(c->title(), c->id());
     focusPick_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     connect(focusPick_, &QComboBox::activated, this,
             [this](int i) { setFocusChart(focusPick_->itemData(i).toString()); });
     tabs_->setCornerWidget(focusPick_, Qt::TopRightCorner);
+  }
+  // The charts on offer: those of this run (the Speculation chart only with
+  // speculation).
+  if (focusPick_->count() != static_cast<int>(all.size())) {
+    focusPick_->clear();
+    for (LiveChart* c : all) focusPick_->addItem(c->title(), c->id());
   }
   if (focus) focusPick_->setCurrentIndex(focusPick_->findData(id));
   focusPick_->setVisible(focus != nullptr);

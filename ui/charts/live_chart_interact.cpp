@@ -192,17 +192,33 @@ void LiveChart::placeEmptyText() {
   if (!d->emptyLabel || d->emptyLabel->text().isEmpty()) return;
   d->emptyLabel->setFont(labelFont());
   const QRectF area = d->chart->plotArea();
-  // On two lines where one is wider than the plot.
+  // On two lines where one is wider than the plot; on as many as it takes
+  // where even a half is (a narrow chart: the text stays off the axis labels).
   QString text = d->emptyLabel->text().simplified();
-  if (QFontMetricsF(labelFont()).horizontalAdvance(text) > area.width() - 8) {
+  const QFontMetricsF fm(labelFont());
+  const double avail = area.width() - 8;
+  if (fm.horizontalAdvance(text) > avail) {
     const qsizetype mid = text.size() / 2;
     qsizetype cut = text.lastIndexOf(' ', mid);
     if (const qsizetype after = text.indexOf(' ', mid); cut < 0 || (after >= 0 && after - mid < mid - cut)) cut = after;
     if (cut > 0) text[cut] = '\n';
+    bool fits = true;
+    for (const QString& line : text.split('\n')) fits = fits && fm.horizontalAdvance(line) <= avail;
+    if (!fits) {
+      QStringList lines;
+      for (const QString& word : d->emptyLabel->text().simplified().split(' ')) {
+        if (!lines.isEmpty() && fm.horizontalAdvance(lines.back() + ' ' + word) <= avail)
+          lines.back() += ' ' + word;
+        else
+          lines << word;
+      }
+      text = lines.join('\n');
+    }
   }
   d->emptyLabel->setText(text);
   const QRectF box = d->emptyLabel->boundingRect();
-  d->emptyLabel->setPos(area.center().x() - box.width() / 2, area.center().y() - box.height() / 2);
+  d->emptyLabel->setPos(std::max(area.left() + 2, area.center().x() - box.width() / 2),
+                        area.center().y() - box.height() / 2);
 }
 
 void LiveChart::setViewX(double lo, double hi) {

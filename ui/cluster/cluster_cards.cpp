@@ -190,6 +190,7 @@ bool ClusterView::cardFits(const InstanceSnapshot& in, QSize size, double denseS
   } else if (flagsW > 0) {
     need += lineStep;
   }
+  if (in.spec.on()) need += lineStep;  // speculative decoding's line (spec_line.h)
   // Each queue: a label beside one row of chips at least.
   need += (dense ? 2 : 3) + static_cast<int>(in.queues.size()) * (std::max(sh, kChip) + 2);
   return need <= size.height() - (dense ? 6 : 12);
@@ -350,6 +351,24 @@ void ClusterView::paintCard(QPainter& p, const QRect& r, int index, double dense
     y += fieldRows * lineStep;
   }
 
+  // Speculative decoding: the step's draft length and the recent tokens per
+  // step and acceptance (spec_line.h), one line under the fields.
+  if (const specline::SpecRates sr = spec_.rates(index); sr.on) {
+    const QRect row(c.left(), y + (dense ? 0 : 1), c.width(), sh);
+    if (row.bottom() <= textBottom) {
+      p.setFont(small);
+      p.setPen(theme::kMuted);
+      const QString shown =
+          sfm.elidedText(firstThatFits(specline::forms(sr), sfm, row.width()), Qt::ElideRight, row.width());
+      p.drawText(row, Qt::AlignLeft | Qt::AlignVCenter, shown);
+      const QRect drawn(row.left(), row.top(), sfm.horizontalAdvance(shown), sh);
+      specLines_[static_cast<std::size_t>(index)] = {drawn, shown};
+      hits_.push_back({row, specline::tooltip(sr)});
+      lastFieldLine = drawn;
+      y += lineStep;
+    }
+  }
+
   // MoE: the expert-parallel layout and per-rank load strip (moe_strip.h).
   if (const auto moe = moestrip::paintOnCard(p, *this, c, y + 1, index, small, sh + kChip + 6); !moe.rect.isNull()) {
     hits_.push_back({moe.rect, moe.tip});
@@ -501,6 +520,13 @@ void paintPhaseMix(QPainter& p, const QRect& r, const Held& h) {
     x += w;
   }
 }
+
+/// "\n" + an instance's speculation line and its tooltip ("" when the run
+/// does not speculate): compact cards' and tiles' tooltips.
+QString specTip(const specline::SpecRates& r) {
+  if (!r.on) return {};
+  return "\n" + specline::forms(r).front() + "\n" + specline::tooltip(r);
+}
 }  // namespace
 
 void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
@@ -564,23 +590,43 @@ void ClusterView::paintCompactCard(QPainter& p, const QRect& r, int index) {
       p.drawText(QRect(x, y, c.right() - x + 1, sh), Qt::AlignLeft | Qt::AlignVCenter, values);
       policyTexts_[static_cast<std::size_t>(index)] << values;
     }
+  } else if (const specline::SpecRates sr = spec_.rates(index); sr.on && y + sh <= c.bottom() + 1) {
+    // Speculative decoding in short ("k=3 · 2.4/step") on the same line
+    // when the policy publishes nothing there (the tooltip has it all).
+    const QFontMetrics sfm(small);
+    const QStringList forms = specline::forms(sr);
+    const QString shown = firstThatFits(forms, sfm, c.width());
+    if (sfm.horizontalAdvance(shown) <= c.width()) {
+      p.setPen(theme::kMuted);
+      p.drawText(QRect(c.left(), y, c.width(), sh), Qt::AlignLeft | Qt::AlignVCenter, shown);
+      specLines_[static_cast<std::size_t>(index)] = {QRect(c.left(), y, sfm.horizontalAdvance(shown), sh), shown};
+    }
   }
-  hits_.push_back({r, instanceToolTip(in)});
+  hits_.push_back({r, instanceToolTip(in, index)});
 }
 
-QString ClusterView::instanceToolTip(const InstanceSnapshot& in) const {
+QString ClusterView::instanceToolTip(const InstanceSnapshot& in, int index) const {
   const Held held = heldRequests(in);
   const MemoryShares mem = memoryShares(in);
   const QString poolRole = policyview::poolAndRoleText(in);
   const QString published = policyview::fieldsTooltip(in.policyFields);
   return tr("GPU %1%2\nbatch %3, %4 requests held (%5 prefill, %6 reasoning, %7 answering)\n"
             "GPU KV %8 of %9 blocks (%10)\nCPU swap %11 of %12 blocks (%13)%14")
-             .arg(in.id).arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
-             .arg(in.batchSize).arg(held.total).arg(held.phases[0]).arg(held.phases[1]).arg(held.phases[2])
-             .arg(in.gpuBlocksUsed).arg(in.gpuBlocks).arg(pct(mem.gpuUsed))
-             .arg(in.cpuBlocksUsed).arg(in.cpuBlocks).arg(pct(memoryShares(in, false).cpuUsed))
+             .arg(in.id)
+             .arg(poolRole.isEmpty() ? QString() : "\n" + poolRole)
+             .arg(in.batchSize)
+             .arg(held.total)
+             .arg(held.phases[0])
+             .arg(held.phases[1])
+             .arg(held.phases[2])
+             .arg(in.gpuBlocksUsed)
+             .arg(in.gpuBlocks)
+             .arg(pct(mem.gpuUsed))
+             .arg(in.cpuBlocksUsed)
+             .arg(in.cpuBlocks)
+             .arg(pct(memoryShares(in, false).cpuUsed))
              .arg(published.isEmpty() ? QString() : "\n" + published) +
-         cacheview::kvBarTip(in.cache, in.gpuBlocks) + cpuTierLine(in);
+         cacheview::kvBarTip(in.cache, in.gpuBlocks) + cpuTierLine(in) + specTip(spec_.rates(index));
 }
 
 void ClusterView::paintTile(QPainter& p, const QRect& r, int index) {
@@ -598,7 +644,7 @@ void ClusterView::paintTile(QPainter& p, const QRect& r, int index) {
   const int inset = framed ? 2 : 0;
   const QRect c = r.adjusted(inset, inset, -inset, -inset);
   queueRects_.push_back(c);  // a tile is all summary
-  hits_.push_back({r, instanceToolTip(in)});
+  hits_.push_back({r, instanceToolTip(in, index)});
   if (c.width() <= 0 || c.height() <= 0) return p.restore();
   const MemoryShares mem = memoryShares(in);
   const Held held = heldRequests(in);

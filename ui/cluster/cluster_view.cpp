@@ -66,6 +66,7 @@ void ClusterView::setFrame(std::shared_ptr<const LiveFrame> frame) {
     for (std::size_t f = 0; f < fields.size(); ++f) prev[f] = fields[f].value;
   }
   noteCacheHits(s);
+  spec_.record(frame_->generation, s);  // speculative decoding's recent rates (spec_line.h)
   // Rank prompts (or any work a policy injects) get a legend entry while they exist.
   if (!hasSynthetic_)
     hasSynthetic_ = std::any_of(s.instances.begin(), s.instances.end(), [](const InstanceSnapshot& in) {
@@ -359,6 +360,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   chipAreas_.clear();
   arrowRoom_ = QRegion();
   infoRects_.clear();
+  specLines_.clear();
   if (!frame_ || frame_->snapshot.instances.empty()) {
     p.setPen(theme::kMuted);
     p.drawText(rect(), Qt::AlignCenter, tr("Open a scenario (File ▸ Open or Presets) and press Play"));
@@ -392,6 +394,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   policyTexts_.assign(cards.size(), {});
   infoRects_.assign(cards.size(), {});
   landings_.assign(cards.size(), {});
+  specLines_.assign(cards.size(), {});
   for (std::size_t i = 0; i < cards.size(); ++i) {
     if (tiles_) paintTile(p, cards[i], static_cast<int>(i));
     else if (compact_) paintCompactCard(p, cards[i], static_cast<int>(i));
@@ -432,6 +435,16 @@ QString ClusterView::toolTipAt(QPoint pos) const {
 QRect ClusterView::infoRect(int instance) const {
   if (instance < 0 || static_cast<std::size_t>(instance) >= infoRects_.size()) return {};
   return infoRects_[static_cast<std::size_t>(instance)];
+}
+
+QRect ClusterView::specLineRect(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= specLines_.size()) return {};
+  return specLines_[static_cast<std::size_t>(instance)].first;
+}
+
+QString ClusterView::specLineText(int instance) const {
+  if (instance < 0 || static_cast<std::size_t>(instance) >= specLines_.size()) return {};
+  return specLines_[static_cast<std::size_t>(instance)].second;
 }
 
 QStringList ClusterView::policyTexts(int instance) const {

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "ui/cluster/spec_line.h"
 #include "ui/teaching/teaching_callouts.h"
 
 class QTimer;
@@ -93,6 +94,12 @@ public:
   /// What card `instance` drew of the running policy at the last paint: its
   /// badge (pool label or role), flag texts and the published values line.
   QStringList policyTexts(int instance) const;
+  /// Instance `i`'s speculative-decoding figures as its card shows them
+  /// (spec_line.h; `on` false when the run does not speculate), and where
+  /// the card drew its line at the last paint (empty: not drawn).
+  specline::SpecRates specRates(int instance) const { return spec_.rates(instance); }
+  QRect specLineRect(int instance) const;
+  QString specLineText(int instance) const;
   /// Ids of the chips drawn at the last paint, in drawing order.
   std::vector<std::int64_t> drawnRequests() const;
 
@@ -153,8 +160,9 @@ private:
   void paintCompactCard(QPainter& p, const QRect& r, int index);
   void paintTile(QPainter& p, const QRect& r, int index);
   /// A compact card's or tile's tooltip: the instance, its pool, batch,
-  /// held requests by phase, memory and what the policy publishes.
-  QString instanceToolTip(const InstanceSnapshot& in) const;
+  /// held requests by phase, memory, what the policy publishes and, when the
+  /// run speculates, card `index`'s speculation figures.
+  QString instanceToolTip(const InstanceSnapshot& in, int index) const;
   void paintTransfer(QPainter& p, std::int64_t id, int src, int dst, bool live, double progress, bool animated);
   void paintCallouts(QPainter& p, const QRect& lane);
   QFont calloutFont() const;
@@ -200,6 +208,11 @@ private:
   std::vector<std::pair<std::int64_t, std::int64_t>> cacheHits_;
   SimTime cacheSeenAt_ = 0;  // the simulated time of that frame
   bool hasCache_ = false;
+
+  // Speculative decoding: recent rates per instance (spec_line.h) and the
+  // card lines as last painted.
+  specline::SpecMeter spec_;
+  std::vector<std::pair<QRect, QString>> specLines_;
 
   bool lecture_ = false;
   bool animationsEnabled_ = true;

@@ -199,6 +199,9 @@ void SimController::setArrivalRate(double rate) {
 void SimController::setClients(int n) {
   post([w = worker_, n] { w->setClients(n); });
 }
+void SimController::setSpeculativeK(int k) {
+  post([w = worker_, k] { w->setSpeculativeK(k); });
+}
 void SimController::setPolicyKnob(const QString& knob, double value) {
   post([w = worker_, k = knob.toStdString(), value] { w->setPolicyKnob(k, value); });
 }

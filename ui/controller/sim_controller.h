@@ -77,6 +77,8 @@ struct LiveFrame {
   bool rateLive = false;
   int clients = 0;             // closed loop: current client count
   bool clientsLive = false;    // the scenario is a closed loop
+  int specK = -1;              // speculative decoding's draft length now (0: off; -1: the run has no speculation)
+  bool specLive = false;       // the scenario has cluster.speculative: the live k control applies
   ChangeLog changes;
   std::uint64_t fingerprint = 0;
   std::int64_t preemptions = 0, migrations = 0;  // engine totals so far (compare mode)
@@ -148,6 +150,10 @@ public:
   /// Live closed-loop client count: applied at the next event boundary and
   /// logged as "concurrency" (ignored unless the scenario is a closed loop).
   void setClients(int n);
+  /// Live speculative-decoding draft length (0 = off, up to 16): applied
+  /// from the next engine step on, logged as "speculative_k" (ignored unless
+  /// the scenario has cluster.speculative).
+  void setSpeculativeK(int k);
   /// Live policy knob (a live-safe knob of the loaded policy): applied at the
   /// next event boundary and logged as "policy.<knob>"; refused values are
   /// dropped (the scenario panel validates first).

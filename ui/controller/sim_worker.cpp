@@ -265,6 +265,24 @@ void SimWorker::setClients(int n) {
   publish(true);
 }
 
+void SimWorker::setSpeculativeK(int k) {
+  if (!run_ || !run_->sim().speculative()) return;
+  if (speculativeK() == k) return;  // no change, nothing to log
+  try {
+    run_->apply(KnobChange{clockNs_, 0, kKnobSpeculativeK, static_cast<double>(k)});
+  } catch (const InputError&) {
+    return;  // the GUI bounds the control; nothing to report
+  }
+  publish(true);
+}
+
+int SimWorker::speculativeK() const {
+  if (!run_ || !run_->sim().speculative()) return -1;
+  for (auto it = run_->changes.rbegin(); it != run_->changes.rend(); ++it)
+    if (it->knob == kKnobSpeculativeK) return static_cast<int>(it->value);
+  return run_->prepared->scenario.cluster.speculative.k;
+}
+
 bool SimWorker::paced() const { return mode_ == RunMode::Run && speed_ > 0 && !stepTarget_; }
 
 void SimWorker::anchor() {
@@ -459,6 +477,8 @@ void SimWorker::publish(bool force) {
   f->arrivalRate = run_->rate ? run_->rate->rate() : 0;
   f->clientsLive = run_->clients != nullptr;
   f->clients = run_->clients ? run_->clients->concurrency() : 0;
+  f->specLive = sim.speculative();
+  f->specK = speculativeK();
   f->changes = run_->changes;
   f->fingerprint = sim.fingerprint();
   f->preemptions = sim.preemptions();

@@ -69,6 +69,7 @@ public:
   void setPolicyKnob(const std::string& knob, double value);
   void setRate(double rate);
   void setClients(int n);
+  void setSpeculativeK(int k);
   /// Run the queued commands (in this worker's thread).
   void drainCommands();
 
@@ -78,6 +79,9 @@ private:
   void resetWindow();
   void arm(int ms);
   double progress() const;
+  /// Speculative decoding's draft length in force (the last "speculative_k"
+  /// change, else the scenario's k); -1 when the run has none.
+  int speculativeK() const;
   void slice();
   // Simulator::run(t); while a saved run's change is still to come, event by
   // event instead, so that each change is applied exactly at its event

@@ -1,27 +1,29 @@
 #include "ui/scenario/scenario_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QSlider>
-#include <QTimer>
 #include <QScrollArea>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
 
 #include "cost/presets.h"
+#include "engine/sim_config.h"
 #include "policy/registry.h"
 #include "scenario/limits.h"
 #include "ui/common/theme.h"
@@ -30,6 +32,8 @@
 #include "workload/trace_formats.h"
 
 namespace sl::ui {
+
+static_assert(ScenarioPanel::kMaxLiveSpecK == kMaxSpeculativeK, "the control offers every k the engine takes");
 
 namespace {
 constexpr double kRateLo = 0.1, kRateHi = 200.0;
@@ -164,6 +168,31 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   connect(clientsSlider_, &QSlider::sliderReleased, this, [this] {
     if (clientsSlider_->value() != pressedAt_) emit liveClientsChanged(clientsSlider_->value());
   });
+  // Speculative decoding (cluster.speculative): on/off and the draft length
+  // k, applied to the running simulation from its next step (0 = off).
+  specOn_ = new QCheckBox(tr("on"));
+  specK_ = new QSpinBox;
+  specK_->setRange(1, kMaxLiveSpecK);
+  specK_->setPrefix(tr("k = "));
+  specK_->setValue(3);
+  specK_->setKeyboardTracking(false);  // typing "12" is one change, not 1 then 12
+  auto* specRow = new QHBoxLayout;
+  specRow->addWidget(specOn_);
+  specRow->addWidget(specK_, 1);
+  specRowLabel_ = new QLabel(tr("Speculation"));
+  f->addRow(specRowLabel_, specRow);
+  auto sendK = [this](int k) {
+    pendingSpecK_ = k;
+    pendingSince_.start();
+    emit liveSpeculativeKChanged(k);
+  };
+  connect(specOn_, &QCheckBox::toggled, this, [this, sendK](bool on) {
+    if (!filling_) sendK(on ? specK_->value() : 0);
+  });
+  connect(specK_, &QSpinBox::valueChanged, this, [this, sendK](int k) {
+    if (!filling_ && specOn_->isChecked()) sendK(k);
+  });
+  setLiveSpeculation(-1, false);
   root->addWidget(live);
 
   // ---- cluster
@@ -540,6 +569,43 @@ void ScenarioPanel::setLiveClients(int clients, bool shown) {
   clientsSlider_->setMaximum(std::max(256, clients));
   clientsSlider_->setValue(clients);
   clientsLabel_->setText(QString::number(clients));
+  filling_ = false;
+}
+
+void ScenarioPanel::setLiveSpeculation(int k, bool available) {
+  if (specAvailable_ != static_cast<int>(available)) {  // (frames come at 60 Hz: only on a change)
+    specAvailable_ = available;
+    // Tooltips say what the control does, or why it is off.
+    const QString why =
+        tr("Speculative decoding needs a scenario with it: add cluster.speculative to the scenario\n"
+           "(docs/scenario-format.md; e.g. samples/speculative-crossover.json)");
+    const QString onTip =
+        tr("Speculative decoding in the running simulation: each decode step drafts k tokens per\n"
+           "sequence and the model verifies them in one pass; off is k = 0. Applied from the next\n"
+           "engine step and recorded in the run's change log (speculative_k), so the run can be\n"
+           "replayed exactly; marked on the time charts.");
+    const QString kTip = tr("Draft tokens per decode step (1–%1), applied from the next step while speculation is on")
+                             .arg(kMaxLiveSpecK);
+    for (QWidget* w : std::initializer_list<QWidget*>{specOn_, specK_, specRowLabel_}) {
+      w->setToolTip(available ? (w == specK_ ? kTip : onTip) : why);
+      w->setEnabled(available);
+    }
+  }
+  if (!available) {
+    filling_ = true;
+    specOn_->setChecked(false);
+    filling_ = false;
+    pendingSpecK_ = -1;
+    return;
+  }
+  // A change sent and not yet in the frames: the control keeps what the
+  // user set (a frame from before it would flip it back for a moment).
+  if (pendingSpecK_ >= 0 && k != pendingSpecK_ && pendingSince_.elapsed() < 2000) return;
+  pendingSpecK_ = -1;
+  filling_ = true;
+  specOn_->setChecked(k > 0);
+  // (Not while the k box is being typed in: that would undo the typing.)
+  if (k > 0 && !specK_->hasFocus()) specK_->setValue(std::min(k, kMaxLiveSpecK));
   filling_ = false;
 }
 

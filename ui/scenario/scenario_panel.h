@@ -2,6 +2,7 @@
 // The left dock: the scenario's cluster, model, workload and policy (with its
 // knobs: unit, range, default, tooltip; invalid values refused inline), plus
 // the live arrival-rate slider that acts on the running simulation.
+#include <QElapsedTimer>
 #include <QWidget>
 
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "scenario/spec.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
@@ -37,6 +39,14 @@ public:
   double liveRate() const;
   /// Live closed-loop clients slider: shown only for a closed-loop scenario.
   void setLiveClients(int clients, bool shown);
+  /// Live speculative decoding: on/off and k (the draft length in force,
+  /// 0 = off); enabled only when the loaded scenario has
+  /// cluster.speculative (`available`), its tooltip otherwise says to add it.
+  void setLiveSpeculation(int k, bool available);
+  QCheckBox* speculationToggle() const { return specOn_; }
+  QSpinBox* speculationK() const { return specK_; }
+  /// The largest k the control offers (the engine's kMaxSpeculativeK).
+  static constexpr int kMaxLiveSpecK = 16;
 
   QComboBox* policyCombo() const { return policy_; }
   QSlider* rateSlider() const { return rateSlider_; }
@@ -68,6 +78,9 @@ signals:
   void applyRequested();
   void liveRateChanged(double rate);
   void liveClientsChanged(int clients);
+  /// The speculation control moved: the draft length from the next step on
+  /// (0 = off), for the "speculative_k" live change.
+  void liveSpeculativeKChanged(int k);
   /// A live-safe knob of the running policy moved (applied mid-run, logged).
   void liveKnobChanged(const QString& knob, double value);
 
@@ -126,6 +139,12 @@ private:
   QLabel* clientsLabel_ = nullptr;
   QWidget* clientsRow_ = nullptr;
   QLabel* clientsRowLabel_ = nullptr;
+  QCheckBox* specOn_ = nullptr;
+  QSpinBox* specK_ = nullptr;
+  QLabel* specRowLabel_ = nullptr;
+  int specAvailable_ = -1;  // the control's state as last set (-1: never)
+  int pendingSpecK_ = -1;   // the k last sent, until a frame shows it (-1: none)
+  QElapsedTimer pendingSince_;
   QPushButton* apply_ = nullptr;
   QLabel* error_ = nullptr;
   bool dirty_ = false;

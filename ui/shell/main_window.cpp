@@ -122,6 +122,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(panel_, &ScenarioPanel::applyRequested, this, &MainWindow::applyPanel);
   connect(panel_, &ScenarioPanel::liveRateChanged, this, [this](double r) { ctl_->setArrivalRate(r); });
   connect(panel_, &ScenarioPanel::liveClientsChanged, this, [this](int n) { ctl_->setClients(n); });
+  connect(panel_, &ScenarioPanel::liveSpeculativeKChanged, this, [this](int k) { ctl_->setSpeculativeK(k); });
   connect(panel_, &ScenarioPanel::liveKnobChanged, this,
           [this](const QString& k, double v) { ctl_->setPolicyKnob(k, v); });
 
@@ -416,6 +417,7 @@ void MainWindow::applyFrame(const LiveFrame& f) {
   if (f.stalled) showStatus(tr("The run stalled: requests are stuck (policy deadlock)"));
   panel_->setLiveRate(f.arrivalRate, f.rateLive);
   panel_->setLiveClients(f.clients, f.clientsLive);
+  panel_->setLiveSpeculation(f.specK, f.specLive);
 }
 
 CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* error) {

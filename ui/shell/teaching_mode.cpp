@@ -116,12 +116,35 @@ QMap<QString, QString> tourValues(const LiveFrame& f, ChartPanel& charts, const 
     put("cached_share", share, tourPercent(share));
   }
   if (f.clientsLive) put("clients", f.clients, QString::number(f.clients));
+  if (f.rateLive) put("arrival_rate", f.arrivalRate, QString("%1 req/s").arg(f.arrivalRate, 0, 'g', 3));
   // Throughput so far, output tokens per second of simulated time.
   if (f.clockS > 0) {
     std::int64_t tokens = 0;
     for (const InstanceSnapshot& in : f.snapshot.instances) tokens += in.tokensProduced;
     const double tps = static_cast<double>(tokens) / f.clockS;
     put("throughput", tps, QString("%1 tok/s").arg(tps, 0, 'f', 0));
+  }
+  // Speculative decoding, cluster-wide so far: tokens per sequence-step
+  // (1 + the drafts accepted) and the share of draft tokens accepted; the
+  // draft length in force.
+  {
+    std::int64_t steps = 0, drafted = 0, accepted = 0;
+    bool specOn = false;
+    for (const InstanceSnapshot& in : f.snapshot.instances) {
+      specOn = specOn || in.spec.on();
+      steps += in.spec.steps;
+      drafted += in.spec.drafted;
+      accepted += in.spec.accepted;
+    }
+    if (specOn && f.specK >= 0) put("spec_k", f.specK, QString::number(f.specK));
+    if (specOn && steps > 0) {
+      const double tps = static_cast<double>(steps + accepted) / static_cast<double>(steps);
+      put("tok_per_step", tps, QString::number(tps, 'f', 2));
+    }
+    if (specOn && drafted > 0) {
+      const double acc = static_cast<double>(accepted) / static_cast<double>(drafted);
+      put("acceptance", acc, tourPercent(acc));
+    }
   }
   if (s.workload.prefix) {
     v["system_prompts"] = QString::number(s.workload.prefix->system_prompts);

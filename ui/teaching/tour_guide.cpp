@@ -505,12 +505,95 @@ Tour measureTour() {
   return t;
 }
 
+// Speculative decoding (docs/engine.md "Speculative decoding"): drafts that
+// pay while a decode step is bound by reading the weights, and cost time
+// once verifying k + 1 tokens per sequence makes it compute-bound. Sample:
+// one H100, Llama-3.1-8B, n-gram prompt lookup with k = 3 (acceptance: the
+// PLD row of the EAGLE-3 paper's Table 1, MT-bench), prompts of ~128
+// tokens, answers of ~256, Poisson arrivals. EAGLE-3 with k = 3 never
+// crosses on this GPU (its TPOT stays under the plain one up to saturation,
+// ~55 req/s), so the crossover steps use n-gram drafts; servelab-cli runs of
+// 6 000 requests put it at 37 req/s (mean TPOT 10.1 ms with, 11.4 ms without
+// at 36 req/s; 12.2 ms and 11.6 ms at 37). Step 5 shows EAGLE-3 at the high
+// rate.
+Tour speculativeTour() {
+  Tour t;
+  t.id = "speculative";
+  t.title = QObject::tr("Speculative decoding: where drafts stop paying");
+  t.paper = QObject::tr("Speculative decoding (draft-and-verify; n-gram prompt lookup, EAGLE-3)");
+  t.policies = {"fcfs"};
+  const QString off = "cluster.speculative=null";
+  const QString high = "workload.arrival.rate=40";
+  t.steps = {
+      {QObject::tr("Drafts that pay at low load"), "speculative-crossover.json", 1,
+       QObject::tr("<p>One H100 serves Llama-3.1-8B at {arrival_rate} with <b>speculative decoding</b>: each decode "
+                   "step, every sequence drafts k = {spec_k} tokens by <i>n-gram prompt lookup</i> (what followed the "
+                   "same words earlier in its prompt) and the model verifies them in one pass; each accepted draft "
+                   "is a token for free. While the batch is small a step costs about the reading of the weights, "
+                   "however many tokens it verifies.</p>"
+                   "<p><b>Watch:</b> the card's <b>spec</b> line (so far {tok_per_step} tokens per step, "
+                   "{acceptance} of the drafts accepted); mean TPOT {mean_tpot}. The <b>Speculation</b> chart tab "
+                   "draws TPOT against load: move the <b>Arrival rate</b> slider and the <b>Speculation</b> "
+                   "control (scenario panel, <i>Live</i>) to add both settings at other rates.</p>")},
+      {QObject::tr("The same load without speculation"),
+       "speculative-crossover.json",
+       1,
+       QObject::tr("<p>The same requests with <code>cluster.speculative</code> removed: one token per sequence per "
+                   "step.</p>"
+                   "<p><b>Watch:</b> no spec line on the card. Against step 1's run alongside: mean TPOT "
+                   "{vs:mean_tpot}; P95 TTFT {vs:p95_ttft}.</p>"),
+       {off}},
+      {QObject::tr("Past the crossover: five times the load"),
+       "speculative-crossover.json",
+       1,
+       QObject::tr("<p>Five times the load ({arrival_rate}), speculation on. Now {in_flight} requests are in flight "
+                   "and every sequence of a step verifies k + 1 = 4 tokens: a step computes four times the tokens of "
+                   "a plain one, and the GPU's arithmetic, not its memory, sets its time. With {acceptance} of the "
+                   "drafts accepted, most of that work is thrown away.</p>"
+                   "<p><b>Watch:</b> the card's batch and its spec line ({tok_per_step} tokens per step); mean TPOT "
+                   "so far {mean_tpot}.</p>"),
+       {high}},
+      {QObject::tr("Five times the load without speculation"),
+       "speculative-crossover.json",
+       1,
+       QObject::tr("<p>The same {arrival_rate} without speculation.</p>"
+                   "<p><b>Watch:</b> against step 3's run alongside: mean TPOT {vs:mean_tpot}; P95 TTFT "
+                   "{vs:p95_ttft}. In this scenario the two cross near 37 req/s: in step 1's run, take the rate "
+                   "slider there and turn speculation off and on, and the blue (on) and red (off) dots of the "
+                   "<b>Speculation</b> chart tab meet.</p>"),
+       {high, off}},
+      {QObject::tr("Another drafter at that load: EAGLE-3"),
+       "speculative-crossover.json",
+       1,
+       QObject::tr("<p>The same {arrival_rate} with an <b>EAGLE-3</b> draft head for Llama-3.1-8B (acceptance as vLLM "
+                   "measures it on MT-Bench): {acceptance} of its drafts accepted, {tok_per_step} tokens per step. "
+                   "Requests finish in fewer steps, so fewer are in flight ({in_flight}) and the batch stays where "
+                   "verifying is cheap.</p>"
+                   "<p><b>Watch:</b> against step 4's run without speculation alongside: mean TPOT "
+                   "{vs:mean_tpot}. On this GPU EAGLE-3 pays up to saturation; where drafts stop paying depends on "
+                   "how many are accepted.</p>"),
+       {high, "cluster.speculative.method=eagle", "cluster.speculative.acceptance=eagle3-llama3.1-8b-vllm-k3"}},
+  };
+  t.steps[0].label = QObject::tr("n-gram speculation");
+  t.steps[0].claims = {{kGreater, "tok_per_step", "1.3"}};
+  t.steps[0].showsPanel = true;
+  t.steps[1].baseline = 0;
+  t.steps[1].claims = {{kGreater, "mean_tpot", "base:mean_tpot", 1.3}};
+  t.steps[2].label = QObject::tr("n-gram speculation");
+  t.steps[2].claims = {{kGreater, "in_flight", "100"}};
+  t.steps[3].baseline = 2;
+  t.steps[3].label = QObject::tr("no speculation");
+  t.steps[3].claims = {{kLess, "mean_tpot", "base:mean_tpot", 1.2}};
+  t.steps[4].baseline = 3;
+  t.steps[4].claims = {{kLess, "mean_tpot", "base:mean_tpot", 2}};
+  return t;
+}
+
 }  // namespace
 
 const std::vector<Tour>& allTours() {
-  static const std::vector<Tour> tours = {pascalTour(), arrowTour(),      selfSchedTour(),
-                                          cascadeTour(), prefixTour(),     closedLoopTour(),
-                                          measureTour()};
+  static const std::vector<Tour> tours = {pascalTour(), arrowTour(),      selfSchedTour(), cascadeTour(),
+                                          prefixTour(), closedLoopTour(), measureTour(),   speculativeTour()};
   return tours;
 }
 
@@ -555,6 +638,8 @@ Scenario loadTourScenario(const TourStep& s, const QString& samplesDir) {
 
 QString tourSeconds(double s) {
   if (!std::isfinite(s) || s < 0) return {};
+  // Below 10 ms (a TPOT) a tenth of a millisecond is a tenth of the figure.
+  if (s < 0.00995) return QObject::tr("%1 ms").arg(s * 1000, 0, 'f', 1);
   if (s < 1) return QObject::tr("%1 ms").arg(std::lround(s * 1000));
   return QObject::tr("%1 s").arg(s, 0, s < 100 ? 'g' : 'f', s < 100 ? 3 : 0);
 }

@@ -77,7 +77,7 @@ std::optional<Tour> findTour(const QString& id);
 /// The step's sample under `samplesDir` with the step's `--set` overrides
 /// applied. Throws what the scenario loader throws.
 Scenario loadTourScenario(const TourStep& s, const QString& samplesDir);
-/// A duration as tour texts quote it: "540 ms", "1.6 s", "237 s"; empty
+/// A duration as tour texts quote it: "4.8 ms", "540 ms", "1.6 s", "237 s"; empty
 /// when not finite or negative.
 QString tourSeconds(double s);
 /// A fraction as a percentage: "59 %", "1.4 %"; empty when negative.
