@@ -18,6 +18,8 @@ std::span<const EmbeddedFile> embeddedCollectiveFiles();
 std::span<const EmbeddedFile> embeddedAllToAllFiles();
 /// resources/speculative/*.json (acceptance presets, cost/speculative.h).
 std::span<const EmbeddedFile> embeddedSpeculativeFiles();
+/// resources/pricing/*.json (GPU prices and board power, cost/pricing.h).
+std::span<const EmbeddedFile> embeddedPricingFiles();
 /// The engine-generation presets of resources/engines/ (engine_presets.h), sorted by path.
 std::span<const EmbeddedFile> embeddedEngineFiles();
 

@@ -1,5 +1,7 @@
 #include "run/execute.h"
 
+#include "cost/pricing.h"
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -334,6 +336,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
   // Prefix caching (docs/metrics.md "Prefix cache"); only written when on.
   if (sim.prefixCaching()) j["prefix_cache"] = prefixCacheJson(sim.prefixCacheStats());
+  j["cost"] = costJson(s, res.summary.tokens_per_s, res.summary.goodput_rps);
   // Speculative decoding (docs/metrics.md "Speculative decoding"); only written when on.
   if (sim.speculative()) {
     std::int64_t drafted = 0, accepted = 0, steps = 0;
@@ -506,6 +509,45 @@ std::string outputSetString(const OutputSet& o) {
   add(o.timeseries, "timeseries");
   add(o.trace, "trace");
   return out;
+}
+
+nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, double goodputRps) {
+  const ClusterSpec& c = s.cluster;
+  std::vector<PoolSpec> pools = c.pools;
+  if (pools.empty()) pools.push_back({c.gpu, c.instances, c.tp, c.ep, c.attention_dp, std::nullopt});
+  std::vector<PoolCost> costs;
+  nlohmann::ordered_json prices = nlohmann::ordered_json::array();
+  for (const PoolSpec& p : pools) {
+    PoolCost pc{p.gpu, p.instances * p.tp, std::nullopt, gpuBoardPowerW(p.gpu)};
+    std::string source;
+    if (const auto set = p.price_usd_per_gpu_hour ? p.price_usd_per_gpu_hour : c.price_usd_per_gpu_hour) {
+      pc.usdPerGpuHour = *set;
+      source = "scenario";
+    } else if (const GpuPrice* g = gpuPrice(p.gpu)) {
+      pc.usdPerGpuHour = g->usdPerGpuHour;
+      source = g->provider + " " + g->instance + ", " + g->date;
+    }
+    nlohmann::ordered_json e;
+    e["gpu"] = p.gpu;
+    e["gpus"] = pc.gpus;
+    e["usd_per_gpu_hour"] = pc.usdPerGpuHour ? nlohmann::ordered_json(*pc.usdPerGpuHour) : nlohmann::ordered_json();
+    e["price_source"] = source.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(source);
+    e["board_power_w"] = pc.powerW ? nlohmann::ordered_json(*pc.powerW) : nlohmann::ordered_json();
+    prices.push_back(std::move(e));
+    costs.push_back(pc);
+  }
+  const CostMetrics m = costMetrics(costs, outputTokensPerS, goodputRps);
+  const auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json j;
+  j["gpus"] = m.gpus;
+  j["usd_per_hour"] = opt(m.usdPerHour);
+  j["usd_per_million_tokens"] = opt(m.usdPerMillionTokens);
+  j["tokens_per_joule"] = opt(m.tokensPerJoule);
+  j["goodput_per_usd"] = opt(m.goodputPerUsd);
+  j["pools"] = std::move(prices);
+  return j;
 }
 
 nlohmann::ordered_json prefixCacheJson(const PrefixCacheStats& s) {

@@ -94,6 +94,12 @@ struct RunResult {
 /// one). Everything is built before the first file is written (atomically).
 RunResult executeRun(PreparedRun& run, const RunOptions& opt);
 
+/// summary.json's "cost" object (docs/metrics.md "Cost"): GPUs, $/hour,
+/// $ per million output tokens, output tokens per joule at board power and
+/// SLO-meeting requests per dollar, from the pools' prices (the scenario's,
+/// else the GPU's cited list price; null where none is known).
+nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, double goodputRps);
+
 /// summary.json's "prefix_cache" object (docs/metrics.md "Prefix cache").
 nlohmann::ordered_json prefixCacheJson(const PrefixCacheStats& s);
 

@@ -151,6 +151,8 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
     if (c.moe_routing.kind == "file") r["path"] = c.moe_routing.path;
     cl["moe_routing"] = std::move(r);
   }
+  // Prices (issue 49): written only when given (same reason).
+  if (c.price_usd_per_gpu_hour) cl["price_usd_per_gpu_hour"] = *c.price_usd_per_gpu_hour;
   // Mixed pools (issue 49): written only when given (same reason).
   if (!c.pools.empty()) {
     ordered_json arr = ordered_json::array();
@@ -161,6 +163,7 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
       o["tp"] = p.tp;
       if (p.ep != 1) o["ep"] = p.ep;
       if (p.attention_dp) o["attention_dp"] = true;
+      if (p.price_usd_per_gpu_hour) o["price_usd_per_gpu_hour"] = *p.price_usd_per_gpu_hour;
       arr.push_back(std::move(o));
     }
     cl["pools"] = std::move(arr);

@@ -120,6 +120,8 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
     if (r.kind != "zipf" && find(*x, "skew")) fail(child(q, "skew"), "only with kind \"zipf\"");
   }
   if (auto* x = find(v, "speculative"); x && !x->is_null()) speculative(*x, child(p, "speculative"), c.speculative);
+  if (auto* x = find(v, "price_usd_per_gpu_hour"); x && !x->is_null())
+    c.price_usd_per_gpu_hour = nonNegative(*x, child(p, "price_usd_per_gpu_hour"));
   if (auto* x = find(v, "pools"); x && !x->is_null()) {
     const std::string q = child(p, "pools");
     if (!x->is_array() || x->empty()) typeError(*x, q, "a non-empty list of pools");
@@ -141,6 +143,8 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
       if (auto* y = find(e, "tp")) pool.tp = intField(*y, child(qi, "tp"), 1);
       if (auto* y = find(e, "ep")) pool.ep = intField(*y, child(qi, "ep"), 1);
       if (auto* y = find(e, "attention_dp")) pool.attention_dp = boolean(*y, child(qi, "attention_dp"));
+      if (auto* y = find(e, "price_usd_per_gpu_hour"))
+        pool.price_usd_per_gpu_hour = nonNegative(*y, child(qi, "price_usd_per_gpu_hour"));
       total += pool.instances;
       c.pools.push_back(pool);
     }

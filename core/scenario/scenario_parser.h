@@ -56,8 +56,9 @@ inline const Keys kClusterKeys = {"instances",
                                   "moe_routing",
                                   "expert_dtype",
                                   "speculative",
-                                  "pools"};
-inline const Keys kPoolKeys = {"gpu", "instances", "tp", "ep", "attention_dp"};
+                                  "pools",
+                                  "price_usd_per_gpu_hour"};
+inline const Keys kPoolKeys = {"gpu", "instances", "tp", "ep", "attention_dp", "price_usd_per_gpu_hour"};
 inline const Keys kSpeculativeKeys = {"method",        "k",        "draft_model", "ngram_us_per_seq", "acceptance",
                                       "request_sigma", "dynamic_k"};
 inline const Keys kAcceptanceKeys = {"alpha", "length"};

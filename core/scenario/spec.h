@@ -127,6 +127,7 @@ struct PoolSpec {
   int tp = 1;
   int ep = 1;
   bool attention_dp = false;
+  std::optional<double> price_usd_per_gpu_hour;  // unset: cluster's, else the GPU's list price
   bool operator==(const PoolSpec&) const = default;
 };
 
@@ -184,6 +185,9 @@ struct ClusterSpec {
   // (instances numbered pool by pool) and `instances`, `gpu`, `tp`, `ep`,
   // `attention_dp` above mirror the total and the first pool.
   std::vector<PoolSpec> pools;
+  // What a GPU-hour costs (issue 49; docs/metrics.md "Cost"): unset = the
+  // GPU preset's cited on-demand price (resources/pricing/).
+  std::optional<double> price_usd_per_gpu_hour;
 };
 
 struct PolicySpec {

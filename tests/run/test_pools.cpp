@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/simulator.h"
+#include "run/execute.h"
 #include "run/run.h"
 #include "scenario/scenario_io.h"
 
@@ -127,4 +128,32 @@ TEST(Pools, EveryPoolStartsANode) {
   const std::vector<int> nodes = {sim.nodeOf(0), sim.nodeOf(1), sim.nodeOf(2), sim.nodeOf(3), sim.nodeOf(4)};
   EXPECT_EQ(nodes, (std::vector<int>{0, 0, 1, 2, 2}));
   EXPECT_EQ(sim.instance(4).tp(), 2);
+}
+
+TEST(Pools, CostMetricsByHand) {
+  // 2 H100 (AWS p5 list price 6.88 $/GPU-h, 700 W) + 2 × TP2 A100-80G at a
+  // scenario price of 3 $/GPU-h (400 W): 2·6.88 + 4·3 = 25.76 $/h.
+  const Scenario s =
+      parse(withCluster({{"pools",
+                          {{{"gpu", "h100-sxm-80g"}, {"instances", 2}},
+                           {{"gpu", "a100-80g"}, {"instances", 2}, {"tp", 2}, {"price_usd_per_gpu_hour", 3.0}}}}}));
+  const nlohmann::ordered_json j = costJson(s, 1000.0, 2.0);
+  EXPECT_EQ(j["gpus"].get<int>(), 6);
+  EXPECT_NEAR(j["usd_per_hour"].get<double>(), 25.76, 1e-9);
+  EXPECT_NEAR(j["usd_per_million_tokens"].get<double>(), 25.76 / 3600 / 1000 * 1e6, 1e-9);
+  EXPECT_NEAR(j["tokens_per_joule"].get<double>(), 1000.0 / (2 * 700 + 4 * 400), 1e-12);
+  EXPECT_NEAR(j["goodput_per_usd"].get<double>(), 2.0 * 3600 / 25.76, 1e-9);
+  EXPECT_EQ(j["pools"][1]["price_source"].get<std::string>(), "scenario");
+  EXPECT_NE(j["pools"][0]["price_source"].get<std::string>().find("p5.48xlarge"), std::string::npos);
+  // A GPU without a cited price (H800: China only): no dollar figures.
+  const Scenario h800 = parse(withCluster({{"instances", 2}, {"gpu", "h800-80g"}}));
+  const nlohmann::ordered_json k = costJson(h800, 1000.0, 2.0);
+  EXPECT_TRUE(k["usd_per_hour"].is_null());
+  EXPECT_TRUE(k["usd_per_million_tokens"].is_null());
+  EXPECT_FALSE(k["tokens_per_joule"].is_null());  // its power is known
+  // A price below zero names its field.
+  EXPECT_EQ(errorOf([] {
+              parse(withCluster({{"price_usd_per_gpu_hour", -1}}));
+            }),
+            "pools.json: cluster.price_usd_per_gpu_hour: must be >= 0 (got -1)");
 }
