@@ -53,7 +53,7 @@ std::string prepareError(const nlohmann::json& spec, const std::string& model = 
 }
 
 struct Row {
-  int generated = 0, drafted = 0, accepted = 0;
+  int generated = 0, drafted = 0, accepted = 0, output = 0;
   double ttft = 0, e2e = 0;
 };
 
@@ -85,6 +85,7 @@ std::map<std::int64_t, Row> runRows(const Scenario& s, const std::string& name, 
     for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
     Row r;
     r.generated = std::stoi(f[col("generated_tokens")]);
+    r.output = std::stoi(f[col("reasoning_tokens")]) + std::stoi(f[col("answer_tokens")]);
     r.e2e = f[col("e2e_s")].empty() ? -1 : std::stod(f[col("e2e_s")]);  // (empty while in flight)
     r.ttft = f[col("ttft_s")].empty() ? -1 : std::stod(f[col("ttft_s")]);
     if (col("draft_tokens") < f.size()) {
@@ -205,6 +206,7 @@ TEST(SpeculativeRun, AcceptedDraftsSumToTheAnswer) {
     const int steps = r.drafted / 3;
     EXPECT_LE(r.accepted, 3 * steps) << id;
     EXPECT_EQ(1 + steps + r.accepted, r.generated) << id;
+    EXPECT_EQ(r.generated, r.output) << id;  // never past the answer
     drafted += r.drafted;
     accepted += r.accepted;
   }
