@@ -48,6 +48,9 @@ struct PoolConfig {
   int tp = 1;
   double nvlinkBytesPerSec = 0;  // per instance port; 0 = no NVLink (use host link)
   const CostModel* cost = nullptr;
+  /// cluster.pools[i].role: Both = colocated (the policy decides), Prefill /
+  /// Decode = the pool's fixed side for a disaggregated policy.
+  InstanceRole poolRole = InstanceRole::Both;
 };
 
 struct SimConfig {

@@ -28,6 +28,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
   std::vector<PoolConfig> pools = cfg.pools;
   if (pools.empty()) pools.push_back({cfg.instances, cfg.instance, cfg.tp, cfg.nvlinkBytesPerSec, &cost});
   int nodes = 0;
+  int poolIndex = 0;
   for (const PoolConfig& p : pools) {
     const int perNode = std::max(1, cfg.gpusPerNode / std::max(1, p.tp));
     const double port = p.nvlinkBytesPerSec > 0 ? p.nvlinkBytesPerSec : p.instance.hostLinkBytesPerSec;
@@ -39,10 +40,14 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
       in.cost_ = p.cost ? p.cost : &cost;
       in.tp_ = p.tp;
       nodeOf_.push_back(nodes + j / perNode);
+      poolOf_.push_back(poolIndex);
+      poolRole_.push_back(p.poolRole);
+      if (p.poolRole != InstanceRole::Both) poolRolesGiven_ = true;
       linkOutRes_.push_back(net_.addResource(port));
       linkInRes_.push_back(net_.addResource(port));
     }
     nodes += (p.instances + perNode - 1) / perNode;
+    ++poolIndex;
   }
   if (static_cast<int>(instances_.size()) != cfg.instances)
     throw std::logic_error("SimConfig: the pools hold " + std::to_string(instances_.size()) + " instances, not " +

@@ -132,6 +132,13 @@ public:
   /// The node instance i sits on (KV transfers: its NVLink ports inside a
   /// node, the nodes' NICs across; every pool starts a node of its own).
   int nodeOf(int i) const { return nodeOf_[static_cast<std::size_t>(i)]; }
+  /// The cluster.pools entry instance i belongs to (0 without pools).
+  int poolOf(int i) const { return poolOf_[static_cast<std::size_t>(i)]; }
+  /// Its pool's role: Both = colocated, Prefill / Decode = fixed by the
+  /// scenario for a disaggregated policy (cluster.pools[].role).
+  InstanceRole poolRole(int i) const { return poolRole_[static_cast<std::size_t>(i)]; }
+  /// True when a pool has a prefill or decode role.
+  bool poolRolesGiven() const { return poolRolesGiven_; }
   /// An MoE model's split and per-rank load for one step (fillSnapshot).
   void fillMoeSnapshot(const CostModel& cost, const BatchShape& shape, MoeStepSnapshot& m) const;
   void fillSnapshot(Snapshot& s) const;
@@ -470,6 +477,9 @@ private:
   bool frontOn_ = false;             // cfg_.frontend.requestPathOn()
   std::vector<SpecCounts> specDone_;  // finished user requests' speculative counts
   std::vector<int> nodeOf_;           // each instance's node (transfers: NVLink inside, NIC across)
+  std::vector<int> poolOf_;           // each instance's cluster.pools entry
+  std::vector<InstanceRole> poolRole_;  // each instance's pool role (Both: colocated)
+  bool poolRolesGiven_ = false;
   std::deque<std::int32_t> feQueue_;  // slots waiting for a tokeniser, FIFO
   int feBusy_ = 0;                   // tokenisers at work
   std::int64_t feInFlight_ = 0;      // sent, not yet arrived at the engine

@@ -52,6 +52,7 @@ struct PolicyInfo {
   bool usesRouter = true;   // honours policy.router (makePolicy adds the RouterPolicy)
   std::vector<KnobSpec> knobs;
   PolicyFactory make;       // builds the policy's parts
+  bool poolRoles = false;   // reads cluster.pools[].role prefill / decode (Simulator::poolRole)
 };
 
 /// Where a family's register function (policy/families.h) adds its policies.

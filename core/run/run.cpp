@@ -142,6 +142,41 @@ FrontEndSpec makeFrontEnd(const Scenario& s) {
   return FrontEndSpec::fromJson(s.cluster.frontend, "cluster.frontend", f);
 }
 
+// Pool roles (cluster.pools[].role): prefill / decode only for a policy that
+// disaggregates, on every pool, with both sides present; they replace the
+// policy's own split knob.
+namespace {
+void checkPoolRoles(const Scenario& s) {
+  const auto& pools = s.cluster.pools;
+  std::size_t firstRole = pools.size();
+  bool prefill = false, decode = false;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    if (pools[i].role == "prefill") prefill = true;
+    if (pools[i].role == "decode") decode = true;
+    if (pools[i].role != "colocated" && firstRole == pools.size()) firstRole = i;
+  }
+  if (firstRole == pools.size()) return;
+  const auto where = [](std::size_t i) { return "cluster.pools[" + std::to_string(i) + "].role"; };
+  const PolicyInfo& info = policyInfo(s.policy.id);
+  if (!info.poolRoles) {
+    std::string users;
+    for (const PolicyInfo& p : policyCatalog())
+      if (p.poolRoles) users += (users.empty() ? "" : ", ") + p.id;
+    throw InputError(
+        where(firstRole) + ": policy '" + s.policy.id + "' cannot use role '" + pools[firstRole].role +
+        "' (it schedules every instance alike); prefill / decode pools need a disaggregated policy: " + users);
+  }
+  for (std::size_t i = 0; i < pools.size(); ++i)
+    if (pools[i].role == "colocated")
+      throw InputError(where(i) + ": every pool needs a role (\"prefill\" or \"decode\") once one has one");
+  if (!prefill || !decode)
+    throw InputError(where(firstRole) + ": the pools need both a \"prefill\" and a \"decode\" pool (only " +
+                     (prefill ? "prefill" : "decode") + " given)");
+  if (s.policy.knobs.contains("prefill_instances"))
+    throw InputError("policy.knobs.prefill_instances: not with pool roles (cluster.pools[].role sets the split)");
+}
+}  // namespace
+
 std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& source,
                                         const WorkloadFactory& workloadFactory) {
   return withSource(source, [&] {
@@ -223,8 +258,12 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
       }
       pool.cost = pc;
       pool.nvlinkBytesPerSec = pc->peerLinkBytesPerSec() * ps.tp;
+      pool.poolRole = ps.role == "prefill"  ? InstanceRole::Prefill
+                      : ps.role == "decode" ? InstanceRole::Decode
+                                            : InstanceRole::Both;
       c.pools.push_back(pool);
     }
+    checkPoolRoles(s);
     c.gpusPerNode = s.cluster.fabric.gpus_per_node;
     c.nicBytesPerSec = s.cluster.fabric.nic_gbps * 1e9 / 8.0;
     c.linkLatency = secondsToNs(s.cluster.fabric.link_latency_us * 1e-6);

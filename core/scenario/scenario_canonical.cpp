@@ -164,6 +164,7 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
       if (p.ep != 1) o["ep"] = p.ep;
       if (p.attention_dp) o["attention_dp"] = true;
       if (p.price_usd_per_gpu_hour) o["price_usd_per_gpu_hour"] = *p.price_usd_per_gpu_hour;
+      if (p.role != "colocated") o["role"] = p.role;
       arr.push_back(std::move(o));
     }
     cl["pools"] = std::move(arr);

@@ -145,6 +145,7 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
       if (auto* y = find(e, "attention_dp")) pool.attention_dp = boolean(*y, child(qi, "attention_dp"));
       if (auto* y = find(e, "price_usd_per_gpu_hour"))
         pool.price_usd_per_gpu_hour = nonNegative(*y, child(qi, "price_usd_per_gpu_hour"));
+      if (auto* y = find(e, "role")) pool.role = oneOf(*y, child(qi, "role"), kPoolRoles);
       total += pool.instances;
       c.pools.push_back(pool);
     }

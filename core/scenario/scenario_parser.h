@@ -58,7 +58,8 @@ inline const Keys kClusterKeys = {"instances",
                                   "speculative",
                                   "pools",
                                   "price_usd_per_gpu_hour"};
-inline const Keys kPoolKeys = {"gpu", "instances", "tp", "ep", "attention_dp", "price_usd_per_gpu_hour"};
+inline const Keys kPoolKeys = {"gpu", "instances", "tp", "ep", "attention_dp", "price_usd_per_gpu_hour", "role"};
+inline const Keys kPoolRoles = {"colocated", "prefill", "decode"};
 inline const Keys kSpeculativeKeys = {"method",        "k",        "draft_model", "ngram_us_per_seq", "acceptance",
                                       "request_sigma", "dynamic_k"};
 inline const Keys kAcceptanceKeys = {"alpha", "length"};

@@ -120,7 +120,7 @@ struct SpeculativeScenario {
 };
 
 /// One pool of a mixed cluster (cluster.pools; issue 49): its GPU, instance
-/// count, tensor-parallel degree and (MoE) expert parallelism.
+/// count, tensor-parallel degree, (MoE) expert parallelism and role.
 struct PoolSpec {
   std::string gpu = "h100-sxm-80g";
   int instances = 1;
@@ -128,6 +128,10 @@ struct PoolSpec {
   int ep = 1;
   bool attention_dp = false;
   std::optional<double> price_usd_per_gpu_hour;  // unset: cluster's, else the GPU's list price
+  // What the pool's instances do (docs/engine.md "Mixed pools"): "colocated"
+  // (prefill and decode; the policy decides), or "prefill" / "decode" for a
+  // disaggregated policy (static-pd fixes them; Arrow starts from them).
+  std::string role = "colocated";
   bool operator==(const PoolSpec&) const = default;
 };
 

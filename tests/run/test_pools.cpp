@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/simulator.h"
+#include "policy/arrow/arrow_global.h"
 #include "run/execute.h"
 #include "run/run.h"
 #include "scenario/scenario_io.h"
@@ -156,4 +157,131 @@ TEST(Pools, CostMetricsByHand) {
               parse(withCluster({{"price_usd_per_gpu_hour", -1}}));
             }),
             "pools.json: cluster.price_usd_per_gpu_hour: must be >= 0 (got -1)");
+}
+
+// ---- pool roles (cluster.pools[].role): prefill on one GPU, decode on another
+
+namespace {
+
+nlohmann::json rolesScenario(const std::string& policy, int requests = 12) {
+  nlohmann::json j = withCluster({{"pools",
+                                   {{{"gpu", "h100-sxm-80g"}, {"instances", 1}, {"role", "prefill"}},
+                                    {{"gpu", "a100-80g"}, {"instances", 2}, {"role", "decode"}}}}},
+                                 requests);
+  j["workload"]["arrival"]["rate"] = 0.5;  // one request at a time
+  j["policy"] = {{"id", policy}};
+  return j;
+}
+
+}  // namespace
+
+TEST(PoolRoles, ParseAndCanonicalForm) {
+  const Scenario s = parse(rolesScenario("static-pd"));
+  EXPECT_EQ(s.cluster.pools[0].role, "prefill");
+  EXPECT_EQ(s.cluster.pools[1].role, "decode");
+  const std::string dumped = dumpScenario(s);
+  EXPECT_NE(dumped.find("\"role\": \"decode\""), std::string::npos) << dumped;
+  EXPECT_EQ(dumpScenario(parseScenario(nlohmann::json::parse(dumped), "again.json")), dumped);
+  // A colocated pool writes no role (today's files keep their bytes).
+  EXPECT_EQ(dumpScenario(parse(withCluster({{"pools", {{{"gpu", "a100-80g"}}}}}))).find("role"), std::string::npos);
+}
+
+TEST(PoolRoles, StaticPdPrefillsOnOnePoolAndDecodesOnTheOther) {
+  // H100 prefills, two A100s decode: every request's first token is the
+  // H100's prefill to the nanosecond, its KV then crosses the NIC between
+  // the two pools' nodes (latency + bytes / 12.5 GB/s), and it finishes on
+  // an A100.
+  const Scenario s = parse(rolesScenario("static-pd"));
+  auto run = prepareRun(s, "pools.json");
+  Simulator& sim = *run->simulator;
+  EXPECT_EQ(sim.poolRole(0), InstanceRole::Prefill);
+  EXPECT_EQ(sim.poolRole(2), InstanceRole::Decode);
+  EXPECT_NE(sim.nodeOf(0), sim.nodeOf(1));
+  while (sim.step()) {
+  }
+  BatchShape prefill;
+  prefill.prefill_seqs = 1;
+  prefill.prefill_tokens = 500;
+  prefill.prefill_attn = 500.0 * 250.0;
+  const double h100 = sim.instance(0).cost().iterationSeconds(prefill);
+  const double nic = 100e9 / 8, latency = 5e-6;
+  const double kvBytes = sim.config().kvBytesPerToken;
+  int onDecode = 0;
+  for (const RequestRecord& r : sim.records()) {
+    ASSERT_TRUE(r.finished) << r.id;
+    EXPECT_NEAR(static_cast<double>(r.first_token - r.arrival), std::round(h100 * 1e9), 1.0) << r.id;
+    onDecode += r.instance >= 1;
+    // The hand-off copies the prompt's KV (and at most the first token's).
+    const double t = nsToSeconds(r.migrating);
+    EXPECT_GE(t, latency + 500 * kvBytes / nic - 1e-9) << r.id;
+    EXPECT_LE(t, latency + 501 * kvBytes / nic + 1e-9) << r.id;
+  }
+  EXPECT_EQ(onDecode, 12);
+  // Inside one pool the same hand-off rides NVLink: much faster.
+  nlohmann::json one = withCluster({{"instances", 3}, {"gpu", "h100-sxm-80g"}}, 12);
+  one["workload"]["arrival"]["rate"] = 0.5;
+  one["policy"] = {{"id", "static-pd"}, {"knobs", {{"prefill_instances", 1}}}};
+  auto same = prepareRun(parse(one), "pools.json");
+  while (same->simulator->step()) {
+  }
+  for (const RequestRecord& r : same->simulator->records())
+    EXPECT_LT(nsToSeconds(r.migrating), latency + 500 * kvBytes / nic / 5) << r.id;
+}
+
+TEST(PoolRoles, ArrowStartsFromThePoolsAndProfilesEachPool) {
+  // Decode pool first (A100 40 GB: half the memory, its own KV capacity),
+  // so the roles, not the instance order, make the split.
+  nlohmann::json j = rolesScenario("arrow");
+  j["cluster"]["pools"] = {{{"gpu", "a100-40g"}, {"instances", 2}, {"role", "decode"}},
+                           {{"gpu", "h100-sxm-80g"}, {"instances", 1}, {"role", "prefill"}}};
+  const Scenario s = parse(j);
+  auto run = prepareRun(s, "pools.json");
+  Simulator& sim = *run->simulator;
+  const auto* arrow = dynamic_cast<const ArrowGlobal*>(&sim.globalPolicy());
+  ASSERT_NE(arrow, nullptr);
+  EXPECT_EQ(arrow->pool(0), ArrowPool::D);
+  EXPECT_EQ(arrow->pool(1), ArrowPool::D);
+  EXPECT_EQ(arrow->pool(2), ArrowPool::P);
+  // Each pool's own profile: the A100 prefills a long prompt slower and holds
+  // its own KV capacity.
+  EXPECT_GT(arrow->predictor(0).predict(4000), arrow->predictor(2).predict(4000) * 1.5);
+  EXPECT_EQ(arrow->kvCapacityTokens(0), sim.instance(0).config().gpuBlocks * sim.instance(0).config().blockSize);
+  EXPECT_LT(arrow->kvCapacityTokens(0), arrow->kvCapacityTokens(2));
+  while (sim.step()) {
+  }
+  for (const RequestRecord& r : sim.records()) EXPECT_TRUE(r.finished) << r.id;
+}
+
+TEST(PoolRoles, BadRolesNameTheirField) {
+  EXPECT_NE(errorOf([] {
+              nlohmann::json j = rolesScenario("static-pd");
+              j["cluster"]["pools"][0]["role"] = "prefil";
+              parse(j);
+            }).find("cluster.pools[0].role"),
+            std::string::npos);
+  // A policy that schedules every instance alike cannot use a role.
+  const std::string fcfs = errorOf([] { prepareRun(parse(rolesScenario("fcfs")), "pools.json"); });
+  EXPECT_NE(fcfs.find("cluster.pools[0].role: policy 'fcfs' cannot use role 'prefill'"), std::string::npos) << fcfs;
+  EXPECT_NE(fcfs.find("static-pd"), std::string::npos) << fcfs;
+  // A colocated pool beside prefill / decode pools.
+  const std::string mixed = errorOf([] {
+    nlohmann::json j = rolesScenario("static-pd");
+    j["cluster"]["pools"].push_back({{"gpu", "l40s-48g"}});
+    prepareRun(parse(j), "pools.json");
+  });
+  EXPECT_NE(mixed.find("cluster.pools[2].role: every pool needs a role"), std::string::npos) << mixed;
+  // Only one side.
+  const std::string oneSide = errorOf([] {
+    nlohmann::json j = rolesScenario("static-pd");
+    j["cluster"]["pools"][1]["role"] = "prefill";
+    prepareRun(parse(j), "pools.json");
+  });
+  EXPECT_NE(oneSide.find("need both a \"prefill\" and a \"decode\" pool"), std::string::npos) << oneSide;
+  // The split knob and roles together.
+  const std::string knob = errorOf([] {
+    nlohmann::json j = rolesScenario("static-pd");
+    j["policy"]["knobs"] = {{"prefill_instances", 2}};
+    prepareRun(parse(j), "pools.json");
+  });
+  EXPECT_NE(knob.find("policy.knobs.prefill_instances"), std::string::npos) << knob;
 }

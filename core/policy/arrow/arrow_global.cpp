@@ -79,36 +79,19 @@ void ArrowGlobal::attach(Simulator& sim) {
   ttft_ = cfg_.ttftSloS > 0 ? cfg_.ttftSloS : sc.slo.ttft_s.value_or(3.0);
   tpot_ = cfg_.tpotSloS > 0 ? cfg_.tpotSloS : sc.slo.tpot_s.value_or(0.1);
 
-  // ---- start-up profiling (paper §5.3): KV capacity in tokens, the largest
-  // decode batch meeting the TPOT SLO, and the TTFT curve.
-  const CostModel& cost = sim.cost();
-  kvTokens_ = sc.instance.gpuBlocks * sc.instance.blockSize;
-  const int seqs = std::max(1, sc.instance.maxNumSeqs);
-  auto decodeSeconds = [&](double tokens) {
-    BatchShape b;
-    for (int k = 0; k < seqs; ++k) addDecodeSeq(b, tokens / seqs);
-    return cost.iterationSeconds(b);
-  };
-  // Largest total context of a full homogeneous decode batch (max_num_seqs
-  // sequences) whose iteration meets the TPOT SLO; searched up to 8x the KV
-  // capacity so the report shows which of the two binds.
-  double lo = 0, hi = 8.0 * static_cast<double>(std::max<std::int64_t>(kvTokens_, 1));
-  if (decodeSeconds(hi) <= tpot_) {
-    lo = hi;
-  } else {
-    for (int it = 0; it < 60 && hi - lo > 1; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (decodeSeconds(mid) <= tpot_ ? lo : hi) = mid;
-    }
+  // ---- start-up profiling (paper §5.3), per pool: each pool's GPU, TP and
+  // KV capacity give its own TTFT curve and decode caps.
+  profileOf_.assign(static_cast<std::size_t>(n), 0);
+  profiles_.clear();
+  for (int i = 0; i < n; ++i) {
+    const int p = sim.poolOf(i);
+    while (static_cast<int>(profiles_.size()) <= p)
+      profiles_.push_back(makeProfile(sim.instance(i).cost(), sim.instance(i).config()));
+    profileOf_[static_cast<std::size_t>(i)] = p;
   }
-  tpotTokens_ = static_cast<std::int64_t>(lo);
-  maxRunning_ = cfg_.maxRunningTokens > 0 ? cfg_.maxRunningTokens : std::min(kvTokens_, tpotTokens_);
-  std::int32_t profileMax = cfg_.profileMaxTokens > 0 ? cfg_.profileMaxTokens : cost.model().max_context;
-  if (profileMax <= 0) profileMax = 32768;
-  profileMax = static_cast<std::int32_t>(std::min<std::int64_t>(profileMax, std::max<std::int64_t>(kvTokens_, 64)));
-  pred_ = TtftPredictor::fit(cost, profileMax, sc.instance.chunkedPrefill ? sc.instance.maxBatchedTokens : profileMax);
 
-  // ---- initial pools
+  // ---- initial pools: the scenario's pool roles when given, else the
+  // first prefill_instances instances prefill and the rest decode.
   pools_.assign(static_cast<std::size_t>(n), ArrowPool::P);
   single_ = n < 2;
   if (single_) {  // one instance does everything (role Both), nothing to flip
@@ -119,7 +102,8 @@ void ArrowGlobal::attach(Simulator& sim) {
   }
   const int np = std::clamp(cfg_.prefillInstances > 0 ? cfg_.prefillInstances : n / 2, 1, n - 1);
   for (int i = 0; i < n; ++i) {
-    const ArrowPool p = i < np ? ArrowPool::P : ArrowPool::D;
+    const bool prefill = sim.poolRolesGiven() ? sim.poolRole(i) == InstanceRole::Prefill : i < np;
+    const ArrowPool p = prefill ? ArrowPool::P : ArrowPool::D;
     pools_[static_cast<std::size_t>(i)] = p;
     ++counts_[static_cast<std::size_t>(p)];
     sim.setRole(i, p == ArrowPool::P ? InstanceRole::Prefill : InstanceRole::Decode);
@@ -127,9 +111,41 @@ void ArrowGlobal::attach(Simulator& sim) {
   }
 }
 
+ArrowGlobal::Profile ArrowGlobal::makeProfile(const CostModel& cost, const InstanceConfig& ic) const {
+  Profile pr;
+  pr.kvTokens = ic.gpuBlocks * ic.blockSize;
+  const int seqs = std::max(1, ic.maxNumSeqs);
+  auto decodeSeconds = [&](double tokens) {
+    BatchShape b;
+    for (int k = 0; k < seqs; ++k) addDecodeSeq(b, tokens / seqs);
+    return cost.iterationSeconds(b);
+  };
+  // Largest total context of a full homogeneous decode batch (max_num_seqs
+  // sequences) whose iteration meets the TPOT SLO; searched up to 8x the KV
+  // capacity so the report shows which of the two binds.
+  double lo = 0, hi = 8.0 * static_cast<double>(std::max<std::int64_t>(pr.kvTokens, 1));
+  if (decodeSeconds(hi) <= tpot_) {
+    lo = hi;
+  } else {
+    for (int it = 0; it < 60 && hi - lo > 1; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (decodeSeconds(mid) <= tpot_ ? lo : hi) = mid;
+    }
+  }
+  pr.tpotTokens = static_cast<std::int64_t>(lo);
+  pr.maxRunning = cfg_.maxRunningTokens > 0 ? cfg_.maxRunningTokens : std::min(pr.kvTokens, pr.tpotTokens);
+  std::int32_t profileMax = cfg_.profileMaxTokens > 0 ? cfg_.profileMaxTokens : cost.model().max_context;
+  if (profileMax <= 0) profileMax = 32768;
+  profileMax = static_cast<std::int32_t>(std::min<std::int64_t>(profileMax, std::max<std::int64_t>(pr.kvTokens, 64)));
+  pr.pred = TtftPredictor::fit(cost, profileMax, ic.chunkedPrefill ? ic.maxBatchedTokens : profileMax);
+  return pr;
+}
+
 // ---------------------------------------------------------------- monitor view
 
-double ArrowGlobal::prefillDelay(int i) const { return local(i)->prefillDelay(pred_); }
+double ArrowGlobal::prefillDelay(int i) const {
+  return local(i)->prefillDelay(profile(i).pred);
+}
 
 std::int64_t ArrowGlobal::decodeLoad(int i) const {
   return sim_->instance(i).assignedTokens() + inboundTokens_[static_cast<std::size_t>(i)];
@@ -182,7 +198,8 @@ int ArrowGlobal::nextRoundRobin(ArrowPool p, int& cursor) const {
 bool ArrowGlobal::decodeLoadLow() const {
   for (int i = 0; i < sim_->numInstances(); ++i) {
     if (pool(i) != ArrowPool::D) continue;
-    if (static_cast<double>(decodeLoad(i)) > cfg_.lowLoadRatio * static_cast<double>(maxRunning_)) return false;
+    if (static_cast<double>(decodeLoad(i)) > cfg_.lowLoadRatio * static_cast<double>(profile(i).maxRunning))
+      return false;
     if (tokenInterval(i) > cfg_.lowLoadRatio * tpot_) return false;
   }
   return true;
@@ -253,12 +270,13 @@ int ArrowGlobal::dispatchPrefill(std::int32_t inputTokens) {
     return t1;
   }
   const int t2 = argminDelay(ArrowPool::DtoP);
-  const double own = pred_.predict(inputTokens);
-  if (t1 >= 0 && prefillDelay(t1) + own <= ttft_) {
+  // The prompt's own prefill, predicted on the candidate's pool.
+  const auto own = [&](int t) { return profile(t).pred.predict(inputTokens); };
+  if (t1 >= 0 && prefillDelay(t1) + own(t1) <= ttft_) {
     count(PrefillRule::PoolP);
     return t1;
   }
-  if (t2 >= 0 && prefillDelay(t2) + own <= ttft_) {
+  if (t2 >= 0 && prefillDelay(t2) + own(t2) <= ttft_) {
     count(PrefillRule::PoolDtoP);
     return t2;
   }
@@ -299,9 +317,7 @@ int ArrowGlobal::dispatchDecode(int src) {
     return t1;
   }
   const int t2 = argminLoad(ArrowPool::PtoD);
-  auto ok = [&](int t) {
-    return t >= 0 && decodeLoad(t) <= maxRunning_ && tokenInterval(t) <= tpot_;
-  };
+  auto ok = [&](int t) { return t >= 0 && decodeLoad(t) <= profile(t).maxRunning && tokenInterval(t) <= tpot_; };
   if (ok(t1)) {
     count(DecodeRule::PoolD);
     return t1;
@@ -368,7 +384,8 @@ void ArrowGlobal::onTick() {
   for (int i = 0; i < n; ++i) {
     if (pool(i) != ArrowPool::D) continue;
     ++nd;
-    loadFrac += static_cast<double>(decodeLoad(i)) / static_cast<double>(std::max<std::int64_t>(1, maxRunning_));
+    loadFrac +=
+        static_cast<double>(decodeLoad(i)) / static_cast<double>(std::max<std::int64_t>(1, profile(i).maxRunning));
     const double t = tokenInterval(i);
     if (t > 0) sum += t, ++measured;
   }
@@ -461,16 +478,25 @@ void ArrowGlobal::publishCluster(std::vector<PolicyField>& out) const {
 }
 
 void ArrowGlobal::report(std::vector<PolicyReportEntry>& out) const {
-  const TtftFit& f = pred_.fitInfo();
+  const Profile& p0 = profiles_.front();
+  const TtftFit& f = p0.pred.fitInfo();
   out.push_back({"ttft_predictor/a_s", f.a});
   out.push_back({"ttft_predictor/b_s_per_token", f.b});
   out.push_back({"ttft_predictor/c_s_per_token2", f.c});
   out.push_back({"ttft_predictor/fit_mape", f.mape});
   out.push_back({"ttft_predictor/fit_max_rel_error", f.maxRelError});
   out.push_back({"ttft_predictor/profile_max_tokens", static_cast<double>(f.maxTokens)});
-  out.push_back({"max_running_tokens", static_cast<double>(maxRunning_)});
-  out.push_back({"kv_capacity_tokens", static_cast<double>(kvTokens_)});
-  out.push_back({"tpot_batch_tokens", static_cast<double>(tpotTokens_)});
+  out.push_back({"max_running_tokens", static_cast<double>(p0.maxRunning)});
+  out.push_back({"kv_capacity_tokens", static_cast<double>(p0.kvTokens)});
+  out.push_back({"tpot_batch_tokens", static_cast<double>(p0.tpotTokens)});
+  // The later pools' profiles (mixed pools; the keys above are the first's).
+  for (std::size_t k = 1; k < profiles_.size(); ++k) {
+    const std::string pre = "pool" + std::to_string(k) + "/";
+    out.push_back({pre + "ttft_predictor/b_s_per_token", profiles_[k].pred.fitInfo().b});
+    out.push_back({pre + "max_running_tokens", static_cast<double>(profiles_[k].maxRunning)});
+    out.push_back({pre + "kv_capacity_tokens", static_cast<double>(profiles_[k].kvTokens)});
+    out.push_back({pre + "tpot_batch_tokens", static_cast<double>(profiles_[k].tpotTokens)});
+  }
   out.push_back({"ttft_slo_s", ttft_});
   out.push_back({"tpot_slo_s", tpot_});
   for (std::size_t k = 0; k < static_cast<std::size_t>(PrefillRule::kCount); ++k)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/decision_log.h"
+#include "engine/instance.h"
 #include "engine/policy_api.h"
 #include "policy/arrow/ttft_predictor.h"
 #include "util/time.h"
@@ -108,10 +109,13 @@ public:
   std::int64_t decodeLoad(int i) const;
   /// Mean decode-iteration duration of `i` over the monitor window (0: none).
   double tokenInterval(int i) const;
-  const TtftPredictor& predictor() const { return pred_; }
-  std::int64_t maxRunningTokens() const { return maxRunning_; }
-  std::int64_t kvCapacityTokens() const { return kvTokens_; }
-  std::int64_t tpotBatchTokens() const { return tpotTokens_; }
+  /// The start-up profile of instance i's pool (its GPU, TP and KV
+  /// capacity; one profile without cluster.pools). Without an argument: the
+  /// first pool's.
+  const TtftPredictor& predictor(int i = 0) const { return profile(i).pred; }
+  std::int64_t maxRunningTokens(int i = 0) const { return profile(i).maxRunning; }
+  std::int64_t kvCapacityTokens(int i = 0) const { return profile(i).kvTokens; }
+  std::int64_t tpotBatchTokens(int i = 0) const { return profile(i).tpotTokens; }
   double ttftSlo() const { return ttft_; }
   double tpotSlo() const { return tpot_; }
   const std::vector<ArrowFlip>& flips() const { return flips_; }
@@ -134,6 +138,17 @@ public:
   void setPool(int i, ArrowPool pool, FlipReason why);
 
 private:
+  /// Start-up profiling (paper §5.3) of one pool: KV capacity in tokens, the
+  /// largest decode batch meeting the TPOT SLO, the running-token cap and the
+  /// TTFT curve.
+  struct Profile {
+    TtftPredictor pred;
+    std::int64_t kvTokens = 0, tpotTokens = 0, maxRunning = 0;
+  };
+  const Profile& profile(int i) const {
+    return profiles_[static_cast<std::size_t>(profileOf_.empty() ? 0 : profileOf_[static_cast<std::size_t>(i)])];
+  }
+  Profile makeProfile(const CostModel& cost, const InstanceConfig& ic) const;
   ArrowLocal* local(int i) const { return locals_[static_cast<std::size_t>(i)]; }
   bool prefillCapable(int i) const { return pool(i) == ArrowPool::P || pool(i) == ArrowPool::DtoP; }
   bool decodeCapable(int i) const { return pool(i) == ArrowPool::D || pool(i) == ArrowPool::PtoD; }
@@ -148,9 +163,9 @@ private:
   void handoffTo(Request& r, int dst);
 
   ArrowConfig cfg_;
-  TtftPredictor pred_;
+  std::vector<Profile> profiles_;  // one per pool (cluster.pools), in pool order
+  std::vector<int> profileOf_;     // each instance's profile
   double ttft_ = 3.0, tpot_ = 0.1;
-  std::int64_t kvTokens_ = 0, tpotTokens_ = 0, maxRunning_ = 0;
   std::vector<ArrowLocal*> locals_;
   std::vector<ArrowPool> pools_;
   int counts_[4] = {0, 0, 0, 0};

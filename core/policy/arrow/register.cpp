@@ -72,27 +72,33 @@ PolicyBundle staticBundle(const PolicyContext& c) {
   return arrowBundle(ac);
 }
 
+// A disaggregating policy: it reads the pools' prefill / decode roles.
+PolicyInfo disaggregating(PolicyInfo info) {
+  info.poolRoles = true;
+  return info;
+}
+
 }  // namespace
 
 void registerArrowPolicies(PolicyRegistry& reg) {
-  reg.add({"arrow", "Arrow",
-           "Arrow: stateless instances in elastic P / D / P→D / D→P pools, SLO-aware prefill and decode dispatch "
-           "(Alg. 1, 2) with instance flips (Alg. 3, 4) and a monitor (Wu et al., Arrow)",
-           false, arrowKnobs(),
-           [](const PolicyContext& c) {
-             ArrowConfig ac;
-             ac.prefillInstances = c.knobs.getInt("prefill_instances");
-             ac.ttftSloS = c.knobs.get("ttft_slo_s");
-             ac.tpotSloS = c.knobs.get("tpot_slo_s");
-             ac.monitorTickS = c.knobs.get("monitor_tick_s");
-             ac.monitorWindowS = c.knobs.get("monitor_window_s");
-             ac.flipTpotRatio = c.knobs.get("flip_tpot_ratio");
-             ac.lowLoadRatio = c.knobs.get("low_load_ratio");
-             ac.busyRatio = c.knobs.get("busy_ratio");
-             ac.maxRunningTokens = static_cast<std::int64_t>(c.knobs.get("max_running_tokens"));
-             ac.profileMaxTokens = c.knobs.getInt("profile_max_tokens");
-             return arrowBundle(ac);
-           }});
+  reg.add(disaggregating(
+      {"arrow", "Arrow",
+       "Arrow: stateless instances in elastic P / D / P→D / D→P pools, SLO-aware prefill and decode dispatch "
+       "(Alg. 1, 2) with instance flips (Alg. 3, 4) and a monitor (Wu et al., Arrow)",
+       false, arrowKnobs(), [](const PolicyContext& c) {
+         ArrowConfig ac;
+         ac.prefillInstances = c.knobs.getInt("prefill_instances");
+         ac.ttftSloS = c.knobs.get("ttft_slo_s");
+         ac.tpotSloS = c.knobs.get("tpot_slo_s");
+         ac.monitorTickS = c.knobs.get("monitor_tick_s");
+         ac.monitorWindowS = c.knobs.get("monitor_window_s");
+         ac.flipTpotRatio = c.knobs.get("flip_tpot_ratio");
+         ac.lowLoadRatio = c.knobs.get("low_load_ratio");
+         ac.busyRatio = c.knobs.get("busy_ratio");
+         ac.maxRunningTokens = static_cast<std::int64_t>(c.knobs.get("max_running_tokens"));
+         ac.profileMaxTokens = c.knobs.getInt("profile_max_tokens");
+         return arrowBundle(ac);
+       }}));
   reg.add({"vllm-colocated", "Arrow",
            "Arrow's vLLM baseline: every instance prefills and decodes, decode-first chunked prefill, placement "
            "by policy.router (the paper runs one TP=8 instance)",
@@ -103,18 +109,21 @@ void registerArrowPolicies(PolicyRegistry& reg) {
              b.chunkedPrefill = true;
              return b;
            }});
-  reg.add({"static-pd", "Arrow",
-           "Static prefill/decode disaggregation: fixed nP:nD, no flips, minimal-load or round-robin dispatch "
-           "(Arrow's ablation baselines, Fig. 8)",
-           false, staticKnobs(0), staticBundle});
-  reg.add({"vllm-disaggregated", "Arrow",
-           "Preset of static-pd as the paper's vLLM v0.7.3 disaggregated baseline: 1 prefill + 1 decode instance "
-           "(run it with cluster.instances 2, tp 4), minimal-load dispatch",
-           false, staticKnobs(0), staticBundle});
-  reg.add({"distserve", "Arrow",
-           "Preset of static-pd as the paper's DistServe baseline: half the GPUs prefill, half decode (4 + 4 on 8 "
-           "GPUs), minimal-load dispatch",
-           false, staticKnobs(0), staticBundle});
+  reg.add(disaggregating(
+      {"static-pd", "Arrow",
+       "Static prefill/decode disaggregation: fixed nP:nD, no flips, minimal-load or round-robin dispatch "
+       "(Arrow's ablation baselines, Fig. 8)",
+       false, staticKnobs(0), staticBundle}));
+  reg.add(disaggregating(
+      {"vllm-disaggregated", "Arrow",
+       "Preset of static-pd as the paper's vLLM v0.7.3 disaggregated baseline: 1 prefill + 1 decode instance "
+       "(run it with cluster.instances 2, tp 4), minimal-load dispatch",
+       false, staticKnobs(0), staticBundle}));
+  reg.add(disaggregating(
+      {"distserve", "Arrow",
+       "Preset of static-pd as the paper's DistServe baseline: half the GPUs prefill, half decode (4 + 4 on 8 "
+       "GPUs), minimal-load dispatch",
+       false, staticKnobs(0), staticBundle}));
 }
 
 }  // namespace sl
