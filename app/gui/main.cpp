@@ -24,7 +24,10 @@
 // only), in the window as the window manager sized it; write what each
 // step's layout gets wrong (ui/cluster/layout_check.h: compact cards, a
 // named field elided, an arrow over text or bars; a tour text that
-// scrolls) to OUT.json and exit: 0 when nothing, 1 otherwise. With
+// scrolls) and what its text as shown gets wrong
+// (ui/teaching/tour_claims_check.h: a comparison's word against its two
+// quoted numbers, an outcome word typed outside a comparison) to OUT.json
+// and exit: 0 when nothing, 1 otherwise. With
 // --check-tours-pause DIR it waits after each step, for up to 20 s, until
 // DIR/<tour>-<step>.ready, which it writes, is removed (by the script
 // taking a screenshot of the screen).
@@ -46,16 +49,17 @@
 
 #include <cstdio>
 
-#include "ui/charts/chart_panel.h"
-#include "ui/cluster/cluster_view.h"
-#include "ui/cluster/layout_check.h"
-#include "ui/charts/chart_render.h"
-#include "ui/compare/compare_window.h"
-#include "ui/shell/main_window.h"
 #include "run/saved_run.h"
 #include "scenario/scenario_io.h"
-#include "ui/controller/sim_controller.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/charts/chart_render.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/cluster/layout_check.h"
 #include "ui/common/ui_info.h"
+#include "ui/compare/compare_window.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/shell/main_window.h"
+#include "ui/teaching/tour_claims_check.h"
 #include "ui/teaching/tour_guide.h"
 
 namespace {
@@ -145,6 +149,10 @@ int checkTours(sl::ui::MainWindow& w, const QString& out, const QString& tourId,
         QStringList found =
             layoutcheck::viewProblems(*cv, w.controller()->latest()->snapshot, w.tourPanel()->watchText(), where);
         for (const QString& p : w.tourPanel()->layoutProblems()) found << where + ": tour panel: " + p;
+        // The step's words against its numbers, as the panel shows them now
+        // (the run paused: its figures and the baseline's at the same time).
+        const QString text = w.tourPanel()->watchText();
+        for (const QString& p : tourcheck::directionProblems(text)) found << where + ": tour text: " + p;
         const int dw = w.tourDock()->width();
         if (dockWidth < 0) dockWidth = dw;
         if (std::abs(dw - dockWidth) > 2) found << where + QString(": tour panel %1 px wide, %2 px at step 1").arg(dw).arg(dockWidth);
@@ -155,6 +163,7 @@ int checkTours(sl::ui::MainWindow& w, const QString& out, const QString& tourId,
         o["window"] = sizeJson(w.size());
         o["cluster_view"] = sizeJson(cv->size());
         o["cards"] = cv->tiles() ? "tiles" : cv->compact() ? "compact" : cv->dense() ? "dense" : "full";
+        o["comparisons"] = static_cast<int>(tourcheck::comparisons(text).size());
         o["problems"] = QJsonArray::fromStringList(found);
         steps.append(o);
         problems += static_cast<int>(found.size());

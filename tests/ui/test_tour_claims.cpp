@@ -8,7 +8,8 @@
 //  - every comparison ("540 ms against 887 ms under round-robin at the same
 //    simulated time, lower") says the word its two quoted numbers give, and
 //    no outcome word ("rises", "falls", "lower", "wins" …) is typed outside
-//    such a comparison;
+//    such a comparison (ui/teaching/tour_claims_check.h, which the app's
+//    --check-tours also runs in the real window: tests/ui/xvfb_tours.sh);
 //  - every claim the step declares (TourStep::claims: the contrast it names)
 //    holds on the run's own figures;
 //  - the run has not ended at 90 s (the step stays on screen for a minute).
@@ -17,7 +18,6 @@
 // between the "tour-figures" markers: recomputed here and compared; with
 // SERVELAB_WRITE_TOUR_FIGURES=1 the table is rewritten from this run.
 #include <QFile>
-#include <QRegularExpression>
 #include <QTabWidget>
 #include <QTest>
 
@@ -27,10 +27,12 @@
 #include "ui/charts/chart_panel.h"
 #include "ui/controller/sim_controller.h"
 #include "ui/shell/main_window.h"
+#include "ui/teaching/tour_claims_check.h"
 #include "ui/teaching/tour_guide.h"
 
 using namespace sl;
 using namespace sl::ui;
+using tourcheck::textProblems;
 
 namespace {
 
@@ -38,62 +40,11 @@ const QString kGuide = QStringLiteral(SERVELAB_SOURCE_DIR "/docs/user-guide.md")
 const char* kBegin = "<!-- tour-figures:begin";
 const char* kEnd = "<!-- tour-figures:end -->";
 
-// "540 ms" → 0.54, "1.6 s" → 1.6, "59 %" → 0.59, "3.2 req/s" → 3.2, "17" → 17.
-double parseFigure(const QString& number, const QString& unit) {
-  const double x = number.toDouble();
-  if (unit == "ms") return x / 1000;
-  if (unit == "%") return x / 100;
-  return x;
-}
-
-const QString kFigure = R"(([0-9]+(?:\.[0-9]+)?)(?: ?(ms|s|%|req/s|tok/s))?)";
-const QRegularExpression& comparisonRe() {
-  static const QRegularExpression re(kFigure + " against " + kFigure +
-                                     R"( under (.+?) at the same simulated time, (lower|higher|about the same))");
-  return re;
-}
-
-// Outcome words: only a comparison, worded from its numbers, may say them.
-const QRegularExpression& outcomeWordRe() {
-  static const QRegularExpression re(
-      R"(\b(lower|higher|rises?|rising|falls?|falling|wins?|beats?|better|worse|faster|slower)\b)",
-      QRegularExpression::CaseInsensitiveOption);
-  return re;
-}
-
 // SERVELAB_TOUR_SURVEY=1: print every step's figures and problems at both
 // times without stopping at the first (choosing a step's scenario).
 bool survey() { return qEnvironmentVariableIntValue("SERVELAB_TOUR_SURVEY") == 1; }
 
 }  // namespace
-
-/// What is wrong with a step's text as shown: comparisons whose word
-/// contradicts their numbers, typed outcome words, unfilled figures.
-QStringList textProblems(const QString& text) {
-  QStringList out;
-  static const QRegularExpression placeholder(R"(\{[a-z0-9_:]+\})");
-  if (placeholder.match(text).hasMatch()) out << "an unfilled placeholder";
-  if (text.contains("(none yet)")) out << "a figure not given yet: (none yet)";
-  if (text.contains("<lecture-")) out << "a lecture-mode part left in";
-  QString rest = text;
-  for (auto it = comparisonRe().globalMatch(text); it.hasNext();) {
-    const QRegularExpressionMatch m = it.next();
-    const double a = parseFigure(m.captured(1), m.captured(2)), b = parseFigure(m.captured(3), m.captured(4));
-    const QString word = m.captured(6);
-    const double big = std::max(std::abs(a), std::abs(b));
-    const bool same = std::abs(a - b) <= 0.06 * big;
-    const bool ok = word == "lower" ? a < b && !(std::abs(a - b) < 0.04 * big)
-                    : word == "higher" ? a > b && !(std::abs(a - b) < 0.04 * big)
-                                       : same;
-    if (!ok) out << QString("'%1' says %2").arg(m.captured(0), word);
-    rest.replace(m.captured(0), " ");
-  }
-  for (auto it = outcomeWordRe().globalMatch(rest); it.hasNext();) {
-    const QRegularExpressionMatch m = it.next();
-    out << QString("typed outcome word '%1' in: …%2…").arg(m.captured(1), rest.mid(std::max<qsizetype>(0, m.capturedStart() - 60), 140));
-  }
-  return out;
-}
 
 /// The step's declared claims against the figures the text quotes.
 QStringList claimProblems(const TourStep& step, const QMap<QString, QString>& values) {
@@ -150,6 +101,23 @@ private slots:
     QCOMPARE(textProblems("61 % against 29 % under static-pd at the same simulated time, about the same").size(), 1);
     QCOMPARE(textProblems("against round-robin, TPOT falls and TTFT rises").size(), 2);
     QCOMPARE(textProblems("P95 TTFT (none yet)").size(), 1);
+    // Each problem quotes the sentence it is in, whole, and only that one.
+    const QStringList typed =
+        textProblems("Step 2: preemptions 17.\nAgainst round-robin, P95 TTFT falls to 1.6 s. Next: the cards.");
+    QCOMPARE(typed.size(), 1);
+    QVERIFY2(typed[0].contains("\"falls\"") && typed[0].contains("\"Against round-robin, P95 TTFT falls to 1.6 s.\""),
+             qPrintable(typed[0]));
+    const QStringList flipped = tourcheck::directionProblems(
+        "Watch the queue. Mean TTFT 540 ms against 887 ms under round-robin at the same simulated time, higher. Then…");
+    QCOMPARE(flipped.size(), 1);
+    QVERIFY2(flipped[0].contains("says \"higher\" but its numbers give \"lower\"") &&
+                 flipped[0].contains("\"Mean TTFT 540 ms against 887 ms under round-robin at the same simulated time, "
+                                     "higher.\""),
+             qPrintable(flipped[0]));
+    QCOMPARE(tourcheck::comparisons("a 3.2 req/s against 3.1 req/s under fcfs at the same simulated time, about the "
+                                    "same; b 59 % against 61 % under rr at the same simulated time, lower")
+                 .size(),
+             std::size_t{2});
     TourStep s;
     s.claims = {{TourClaim::Kind::Greater, "p95_ttft", "p50_ttft", 3}};
     QMap<QString, QString> v{{"raw:p95_ttft", "10"}, {"raw:p50_ttft", "2"}};

@@ -5,13 +5,21 @@
 # Xvfb + openbox, the app opened as a user opens it (no --size, fresh
 # settings: it takes the screen, less openbox's border and title bar:
 # 1016x728, 1272x680), and again maximised by openbox (its per-application
-# rule), walks its tours itself (the hidden
-# --check-tours flag: ui/cluster/layout_check.h) and reports, per step,
-# normal and in lecture mode:
+# rule), walks its tours itself (the hidden --check-tours flag:
+# ui/cluster/layout_check.h, ui/teaching/tour_claims_check.h) and reports,
+# per step, normal and in lecture mode, once the step has run to what 20 s
+# of wall time show at its speed (at most 60 simulated seconds):
 #  - compact cards (no chips, no queues) where full ones were expected,
 #  - a badge or a field the step's text names elided or not drawn,
 #  - a transfer arrow over a card's text or bars (from the pixels),
-#  - a tour text that needs a scroll bar, a panel label or button cut.
+#  - a tour text that needs a scroll bar, a panel label or button cut,
+#  - a direction word contradicting its quoted numbers, in the text as the
+#    panel shows it (figures filled in, the baseline run to the same
+#    simulated time): a comparison "A against B under P at the same
+#    simulated time, lower|higher|about the same" whose word A and B do not
+#    give, or an outcome word ("rises", "falls", "wins" …) typed outside a
+#    comparison. Each problem names the tour, the step and the screen, and
+#    a text problem quotes its sentence.
 # The window's size is checked from outside (xdotool): it must take the
 # screen, and most of a 1920x1080 one. Any problem fails the script (exit 1); the report is printed.
 # With SHOTS_DIR, every step at 1024x768 in lecture mode is captured with
@@ -147,11 +155,11 @@ print(f"{size} screen, window {r['window'][0]}x{r['window'][1]}{' (maximised)' i
 bad = [s for s in steps if s["problems"]]
 for s in bad:
     for p in s["problems"]:
-        print(f"  {size}: {p}")
+        print(f"  {size}{' maximised' if r['maximized'] else ''} screen: {p}")
 cards = {}
 for s in steps:
     cards[s["cards"]] = cards.get(s["cards"], 0) + 1
-print(f"  cards: {cards}")
+print(f"  cards: {cards}; comparisons checked in the tour texts: {sum(s.get('comparisons', 0) for s in steps)}")
 sys.exit(1 if bad or r["problems"] else 0)
 PY
   [ "$rc" -eq 0 ] || status=1
@@ -186,5 +194,5 @@ if [ -n "$shots" ]; then
   done
   echo "$(ls "$shots"/tour-*-1024x768.png | wc -l) screenshots in $shots"
 fi
-[ "$status" -eq 0 ] || fail "layout problems (above)"
+[ "$status" -eq 0 ] || fail "layout or tour-text problems (above)"
 echo "PASS [xvfb_tours]"

@@ -1018,7 +1018,6 @@ void TourPanel::fillText() {
 void TourPanel::fitText() {
   // A step's text is read in one look, on a projector too: rather than a
   // scroll bar, a smaller font (never under 70 % of the window's).
-  if (qEnvironmentVariableIsSet("OLD")) return;  // TEMP-OLD
   QTextDocument* doc = text_->document();
   const int w = text_->viewport()->width(), h = text_->viewport()->height();
   if (w <= 0 || h <= 0) return;
