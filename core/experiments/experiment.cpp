@@ -4,6 +4,7 @@
 
 #include "experiments/arrow/arrow_experiments.h"
 #include "experiments/cascade/cascade_experiments.h"
+#include "experiments/cost/cost_experiments.h"
 #include "experiments/moe/moe_experiments.h"
 #include "experiments/pascal/pascal_experiments.h"
 #include "experiments/prefix/prefix_experiments.h"
@@ -25,6 +26,7 @@ const std::vector<Experiment>& experimentRegistry() {
     addPrefixExperiments(v);
     addMoeExperiments(v);
     addSpeculativeExperiments(v);
+    addCostExperiments(v);
     addSelfSchedExperiments(v);
     addValidationExperiments(v);
     return v;
