@@ -258,6 +258,32 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     }
     std::printf("\n");
   }
+  // Cost (summary.json's `cost`, docs/metrics.md "Cost"): the cluster's
+  // price is the same for every policy; what a token and a request meeting
+  // the SLO cost is not. "-" where a GPU has no known price.
+  const struct {
+    const char* name;
+    const char* key;
+    int decimals;
+  } costRows[] = {{"USD/hour", "usd_per_hour", 2},
+                  {"USD/Mtok (out)", "usd_per_million_tokens", 3},
+                  {"goodput/USD", "goodput_per_usd", 1}};
+  for (const auto& row : costRows) {
+    std::printf("%-16s", row.name);
+    const auto value = [&](std::size_t i) {
+      const auto& c = runs[i]["summary"]["cost"];
+      return c.contains(row.key) && c[row.key].is_number() ? c[row.key].get<double>() : std::nan("");
+    };
+    const double ref = value(0);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const double v = value(i);
+      std::string cell = std::isfinite(v) ? fmt(v, row.decimals) : "-";
+      if (i > 0 && std::isfinite(v) && std::isfinite(ref) && ref != 0 && v != ref)
+        cell += " (" + std::string(v >= ref ? "+" : "") + fmt((v - ref) / std::fabs(ref) * 100, 1) + "%)";
+      std::printf(" %18s", cell.c_str());
+    }
+    std::printf("\n");
+  }
   // Abandoned stop-and-copies (summary.json's `migrations_abandoned`, written
   // only when nonzero): a row only when some run has one.
   bool anyAbandoned = false;

@@ -95,11 +95,11 @@ void applyPath(json& doc, const std::string& path, const json& value, const std:
 const std::vector<std::string>& runKeys() {
   // closed_loop.*: only closed-loop runs have them (null for the others);
   // measure.*: only runs with a measurement window (run.measure).
-  static const std::vector<std::string> k = {"policy",  "seed",    "fingerprint",
-                                             "events",  "aborted", "stalled",
-                                             "closed_loop.concurrency", "closed_loop.final_concurrency",
-                                             "closed_loop.issued", "measure.start_s", "measure.end_s",
-                                             "measure.window_s"};
+  static const std::vector<std::string> k = {
+      "policy", "seed", "fingerprint", "events", "aborted", "stalled", "closed_loop.concurrency",
+      "closed_loop.final_concurrency", "closed_loop.issued", "measure.start_s", "measure.end_s", "measure.window_s",
+      // cost.*: docs/metrics.md "Cost" (null where a price is unknown)
+      "cost.gpus", "cost.usd_per_hour", "cost.usd_per_million_tokens", "cost.tokens_per_joule", "cost.goodput_per_usd"};
   return k;
 }
 

@@ -209,6 +209,35 @@ TEST(SweepRun, ClosedLoopConcurrencyIsAnAxis) {
   expectError(j, {"sw.json", "workload.arrival.concurrency"});
 }
 
+TEST(SweepRun, CostMetricsAreSweepable) {
+  // The summary's cost object (docs/metrics.md "Cost") as sweep metrics,
+  // over a GPU axis: H100 at its list price (2 instances x 6.88 USD/h), A100
+  // at a scenario price; a GPU without a cited price gives null.
+  TempDir d;
+  json j = json::parse(R"({
+    "base": {"cluster": {"instances": 2, "price_usd_per_gpu_hour": null}, "workload": {"requests": 40}},
+    "axes": [{"path": "cluster.gpu", "values": ["h100-sxm-80g", "h800-80g"]}],
+    "metrics": ["cost.gpus", "cost.usd_per_hour", "cost.usd_per_million_tokens", "cost.goodput_per_usd",
+                "cost.tokens_per_joule"]
+  })");
+  const SweepSpec s = parseSweep(j, "sw.json", ".");
+  SweepRunOptions o;
+  o.outDir = d.str() + "/out";
+  (void)runSweep(s, o);
+  const json res = json::parse(slurp(d.str() + "/out/results.json"));
+  const json& h100 = res["points"][0]["metrics"];
+  EXPECT_EQ(h100["cost.gpus"].get<int>(), 2);
+  EXPECT_NEAR(h100["cost.usd_per_hour"].get<double>(), 2 * 6.88, 1e-9);
+  EXPECT_GT(h100["cost.usd_per_million_tokens"].get<double>(), 0);
+  EXPECT_GT(h100["cost.tokens_per_joule"].get<double>(), 0);
+  const json& h800 = res["points"][1]["metrics"];  // no cited price
+  EXPECT_TRUE(h800["cost.usd_per_hour"].is_null()) << h800.dump();
+  EXPECT_GT(h800["cost.tokens_per_joule"].get<double>(), 0);
+  // An unknown cost field is refused with a hint.
+  j["metrics"] = {"cost.usd_per_hours"};
+  expectError(j, {"sw.json", "cost.usd_per_hours", "did you mean 'cost.usd_per_hour'"});
+}
+
 TEST(SweepRun, ShardsMergeByteIdenticalToUnsharded) {
   TempDir d;
   const SweepSpec s = parseSweep(smallSpec(), "sw.json", ".");
