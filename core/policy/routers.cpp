@@ -4,6 +4,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "engine/simulator.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -40,6 +41,38 @@ std::int64_t RouterPolicy::load(int i) const {
   return kind_ == RouterKind::LeastKv ? in.kvFootprintBlocks() : in.assignedTokens();
 }
 
+void RouterPolicy::prepareWeights() const {
+  weightsReady_ = true;
+  const int n = sim_->numInstances();
+  bool mixed = false;
+  for (int i = 1; i < n; ++i) mixed = mixed || sim_->poolOf(i) != sim_->poolOf(0);
+  if (!mixed) return;  // one pool: the plain counts, today's routing exactly
+  scale_.assign(static_cast<std::size_t>(n), 1.0);
+  if (kind_ == RouterKind::LeastKv) {
+    for (int i = 0; i < n; ++i)
+      scale_[static_cast<std::size_t>(i)] =
+          1.0 / static_cast<double>(std::max<std::int64_t>(1, sim_->instance(i).config().gpuBlocks));
+    return;
+  }
+  // Speed: the step time of a reference decode batch (32 sequences at 1024
+  // tokens of context) on each instance's own GPUs, over the fastest one's.
+  BatchShape ref;
+  for (int k = 0; k < 32; ++k) addDecodeSeq(ref, 1024);
+  std::vector<double> t(static_cast<std::size_t>(n));
+  double fastest = 0;
+  for (int i = 0; i < n; ++i) {
+    t[static_cast<std::size_t>(i)] = sim_->instance(i).cost().iterationSeconds(ref);
+    if (i == 0 || t[static_cast<std::size_t>(i)] < fastest) fastest = t[static_cast<std::size_t>(i)];
+  }
+  for (int i = 0; i < n; ++i) scale_[static_cast<std::size_t>(i)] = t[static_cast<std::size_t>(i)] / fastest;
+}
+
+double RouterPolicy::score(int i) const {
+  if (!weightsReady_) prepareWeights();
+  const double l = static_cast<double>(load(i));
+  return scale_.empty() ? l : l * scale_[static_cast<std::size_t>(i)];
+}
+
 int RouterPolicy::route(const Request& r) {
   const int n = sim_->numInstances();
   switch (kind_) {
@@ -54,7 +87,7 @@ int RouterPolicy::route(const Request& r) {
       Rng& g = sim_->rng("router");
       const int a = static_cast<int>(g.below(static_cast<std::uint64_t>(n)));
       const int b = static_cast<int>(g.below(static_cast<std::uint64_t>(n)));
-      return load(b) < load(a) || (load(b) == load(a) && b < a) ? b : a;
+      return score(b) < score(a) || (score(b) == score(a) && b < a) ? b : a;
     }
     case RouterKind::LeastLoaded:
     case RouterKind::LeastKv: return leastLoaded();
@@ -66,9 +99,9 @@ int RouterPolicy::route(const Request& r) {
 
 int RouterPolicy::leastLoaded() const {
   int best = 0;
-  std::int64_t bestLoad = load(0);
+  double bestLoad = score(0);
   for (int i = 1; i < sim_->numInstances(); ++i)
-    if (const std::int64_t l = load(i); l < bestLoad) {
+    if (const double l = score(i); l < bestLoad) {
       best = i;
       bestLoad = l;
     }
@@ -81,14 +114,14 @@ int RouterPolicy::leastLoaded() const {
 // prefix caching every cached share is 0 (least-loaded).
 int RouterPolicy::prefixAware(const Request& r) const {
   const int n = sim_->numInstances();
-  std::int64_t most = 0;
-  for (int i = 0; i < n; ++i) most = std::max(most, load(i));
+  double most = 0;
+  for (int i = 0; i < n; ++i) most = std::max(most, score(i));
   const double bs = sim_->config().instance.blockSize;
   int best = 0;
   double bestScore = 0;
   for (int i = 0; i < n; ++i) {
     const double cached = sim_->cachedPrefixBlocks(r, i) * bs / std::max(1, r.prefillTarget);
-    const double busy = most > 0 ? static_cast<double>(load(i)) / static_cast<double>(most) : 0.0;
+    const double busy = most > 0 ? score(i) / most : 0.0;
     const double score = prefixWeight_ * cached - busy;
     if (i == 0 || score > bestScore) {
       best = i;

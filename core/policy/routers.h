@@ -6,10 +6,14 @@
 // caching (docs/engine.md "Prefix caching"): prefix-aware (the cached
 // share of the prompt on each instance against its load, weighted by
 // policy.prefix_weight) and session-affinity (a session's requests stay
-// where its first went, placed least-loaded).
+// where its first went, placed least-loaded). On mixed pools (cluster.pools)
+// the load-reading routers weigh each instance by its pool: assigned tokens
+// by how slow its GPU steps a reference decode batch, the KV footprint as a
+// share of its own memory.
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "engine/policy_api.h"
 
@@ -28,6 +32,11 @@ public:
 
 private:
   std::int64_t load(int i) const;
+  /// load(i) weighed by instance i's pool (mixed pools only; else the count
+  /// itself): assigned tokens × its reference step time over the fastest
+  /// pool's, or its KV footprint as a share of its own memory (least-kv).
+  double score(int i) const;
+  void prepareWeights() const;
   int leastLoaded() const;
   int prefixAware(const Request& r) const;
   int sessionAffinity(const Request& r);
@@ -35,6 +44,8 @@ private:
   double prefixWeight_ = 1.0;
   int next_ = 0;
   std::map<std::uint64_t, int> sessions_;  // session key -> instance (session-affinity)
+  mutable bool weightsReady_ = false;
+  mutable std::vector<double> scale_;  // per instance; empty: one pool, plain counts
 };
 
 /// Parse a router id; throws InputError naming `policy.router` with a hint.

@@ -285,3 +285,27 @@ TEST(PoolRoles, BadRolesNameTheirField) {
   });
   EXPECT_NE(knob.find("policy.knobs.prefill_instances"), std::string::npos) << knob;
 }
+
+TEST(PoolRoles, LoadRoutersWeighEachPoolsSpeed) {
+  // One H100 and one L40S (a quarter of its bandwidth): weighed by each
+  // GPU's step time (least-kv: by its memory), the load routers put more of
+  // the requests on the H100 than counting tokens alone does. Round-robin
+  // still alternates.
+  const auto placed = [](const std::string& router) {
+    nlohmann::json j = withCluster({{"pools", {{{"gpu", "h100-sxm-80g"}}, {{"gpu", "l40s-48g"}}}}}, 200);
+    j["workload"]["arrival"]["rate"] = 20.0;
+    j["workload"]["answer_tokens"] = {{"dist", "constant"}, {"value", 200}};
+    j["policy"]["router"] = router;
+    auto run = prepareRun(parse(j), "pools.json");
+    while (run->simulator->step()) {
+    }
+    int onH100 = 0;
+    for (const RequestRecord& r : run->simulator->records()) onH100 += r.instance == 0;
+    return onH100;
+  };
+  // Unweighted, the same runs place 140, 134 and 141 of 200 on the H100.
+  EXPECT_GE(placed("least-loaded"), 160);
+  EXPECT_GE(placed("power-of-two"), 142);
+  EXPECT_GE(placed("least-kv"), 152);  // its footprint as a share of 80 GB against 48 GB
+  EXPECT_EQ(placed("round-robin"), 100);
+}
