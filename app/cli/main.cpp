@@ -6,6 +6,7 @@
 
 #include "cli/charts_helper.h"
 #include "cli/cmd_calibrate.h"
+#include "cli/cmd_plan.h"
 #include "cli/cmd_plot.h"
 #include "cli/cmd_reproduce.h"
 #include "cli/cmd_sweep.h"
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
   const auto sweep = sl::cli::addSweepCommand(app);
   const auto merge = sl::cli::addMergeCommand(app);
   const auto capacity = sl::cli::addCapacityCommand(app);
+  const auto plan = sl::cli::addPlanCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -139,6 +141,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("sweep")) return sweep();
     if (app.got_subcommand("merge")) return merge();
     if (app.got_subcommand("capacity")) return capacity();
+    if (app.got_subcommand("plan")) return plan();
   } catch (const sl::InputError& e) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;
