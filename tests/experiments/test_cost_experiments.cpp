@@ -46,3 +46,35 @@ TEST(CostExperiments, SplitwiseIsoCostQuick) {
 
 }  // namespace
 }  // namespace sl::exp
+
+namespace sl::exp {
+namespace {
+
+TEST(CostExperiments, MelangeMixQuick) {
+  if (!arrowTracesDir()) GTEST_SKIP() << "no ../shared/traces";
+  const ExperimentResult a = runQuick("melange-mix");
+  const ExperimentResult b = runQuick("melange-mix");
+  EXPECT_EQ(a.table.csv(), b.table.csv());
+  const Table& t = a.table;
+  ASSERT_EQ(t.rows.size(), 2u);  // --quick: 4 and 16 req/s
+  double last = 0;
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    // A homogeneous deployment always meets the SLO within 16 GPUs here, and
+    // a higher rate never costs less.
+    const double h = cell(t, r, "homogeneous_usd_h");
+    EXPECT_GE(h, last);
+    last = h;
+    const double saving = cell(t, r, "saving_pct");
+    if (str(t, r, "best_mixed") == "none cheaper") {
+      EXPECT_EQ(saving, 0.0);
+    } else {
+      const double m = cell(t, r, "mixed_usd_h");
+      EXPECT_LT(m, h);
+      EXPECT_NEAR(saving, (1 - m / h) * 100, 0.06);
+    }
+    EXPECT_GT(cell(t, r, "simulated"), 0);
+  }
+}
+
+}  // namespace
+}  // namespace sl::exp
