@@ -17,6 +17,8 @@
 
 namespace sl {
 
+class SpeculativeCost;
+
 enum class InstanceRole : std::uint8_t { Both, Prefill, Decode };
 const char* roleName(InstanceRole r);
 
@@ -135,6 +137,7 @@ public:
   InstanceConfig cfg_;
   int blockShift_ = -1;  // log2(blockSize) when it is a power of two, else -1
   const CostModel* cost_ = nullptr;  // its pool's (set by the Simulator)
+  const SpeculativeCost* specCost_ = nullptr;  // its pool's draft side (speculation on)
   int tp_ = 1;
   std::unique_ptr<LocalPolicy> policy_;
   InstanceRole role_ = InstanceRole::Both;

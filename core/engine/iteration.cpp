@@ -100,7 +100,7 @@ void Simulator::startIteration(Instance& in) {
     // sequence near the KV capacity drafts fewer: the entry's tokens - 1).
     shape.verify_tokens = static_cast<double>(verify);
     secs = in.cost_->iterationSeconds(shape) +
-           cfg_.speculative.cost->draftSeconds(decodes, static_cast<double>(ctxSum), in.decodeAhead_ - 1);
+           in.specCost_->draftSeconds(decodes, static_cast<double>(ctxSum), in.decodeAhead_ - 1);
   } else {
     secs = in.cost_->iterationSeconds(shape);
   }

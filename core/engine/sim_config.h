@@ -51,6 +51,8 @@ struct PoolConfig {
   /// cluster.pools[i].role: Both = colocated (the policy decides), Prefill /
   /// Decode = the pool's fixed side for a disaggregated policy.
   InstanceRole poolRole = InstanceRole::Both;
+  /// The draft side on this pool's GPUs (speculation on; null: the run's).
+  std::shared_ptr<const SpeculativeCost> specCost = nullptr;
 };
 
 struct SimConfig {

@@ -38,6 +38,7 @@ Simulator::Simulator(const SimConfig& cfg, const CostModel& cost, std::unique_pt
       Instance& in = *instances_.back();
       in.decodeAhead_ = 1 + (cfg.speculative.on() ? cfg.speculative.k : 0);
       in.cost_ = p.cost ? p.cost : &cost;
+      in.specCost_ = p.specCost ? p.specCost.get() : cfg.speculative.cost.get();
       in.tp_ = p.tp;
       nodeOf_.push_back(nodes + j / perNode);
       poolOf_.push_back(poolIndex);

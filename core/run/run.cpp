@@ -72,16 +72,24 @@ MoeDeployment makeMoeDeployment(const Scenario& s) {
   return d;
 }
 
-SpeculativeConfig makeSpeculative(const Scenario& s, const CostModel& cost) {
+namespace {
+// The draft side of cluster.speculative on `cost`'s GPUs.
+std::shared_ptr<const SpeculativeCost> makeSpeculativeCost(const Scenario& s, const CostModel& cost) {
   const SpeculativeScenario& sp = s.cluster.speculative;
-  SpeculativeConfig out;
-  if (!sp.on) return out;
   SpeculativeSpec spec;
   spec.method = parseSpecMethod(sp.method, "cluster.speculative.method");
   spec.k = sp.k;
   spec.draft_model = sp.draft_model;
   spec.ngram_us_per_seq = sp.ngram_us_per_seq;
-  out.cost = std::make_shared<SpeculativeCost>(cost, spec, "cluster.speculative");
+  return std::make_shared<SpeculativeCost>(cost, spec, "cluster.speculative");
+}
+}  // namespace
+
+SpeculativeConfig makeSpeculative(const Scenario& s, const CostModel& cost) {
+  const SpeculativeScenario& sp = s.cluster.speculative;
+  SpeculativeConfig out;
+  if (!sp.on) return out;
+  out.cost = makeSpeculativeCost(s, cost);
   out.k = sp.k;
   out.requestSigma = sp.request_sigma;
   out.fullUntil = sp.full_until;
@@ -97,7 +105,7 @@ SpeculativeConfig makeSpeculative(const Scenario& s, const CostModel& cost) {
     const std::size_t slash = sp.acceptance_preset.find('/');
     const std::string id = sp.acceptance_preset.substr(0, slash);
     const AcceptancePreset* p =
-        !id.empty() ? &acceptancePreset(id, field) : defaultAcceptancePreset(spec.method, s.model);
+        !id.empty() ? &acceptancePreset(id, field) : defaultAcceptancePreset(out.cost->spec().method, s.model);
     if (!p)
       throw InputError(field + ": no acceptance preset for method '" + sp.method +
                        "' (resources/speculative/): give {\"alpha\": [...]} or {\"length\": tau}");
@@ -204,11 +212,11 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
     // One instance's configuration on `pc`'s GPUs (tp of them): KV capacity
     // (errors when the weights do not fit), then the oracle's "unlimited"
     // memory: far more blocks than any run can use.
-    const auto fillInstance = [&](InstanceConfig& ic, const CostModel& pc, int tp) {
+    const auto fillInstance = [&](InstanceConfig& ic, const CostModel& pc, int tp, const SpeculativeCost* sc) {
       ic.blockSize = s.cluster.block_size;
       ic.gpuBlocks =
           pc.kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction, s.cluster.block_size);
-      if (c.speculative.on()) ic.gpuBlocks = speculativeKvBlocks(s, pc, *c.speculative.cost);
+      if (sc) ic.gpuBlocks = speculativeKvBlocks(s, pc, *sc);
       if (policy.unlimitedKv) ic.gpuBlocks = std::int64_t{1} << 40;
       ic.kvBytesPerBlock = c.kvBytesPerToken * s.cluster.block_size;
       ic.cpuBlocks = static_cast<std::int64_t>(std::floor(s.cluster.swap_gib * 1073741824.0 / ic.kvBytesPerBlock));
@@ -225,12 +233,8 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
       // The host link of each of the instance's tp GPUs works in parallel.
       ic.hostLinkBytesPerSec = pc.hostLinkBytesPerSec() * tp;
     };
-    if (s.cluster.speculative.on) {
-      if (!s.cluster.pools.empty())
-        throw InputError("cluster.speculative: not built for mixed pools (cluster.pools) yet");
-      c.speculative = makeSpeculative(s, cost);
-    }
-    fillInstance(c.instance, cost, s.cluster.tp);
+    if (s.cluster.speculative.on) c.speculative = makeSpeculative(s, cost);
+    fillInstance(c.instance, cost, s.cluster.tp, c.speculative.cost.get());
     c.nvlinkBytesPerSec = cost.peerLinkBytesPerSec() * s.cluster.tp;  // one pair of GPUs
     // Mixed pools (issue 49): each pool's own cost model (its GPU, TP and
     // expert parallelism) and instance configuration; the first pool's cost
@@ -251,8 +255,11 @@ std::unique_ptr<PreparedRun> prepareRun(const Scenario& in, const std::string& s
           one.cluster.attention_dp = ps.attention_dp;
           run->poolCosts.push_back(makeCostModel(one));
           pc = run->poolCosts.back().get();
+          // Speculation: the draft side on this pool's GPUs (its time and
+          // its weights' and KV's room come off this pool's memory).
+          if (c.speculative.on()) pool.specCost = makeSpeculativeCost(s, *pc);
         }
-        fillInstance(pool.instance, *pc, ps.tp);
+        fillInstance(pool.instance, *pc, ps.tp, pool.specCost ? pool.specCost.get() : c.speculative.cost.get());
       } catch (const InputError& e) {
         throw InputError(where + ": " + e.what());
       }

@@ -309,3 +309,35 @@ TEST(PoolRoles, LoadRoutersWeighEachPoolsSpeed) {
   EXPECT_GE(placed("least-kv"), 152);  // its footprint as a share of 80 GB against 48 GB
   EXPECT_EQ(placed("round-robin"), 100);
 }
+
+TEST(PoolRoles, SpeculationRunsOnEachPoolsOwnGpus) {
+  // EAGLE k = 3 with every draft accepted (α = 1, so a request's steps do not
+  // depend on its id). Round-robin over [H100, A100]: request 1 runs on the
+  // A100, and its latencies equal those of the same request alone on a
+  // one-pool A100 cluster, draft side and KV room included.
+  const auto scenario = [](const nlohmann::json& cluster, int requests) {
+    nlohmann::json j = withCluster(cluster, requests);
+    j["workload"]["arrival"] = {{"process", "poisson"}, {"rate", 0.05}};
+    j["cluster"]["speculative"] = {{"method", "eagle"}, {"k", 3}, {"acceptance", {{"alpha", {1.0}}}}};
+    return parse(j);
+  };
+  const Scenario mixed = scenario({{"pools", {{{"gpu", "h100-sxm-80g"}}, {{"gpu", "a100-80g"}}}}}, 2);
+  auto run = prepareRun(mixed, "pools.json");
+  Simulator& sim = *run->simulator;
+  while (sim.step()) {
+  }
+  const RequestRecord& onA100 = sim.records()[1];
+  ASSERT_EQ(onA100.instance, 1);
+  ASSERT_TRUE(onA100.finished);
+  const Scenario alone = scenario({{"pools", {{{"gpu", "a100-80g"}}}}}, 1);
+  auto ref = prepareRun(alone, "pools.json");
+  while (ref->simulator->step()) {
+  }
+  const RequestRecord& r0 = ref->simulator->records()[0];
+  EXPECT_EQ(onA100.first_token - onA100.arrival, r0.first_token - r0.arrival);
+  EXPECT_EQ(onA100.last_token - onA100.arrival, r0.last_token - r0.arrival);
+  EXPECT_EQ(sim.instance(1).config().gpuBlocks, ref->simulator->instance(0).config().gpuBlocks);
+  // The H100's own step is faster than the A100's.
+  const RequestRecord& onH100 = sim.records()[0];
+  EXPECT_LT(onH100.last_token - onH100.first_token, onA100.last_token - onA100.first_token);
+}
