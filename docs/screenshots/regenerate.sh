@@ -71,6 +71,44 @@ shot compare-1920x1080 --scenario samples/pascal-phase-aware.json --compare pasc
 shot walkthrough-compare-1280x800 --scenario samples/pascal-baseline-fcfs.json --compare fcfs,rr,pascal --run-for 300 \
   --size 1280x800
 shot walkthrough-pascal-1280x800 --scenario samples/pascal-phase-aware.json --run-for 120 --size 1280x800
+# Mixed GPU pools and the cost readout (docs/user-guide.md "Mixed GPU pools
+# and cost"): the real window under Xvfb + openbox, Play (Space), 20 s at
+# 1x, captured with `import -window root`. Skipped where a tool is missing.
+mixed_pools() {  # mixed_pools DISPLAY WxH [client size]
+  local d=$1 size=$2 fit=${3:-} tmp wid
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/cfg" "$tmp/rt" && chmod 700 "$tmp/rt"
+  Xvfb ":$d" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
+  local xvfb=$!
+  sleep 1
+  DISPLAY=":$d" openbox >/dev/null 2>&1 &
+  local wm=$!
+  sleep 1
+  DISPLAY=":$d" XDG_CONFIG_HOME=$tmp/cfg XDG_RUNTIME_DIR=$tmp/rt QT_QPA_PLATFORM=xcb \
+    "$app" --no-opengl --scenario samples/mixed-pools-splitwise.json >/dev/null 2>&1 &
+  local gui=$!
+  wid=$(DISPLAY=":$d" timeout 30 xdotool search --sync --name "ServeLab — mixed" | head -1)
+  if [ -n "$wid" ]; then
+    DISPLAY=":$d" xdotool windowactivate --sync "$wid"
+    [ -z "$fit" ] || DISPLAY=":$d" xdotool windowmove --sync "$wid" 2 26 windowsize --sync "$wid" $fit
+    sleep 1
+    DISPLAY=":$d" xdotool key --window "$wid" space
+    sleep 20
+    DISPLAY=":$d" import -window root "$out/mixed-pools-$size.png"
+  fi
+  kill "$gui" "$wm" "$xvfb" 2>/dev/null || true
+  wait "$gui" "$wm" "$xvfb" 2>/dev/null || true
+  rm -rf "$tmp"
+  [ -n "$wid" ] || { echo "regenerate: mixed-pools-$size.png failed (no window)" >&2; exit 1; }
+}
+if command -v Xvfb >/dev/null && command -v openbox >/dev/null && command -v xdotool >/dev/null &&
+  command -v import >/dev/null; then
+  echo "regenerate: mixed-pools-1024x768.png, mixed-pools-1920x1080.png" >&2
+  mixed_pools 177 1024x768
+  mixed_pools 178 1920x1080 "1916 1050"
+else
+  echo "regenerate: mixed-pools-*.png skipped (needs Xvfb, openbox, xdotool, ImageMagick)" >&2
+fi
 # Every guided-tour step at 1024x768 as a projector shows it: the real
 # window under Xvfb + openbox in lecture mode, each step's layout checked
 # and captured with `import -window root` (tests/ui/xvfb_tours.sh:

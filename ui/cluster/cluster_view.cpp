@@ -309,6 +309,76 @@ std::vector<QRect> ClusterView::layoutCards(int n, const QRect& area) const {
   return out;
 }
 
+void ClusterView::setPools(std::vector<PoolGroup> pools) {
+  pools_ = std::move(pools);
+  update();
+}
+
+bool ClusterView::grouped() const {
+  if (pools_.size() < 2 || !frame_) return false;
+  int n = 0;
+  for (const PoolGroup& g : pools_) n += g.count;
+  return n == static_cast<int>(frame_->snapshot.instances.size());
+}
+
+std::vector<QRect> ClusterView::layoutPoolCards(const QRect& area, int headerH, std::vector<QRect>& headers,
+                                                std::vector<QRect>& blocks) const {
+  // Two arrangements, each scored as the plain grid is (the largest card of
+  // a pleasant shape): pools stacked in bands of rows, all `cols` wide, or
+  // side by side, each `rows` high; cards keep one size throughout.
+  const int groups = static_cast<int>(pools_.size());
+  int most = 1;
+  for (const PoolGroup& g : pools_) most = std::max(most, g.count);
+  constexpr int kTop = 4;  // above each header
+  struct Pick {
+    bool stacked = true;
+    int k = 1;  // columns (stacked) or rows (side by side)
+    int cw = 0, ch = 0;
+    double score = -1;
+  } best;
+  auto consider = [&](bool stacked, int k, int cw, int ch) {
+    if (cw <= 0 || ch <= 0) return;
+    const double score = std::min<double>(cw, ch * 1.5);
+    if (score > best.score) best = {stacked, k, cw, ch, score};
+  };
+  for (int cols = 1; cols <= most; ++cols) {
+    int rows = 0;
+    for (const PoolGroup& g : pools_) rows += (g.count + cols - 1) / cols;
+    const int cw = (area.width() - kGap * (cols + 1)) / cols;
+    const int ch = (area.height() - groups * (kTop + headerH)) / rows - kGap;
+    consider(true, cols, cw, ch);
+  }
+  for (int rows = 1; rows <= most; ++rows) {
+    int cols = 0;
+    for (const PoolGroup& g : pools_) cols += (g.count + rows - 1) / rows;
+    const int cw = (area.width() - kGap * (groups - 1)) / cols - kGap - (kGap / cols);
+    const int ch = (area.height() - kTop - headerH - kGap) / rows - kGap;
+    consider(false, rows, cw, ch);
+  }
+  if (best.score < 0 || best.cw < kMinCompactW || best.ch < kMinCompactH) return {};
+  std::vector<QRect> out;
+  const int cw = best.cw, ch = best.ch;
+  int x0 = area.left() + kGap, y0 = area.top();
+  for (const PoolGroup& g : pools_) {
+    const int cols = best.stacked ? best.k : (g.count + best.k - 1) / best.k;
+    const int rows = (g.count + cols - 1) / cols;
+    const int blockW = best.stacked ? area.width() - kGap : cols * (cw + kGap);
+    const QRect header(x0, y0 + kTop, blockW - kGap, headerH);
+    headers.push_back(header);
+    const int top = header.bottom() + 1;
+    for (int i = 0; i < g.count; ++i)
+      out.emplace_back(x0 + (i % cols) * (cw + kGap), top + (i / cols) * (ch + kGap), cw, ch);
+    const int bottom = top + rows * (ch + kGap) - kGap;  // below the last row
+    blocks.emplace_back(QPoint(x0 - kGap / 2, header.top() - kTop / 2),
+                        QPoint(x0 + blockW - kGap / 2 - 1, bottom + kGap / 2 - 1));
+    if (best.stacked)
+      y0 = bottom + kGap / 2;
+    else
+      x0 += blockW + kGap;
+  }
+  return out;
+}
+
 std::vector<QRect> ClusterView::layoutTiles(int n, const QRect& area) {
   // The largest tile of a pleasant shape (as for cards), with a 2 px gap,
   // 1 px once tiles are small; never below kMinTile (a run of thousands of
@@ -353,6 +423,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), theme::kBackground);
   hits_.clear();
   cards_.clear();
+  poolHeaders_.clear();
   policyTexts_.clear();
   queueRects_.clear();
   calloutRects_.clear();
@@ -371,7 +442,19 @@ void ClusterView::paintEvent(QPaintEvent*) {
   // they never cover a card's queues.
   const int lane = calloutLaneHeight();
   const QRect area = rect().adjusted(0, 0, 0, -kLegendH - lane);
-  const std::vector<QRect> cards = layoutCards(static_cast<int>(inst.size()), area);
+  // Mixed pools: the cards grouped per pool under headers (else, or where
+  // even compact cards would not fit, the plain grid).
+  std::vector<QRect> headers, blocks;
+  const QFont headerFont = poolHeaderFont();
+  std::vector<QRect> cards;
+  if (grouped()) cards = layoutPoolCards(area, QFontMetrics(headerFont).height() + 4, headers, blocks);
+  if (cards.empty()) {
+    headers.clear();
+    blocks.clear();
+    cards = layoutCards(static_cast<int>(inst.size()), area);
+  }
+  poolHeaders_.clear();
+  if (!headers.empty()) paintPoolHeaders(p, headers, blocks, headerFont);
   // Full cards where every card's fields and a row of chips per queue fit
   // the full layout; else dense ones (at the largest font at which they
   // fit); else compact.
@@ -410,6 +493,7 @@ void ClusterView::paintEvent(QPaintEvent*) {
   // tour names ("interval", a KV %) included.
   QRegion arrowClip(area);  // (never over the legend or the callout lane)
   for (const QRect& card : cards_) arrowClip -= card;
+  for (const PoolHeader& h : poolHeaders_) arrowClip -= h.rect;
   arrowClip += arrowRoom_.intersected(area);
   p.save();
   p.setClipRegion(arrowClip);

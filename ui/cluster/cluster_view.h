@@ -9,6 +9,10 @@
 // running policy publishes for the instance (ui/cluster/policy_view.h): its pool
 // label (or the engine role) as a badge, its named fields on one line.
 //
+// A cluster of mixed pools (cluster.pools, more than one) is drawn as groups:
+// each pool's cards under a header naming its role, GPU, count × TP and
+// price per hour (setPools; one pool looks as it always did).
+//
 // In-flight KV transfers are curved arrows from the source card to the
 // destination card. In Run mode a head with a trail of particles moves along
 // the arrow with the copy's progress, interpolated in *animation time*
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "ui/cluster/spec_line.h"
+#include "ui/common/pool_cost.h"
 #include "ui/teaching/teaching_callouts.h"
 
 class QTimer;
@@ -46,6 +51,17 @@ class ClusterView : public QWidget {
 public:
   explicit ClusterView(QWidget* parent = nullptr);
   void setFrame(std::shared_ptr<const LiveFrame> frame);
+  /// The scenario's pools (ui/common/pool_cost.h poolGroups): with more
+  /// than one, cards are grouped per pool under a header. Empty or one: the
+  /// plain grid.
+  void setPools(std::vector<PoolGroup> pools);
+  /// As last painted: each pool's header (where, text drawn); empty when
+  /// the cards were not grouped.
+  struct PoolHeader {
+    QRect rect;
+    QString text, toolTip;
+  };
+  const std::vector<PoolHeader>& poolHeaders() const { return poolHeaders_; }
   /// Cards drawn in compact mode at the current size (for tests): no chips,
   /// no queues. A card too small for the full layout but not for its chips
   /// (eight cards on a 1024×768 projector) is drawn dense instead: a
@@ -150,6 +166,18 @@ private:
     double goneAt = -1;       // animation time the copy completed, -1 while running
   };
   std::vector<QRect> layoutCards(int n, const QRect& area) const;
+  /// Cards grouped per pool (stacked bands or side by side, whichever
+  /// gives the larger card), each group under a header of `headerH`;
+  /// `headers` gets the headers' rects, `blocks` each group's outline.
+  /// Empty when even compact cards would not fit (then: the plain grid).
+  std::vector<QRect> layoutPoolCards(const QRect& area, int headerH, std::vector<QRect>& headers,
+                                     std::vector<QRect>& blocks) const;
+  bool grouped() const;
+  QFont poolHeaderFont() const;
+  /// The groups' backgrounds and their headers (role dot, the longest text
+  /// that fits); fills poolHeaders_ and the headers' tooltips.
+  void paintPoolHeaders(QPainter& p, const std::vector<QRect>& headers, const std::vector<QRect>& blocks,
+                        const QFont& font);
   static std::vector<QRect> layoutTiles(int n, const QRect& area);
   /// `denseScale`: 0 for the full layout, else a dense card's font scale.
   void paintCard(QPainter& p, const QRect& r, int index, double denseScale);
@@ -185,6 +213,8 @@ private:
   /// so that the cards keep their chips).
   int laneRows() const;
   std::vector<QRect> cards_;
+  std::vector<PoolGroup> pools_;
+  std::vector<PoolHeader> poolHeaders_;   // as last painted
   std::vector<QStringList> policyTexts_;  // per card, as last painted
   bool compact_ = false;
   bool dense_ = false;

@@ -246,6 +246,43 @@ void ClusterView::paintLegend(QPainter& p, const QRect& r) {
     item(cacheLegendLabel(), [&](const QRectF& s) { drawCacheBand(p, s.toAlignedRect(), 0, 1); });
 }
 
+QFont ClusterView::poolHeaderFont() const {
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 0.92);
+  f.setBold(true);
+  return f;
+}
+
+void ClusterView::paintPoolHeaders(QPainter& p, const std::vector<QRect>& headers, const std::vector<QRect>& blocks,
+                                   const QFont& font) {
+  p.save();
+  p.setPen(Qt::NoPen);
+  p.setBrush(theme::kPoolBlock);
+  for (const QRect& b : blocks) p.drawRoundedRect(QRectF(b), 6, 6);
+  p.setFont(font);
+  const QFontMetrics fm(font);
+  for (std::size_t g = 0; g < headers.size() && g < pools_.size(); ++g) {
+    const PoolGroup& pool = pools_[g];
+    const QRect& r = headers[g];
+    // A dot in the role's colour: prefill blue, decode green (the phases'
+    // chip colours), colocated grey.
+    const QColor dot = pool.role == "prefill"  ? theme::kPrefill
+                       : pool.role == "decode" ? theme::kAnswering
+                                               : theme::kMuted;
+    p.setPen(Qt::NoPen);
+    p.setBrush(dot);
+    p.drawEllipse(QRectF(r.left() + 1, r.center().y() - 3.5, 7, 7));
+    const QRect textRect = r.adjusted(12, 0, 0, 0);
+    const QString text = firstThatFits(pool.headerForms(), fm, textRect.width());
+    p.setPen(theme::kText);
+    p.drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter, text);
+    const QRect drawn(textRect.left(), r.top(), std::min(textRect.width(), fm.horizontalAdvance(text)), r.height());
+    poolHeaders_.push_back({QRect(r.topLeft(), drawn.bottomRight()), text, pool.toolTip()});
+    hits_.push_back({r, pool.toolTip()});
+  }
+  p.restore();
+}
+
 QString ClusterView::cacheLegendLabel() { return tr("cached, free-able"); }
 
 }  // namespace sl::ui

@@ -22,6 +22,7 @@ inline const QColor kGpuBar{0x2F, 0x6F, 0xB5};
 inline const QColor kReservedBar{0x9D, 0xBF, 0xE6};
 inline const QColor kCpuBar{0xE8, 0x8A, 0x1A};
 inline const QColor kTrack{0xE8, 0xEC, 0xF1};
+inline const QColor kPoolBlock{0xE4, 0xE8, 0xEE};  // behind a pool's group of cards (mixed pools)
 inline const QColor kCachedBar{0x14, 0xB8, 0xA6};  // teal band: blocks held only as prefix cache
 inline const QColor kSynthetic{0x37, 0x41, 0x51};  // slate diamond: work a policy injected (a rank prompt)
 

@@ -341,6 +341,7 @@ bool CompareWindow::load(const Scenario& base, const QStringList& policies, cons
     run->view = new ClusterView;
     run->view->setMinimumSize(160, 120);
     run->view->setLecture(lecture_);
+    run->view->setPools(poolGroups(base));  // mixed pools: grouped cards (one pool: the plain grid)
     tv->addWidget(run->view, 1);
     tiles->addWidget(tile, 1);
 

@@ -76,6 +76,18 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   };
   pick(gpu_, QString::fromStdString(s.cluster.gpu));
   pick(tp_, s.cluster.tp);
+  // Mixed pools (cluster.pools): the pools set the instances, GPUs and TP;
+  // the boxes show the total and the first pool, read-only (the cluster
+  // view's pool headers show each pool; edit them in the file).
+  for (QWidget* w : std::initializer_list<QWidget*>{instances_, gpu_, tp_}) {
+    if (!w->property("plainTip").isValid()) w->setProperty("plainTip", w->toolTip());
+    w->setEnabled(s.cluster.pools.empty());
+    w->setToolTip(s.cluster.pools.empty()
+                      ? w->property("plainTip").toString()
+                      : tr("Set by the scenario's cluster.pools (%1 pools; the cluster view's headers show each): "
+                           "edit them in the file")
+                            .arg(s.cluster.pools.size()));
+  }
   pick(modelDtype_, QString::fromStdString(s.cluster.model_dtype));
   pick(kvDtype_, QString::fromStdString(s.cluster.kv_dtype));
   showFilled(kvFraction_, s.cluster.kv_capacity_fraction);

@@ -414,10 +414,37 @@ void MainWindow::applyFrame(const LiveFrame& f) {
     progress_->hide();
     stEta_->clear();
   }
+  updateCostReadout(f);
   if (f.stalled) showStatus(tr("The run stalled: requests are stuck (policy deadlock)"));
   panel_->setLiveRate(f.arrivalRate, f.rateLive);
   panel_->setLiveClients(f.clients, f.clientsLive);
   panel_->setLiveSpeculation(f.specK, f.specLive);
+}
+
+void MainWindow::updateCostReadout(const LiveFrame& f) {
+  std::int64_t tokens = 0;
+  for (const InstanceSnapshot& in : f.snapshot.instances) tokens += in.tokensProduced;
+  cost_.record(f.generation, f.clockS, tokens);
+  // The longest form that fits beside the other readouts (the status bar
+  // never grows past the window: at 1024 px it shows $/hour alone).
+  QStatusBar* sb = statusBar();
+  int used = 0, shown = 0;
+  for (QWidget* w : std::initializer_list<QWidget*>{stTime_, stSpeed_, stEvents_, stRequests_, progress_, stEta_})
+    if (!w->isHidden()) {
+      used += w->sizeHint().width();
+      ++shown;
+    }
+  const int room = sb->width() - used - 12 * (shown + 1) - 24;
+  const QStringList forms = cost_.forms();
+  const QFontMetrics fm(stCost_->font());
+  QString text = forms.back();
+  for (const QString& form : forms)
+    if (fm.horizontalAdvance(form) <= room) {
+      text = form;
+      break;
+    }
+  if (text != stCost_->text()) stCost_->setText(text);
+  if (const QString tip = cost_.toolTip(); tip != stCost_->toolTip()) stCost_->setToolTip(tip);
 }
 
 CompareWindow* MainWindow::openCompare(const QStringList& policies, QString* error) {

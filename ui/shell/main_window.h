@@ -10,6 +10,7 @@
 #include "run/execute.h"
 #include "run/live_run.h"
 #include "scenario/spec.h"
+#include "ui/common/pool_cost.h"
 
 class QAction;
 class QActionGroup;
@@ -198,6 +199,11 @@ private:
   QLabel* stEvents_ = nullptr;
   QLabel* stRequests_ = nullptr;
   QLabel* stEta_ = nullptr;
+  // Throughput and cost (issue 49): output tok/s over the last 10 simulated
+  // s, the cluster's $/hour and $ per million output tokens (ui/common/pool_cost.h).
+  QLabel* stCost_ = nullptr;
+  CostReadout cost_;
+  void updateCostReadout(const LiveFrame& f);
   QProgressBar* progress_ = nullptr;
 
   QTimer* pullTimer_ = nullptr;

@@ -146,6 +146,8 @@ bool MainWindow::loadScenario(const Scenario& s, const QString& name, QString* e
   }
   setWindowTitle(QString("ServeLab — %1").arg(name));
   charts_->clear(s.cluster.instances);
+  cost_.setScenario(s);
+  cluster_->setPools(cost_.pools());
   charts_->setRollingWindow(s.run.rolling_window_s);
   charts_->setSpeculationShown(s.cluster.speculative.on);
   charts_->setMeasureWindow(s.run.measure ? std::optional<std::pair<double, double>>(std::make_pair(

@@ -362,18 +362,20 @@ void MainWindow::buildStatusBar() {
   stEvents_ = new QLabel;
   stRequests_ = new QLabel;
   stEta_ = new QLabel;
+  stCost_ = new QLabel;
+  stCost_->setObjectName("CostReadout");
   progress_ = new QProgressBar;
   progress_->setRange(0, 1000);
   progress_->setMaximumWidth(160);
   progress_->setMaximumHeight(14);
   progress_->setTextVisible(false);
   sb->setStyleSheet("QStatusBar QLabel { padding: 0 6px; }");
-  for (QLabel* l : {stTime_, stSpeed_, stEvents_, stRequests_}) sb->addPermanentWidget(l);
+  for (QLabel* l : {stTime_, stSpeed_, stEvents_, stRequests_, stCost_}) sb->addPermanentWidget(l);
   sb->addPermanentWidget(progress_);
   sb->addPermanentWidget(stEta_);
   // A message gets the room of everything but the clock while it shows.
   connect(sb, &QStatusBar::messageChanged, this, [this](const QString& m) {
-    for (QWidget* wdg : std::initializer_list<QWidget*>{stSpeed_, stEvents_, stRequests_, progress_, stEta_})
+    for (QWidget* wdg : std::initializer_list<QWidget*>{stSpeed_, stEvents_, stRequests_, stCost_, progress_, stEta_})
       wdg->setVisible(m.isEmpty());
     if (m.isEmpty()) statusBar()->setToolTip(QString());
   });
