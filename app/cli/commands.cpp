@@ -304,9 +304,20 @@ int cmdValidate(const ScenarioArgs& a, bool printCanonical) {
   if (printCanonical) {
     std::cout << (live ? dumpSavedRun(s, *live) : dumpScenario(s));
   } else {
-    std::cout << a.path << ": OK — " << s.cluster.instances << " × " << s.cluster.gpu << " (tp " << s.cluster.tp
-              << "), " << prepared->model.name << ", policy " << s.policy.id << ", KV capacity "
-              << prepared->sim.instance.gpuBlocks * s.cluster.block_size << " tokens per instance";
+    std::cout << a.path << ": OK — ";
+    if (s.cluster.pools.empty()) {
+      std::cout << s.cluster.instances << " × " << s.cluster.gpu << " (tp " << s.cluster.tp << "), "
+                << prepared->model.name << ", policy " << s.policy.id << ", KV capacity "
+                << prepared->sim.instance.gpuBlocks * s.cluster.block_size << " tokens per instance";
+    } else {  // mixed pools: each with its GPU, TP, role and KV capacity
+      for (std::size_t i = 0; i < s.cluster.pools.size(); ++i) {
+        const PoolSpec& p = s.cluster.pools[i];
+        std::cout << (i ? " + " : "") << p.instances << " × " << p.gpu << " (tp " << p.tp
+                  << (p.role != "colocated" ? ", " + p.role : "") << ", KV "
+                  << prepared->sim.pools[i].instance.gpuBlocks * s.cluster.block_size << " tokens)";
+      }
+      std::cout << ", " << prepared->model.name << ", policy " << s.policy.id;
+    }
     if (live) std::cout << "; a saved run with " << live->changes.size() << " live change(s)";
     std::cout << "\n";
   }

@@ -209,6 +209,10 @@ validate)
   cp "$tmp/out" "$tmp/canon.json"
   expect_code 0 "$cli" validate "$tmp/canon.json" --canonical
   cmp -s "$tmp/out" "$tmp/canon.json" || fail "canonical form does not round-trip"
+  # Mixed pools: each pool with its GPU, TP, role and KV room.
+  expect_code 0 "$cli" validate "$src/samples/mixed-pools-splitwise.json"
+  grep -q "1 × h100-sxm-80g (tp 8, prefill, KV [0-9]* tokens) + 2 × a100-80g (tp 8, decode, KV [0-9]* tokens)" \
+    "$tmp/out" || fail "validate of mixed pools: $(cat "$tmp/out")"
   ;;
 presets)
   expect_code 0 "$cli" presets
