@@ -59,9 +59,7 @@ std::optional<std::string> arrowTracesDir() {
   return std::nullopt;
 }
 
-namespace {
-
-std::string tracePath(const ArrowTrace& t) {
+std::string arrowTracePath(const ArrowTrace& t) {
   const auto dir = arrowTracesDir();
   const std::string rel = t.file;
   if (!dir)
@@ -73,8 +71,6 @@ std::string tracePath(const ArrowTrace& t) {
   return p;
 }
 
-}  // namespace
-
 Scenario arrowScenario(const ArrowTrace& t, const std::string& system, double timeScale, int gpus,
                        std::optional<std::int64_t> maxRequests) {
   Scenario s;
@@ -85,7 +81,7 @@ Scenario arrowScenario(const ArrowTrace& t, const std::string& system, double ti
   s.cluster.prefix_caching = t.prefixCaching;
   s.model = "llama-3.1-8b";
   TraceSpec tr;
-  tr.path = tracePath(t);
+  tr.path = arrowTracePath(t);
   tr.format = t.format;
   tr.time_scale = timeScale;
   tr.window_end_s = t.windowEndS;

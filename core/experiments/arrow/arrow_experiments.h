@@ -28,6 +28,9 @@ struct ArrowTrace {
 };
 
 const std::vector<ArrowTrace>& arrowTraces();
+/// The trace file of `t` in the shared traces folder; InputError naming
+/// what was looked for when the folder or the file is missing.
+std::string arrowTracePath(const ArrowTrace& t);
 /// The folder holding the shared traces, or nullopt when none is found.
 std::optional<std::string> arrowTracesDir();
 

@@ -1,7 +1,6 @@
 #include "experiments/cost/cost_experiments.h"
 
 #include <cmath>
-#include <filesystem>
 
 #include "experiments/arrow/arrow_experiments.h"
 #include "plan/plan.h"
@@ -76,13 +75,22 @@ std::vector<Design> isoCostDesigns(int budget) {
   return out;
 }
 
-std::string traceFile(const ArrowTrace& t) {
-  const auto dir = arrowTracesDir();
-  if (!dir) throw InputError("reproduce: the shared trace folder was not found; " + t.name + " needs " + t.file);
-  const std::string p = *dir + "/" + t.file;
-  std::error_code ec;
-  if (!std::filesystem::exists(p, ec)) throw InputError("reproduce: trace file not found: " + p);
-  return p;
+/// A workload of the Azure 2023 trace `file`'s prompt and output lengths
+/// (ContextTokens, GeneratedTokens, drawn independently) with Poisson
+/// arrivals at 1 req/s (the experiments set the rate), no reasoning.
+void poissonWithTraceLengths(const std::string& file, WorkloadSpec& w) {
+  w.arrival.process = ArrivalSpec::Process::Poisson;
+  w.arrival.rate = 1;
+  const auto column = [&](const char* name) {
+    LengthDist d;
+    d.kind = LengthDist::Kind::Empirical;
+    d.path = file;
+    d.column = name;
+    return d;
+  };
+  w.input_tokens = column("ContextTokens");
+  w.answer_tokens = column("GeneratedTokens");
+  w.reasoning_tokens = LengthDist{};  // constant 0
 }
 
 Scenario splitwiseScenario(const ArrowTrace& t, const Design& d, std::int64_t requests) {
@@ -101,21 +109,8 @@ Scenario splitwiseScenario(const ArrowTrace& t, const Design& d, std::int64_t re
   s.cluster.fabric.nic_gbps = 1600;
   // Splitwise's traces keep the production token counts and replace the
   // arrival times by a Poisson process at the rate studied (splitwise-sim's
-  // rr_<trace>_<rate> traces): prompt and output lengths are drawn from the
-  // trace's columns, arrivals are Poisson at the searched rate.
-  const std::string file = traceFile(t);
-  s.workload.arrival.process = ArrivalSpec::Process::Poisson;
-  s.workload.arrival.rate = 1;
-  const auto column = [&](const char* name) {
-    LengthDist d;
-    d.kind = LengthDist::Kind::Empirical;
-    d.path = file;
-    d.column = name;
-    return d;
-  };
-  s.workload.input_tokens = column("ContextTokens");
-  s.workload.answer_tokens = column("GeneratedTokens");
-  s.workload.reasoning_tokens = LengthDist{};  // constant 0
+  // rr_<trace>_<rate> traces).
+  poissonWithTraceLengths(arrowTracePath(t), s.workload);
   s.workload.requests = requests;
   s.slo.ttft_s = t.ttft;
   s.slo.tpot_s = t.tpot;
@@ -265,22 +260,13 @@ ExperimentResult melangeMix(const ExperimentOptions& o) {
   const ArrowTrace* conv = nullptr;
   for (const ArrowTrace& t : arrowTraces())
     if (t.key == "azure-conv") conv = &t;
-  const std::string file = traceFile(*conv);
+  const std::string file = arrowTracePath(*conv);
   // Llama-3.1-8B on the Azure conversation trace's lengths with Poisson
   // arrivals; Mélange's TPOT SLO of 40 ms and, so queueing counts too, a
   // 1 s TTFT; 90 % of requests within both.
   Scenario s;
   s.model = "llama-3.1-8b";
-  s.workload.arrival.process = ArrivalSpec::Process::Poisson;
-  s.workload.arrival.rate = 1;
-  LengthDist in, out;
-  in.kind = out.kind = LengthDist::Kind::Empirical;
-  in.path = out.path = file;
-  in.column = "ContextTokens";
-  out.column = "GeneratedTokens";
-  s.workload.input_tokens = in;
-  s.workload.answer_tokens = out;
-  s.workload.reasoning_tokens = LengthDist{};
+  poissonWithTraceLengths(file, s.workload);
   s.workload.requests = o.quick ? 400 : 3000;
   s.slo.ttft_s = 1.0;
   s.slo.tpot_s = 0.04;
