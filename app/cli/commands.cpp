@@ -267,6 +267,7 @@ int cmdCompare(const RunArgs& a, const std::vector<std::string>& policies) {
     int decimals;
   } costRows[] = {{"USD/hour", "usd_per_hour", 2},
                   {"USD/Mtok (out)", "usd_per_million_tokens", 3},
+                  {"USD/Mtok (in)", "usd_per_million_input_tokens", 3},
                   {"goodput/USD", "goodput_per_usd", 1}};
   for (const auto& row : costRows) {
     std::printf("%-16s", row.name);

@@ -59,7 +59,8 @@ std::optional<double> gpuBoardPowerW(std::string_view gpu) {
   return std::nullopt;
 }
 
-CostMetrics costMetrics(const std::vector<PoolCost>& pools, double outputTokensPerS, double goodputRps) {
+CostMetrics costMetrics(const std::vector<PoolCost>& pools, double outputTokensPerS, double goodputRps,
+                        double inputTokensPerS) {
   CostMetrics m;
   double usd = 0, watts = 0;
   bool priced = true, powered = true;
@@ -78,6 +79,8 @@ CostMetrics costMetrics(const std::vector<PoolCost>& pools, double outputTokensP
   if (priced) {
     m.usdPerHour = usd;
     if (tokens) m.usdPerMillionTokens = usd / 3600.0 / outputTokensPerS * 1e6;
+    if (std::isfinite(inputTokensPerS) && inputTokensPerS > 0)
+      m.usdPerMillionInputTokens = usd / 3600.0 / inputTokensPerS * 1e6;
     if (usd > 0 && std::isfinite(goodputRps)) m.goodputPerUsd = goodputRps * 3600.0 / usd;
   }
   if (powered && watts > 0 && std::isfinite(outputTokensPerS)) m.tokensPerJoule = outputTokensPerS / watts;

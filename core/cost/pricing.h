@@ -3,6 +3,7 @@
 // GPU preset's on-demand price per GPU-hour and board power, from
 // resources/pricing/gpu-prices.json (each figure dated and cited; sources in
 // docs/analysis/gpu_prices_sources.md), and the run's cost metrics.
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,12 +34,18 @@ struct PoolCost {
 struct CostMetrics {
   int gpus = 0;
   std::optional<double> usdPerHour;
-  std::optional<double> usdPerMillionTokens;  ///< output tokens
+  std::optional<double> usdPerMillionTokens;  ///< output tokens: the whole bill over them
+  /// Input (prompt) tokens: the whole bill over them, as the output figure
+  /// (each is the price per token of its kind if it paid for the cluster
+  /// alone; not a split of the bill between the two).
+  std::optional<double> usdPerMillionInputTokens;
   std::optional<double> tokensPerJoule;       ///< output tokens per joule at board power
   std::optional<double> goodputPerUsd;        ///< requests meeting the SLO per dollar
   std::vector<std::string> missingPrice;      ///< GPUs without a price
 };
-/// From the pools, the output tokens per second and the goodput (req/s).
-CostMetrics costMetrics(const std::vector<PoolCost>& pools, double outputTokensPerS, double goodputRps);
+/// From the pools, the output tokens per second, the goodput (req/s) and the
+/// input tokens per second (NaN: no input figure).
+CostMetrics costMetrics(const std::vector<PoolCost>& pools, double outputTokensPerS, double goodputRps,
+                        double inputTokensPerS = std::numeric_limits<double>::quiet_NaN());
 
 }  // namespace sl

@@ -124,7 +124,10 @@ void Simulator::emitToken(Instance& in, Request& r, std::vector<Request*>& bound
     ++probeTokens_;
   }
   const std::int32_t k = r.generated;
-  if (k == 1) r.gFirst = now_;
+  if (k == 1) {
+    r.gFirst = now_;
+    if (!r.synthetic) inputPrefilled_ += r.input;
+  }
   if (frontOn_ && !r.synthetic) [[unlikely]] {  // the client sees this token later (output path)
     FrontTimes& ft = frontTimes(r);
     const auto d = static_cast<std::int32_t>(iterOutDelay_);

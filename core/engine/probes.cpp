@@ -100,6 +100,7 @@ void Simulator::fillSnapshot(Snapshot& s) const {
   s.arrived = arrived_;
   s.finished = static_cast<std::int64_t>(records_.size());
   s.inFlight = inFlight_;
+  s.inputPrefilled = inputPrefilled_;
   s.events = events_;
   s.instances.resize(instances_.size());
   std::vector<QueueView> views;

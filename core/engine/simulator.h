@@ -545,6 +545,7 @@ private:
 
   // probes
   std::int64_t probeArrivals_ = 0, probeCompletions_ = 0, probeTokens_ = 0;
+  std::int64_t inputPrefilled_ = 0;  // Σ prompt tokens of (non-synthetic) requests past their first token
   // Per instance: its requests queued (Waiting, Swapped) and running. Every
   // change of a pooled request's state (setState), instance (routing,
   // injection, migration landing) or release goes through countProbe.

@@ -109,6 +109,7 @@ struct TransferSnapshot {
 struct Snapshot {
   SimTime now = 0;
   std::int64_t arrived = 0, finished = 0, inFlight = 0;
+  std::int64_t inputPrefilled = 0;  // prompt tokens of the requests whose first token is out (the run's so far)
   std::int64_t events = 0;
   std::vector<InstanceSnapshot> instances;
   std::vector<TransferSnapshot> transfers;

@@ -153,6 +153,7 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
     if (visit) (*visit)(raw);
     inWindow(raw, [&](const RequestRecord& r) {
       s.output_tokens += r.generated;
+      if (r.first_token != kNoTime) s.input_tokens += r.input;
       s.preemptions += r.preemptions;
       s.migrations += r.migrations;
       if (!r.finished) return;
@@ -217,6 +218,7 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
     span_s = nsToSeconds(window->end - window->start);
     s.arrived = arrived - window->arrivedBefore;
     s.output_tokens -= window->tokensBefore;
+    s.input_tokens -= window->inputBefore;
     s.preemptions -= window->preemptionsBefore;
     s.migrations -= window->migrationsBefore;
   }
@@ -267,6 +269,7 @@ Summary summarizeRecords(ForEach&& forEachRecord, std::size_t records, std::int6
   if (span_s > 0) {
     s.goodput_rps = static_cast<double>(s.slo_met) / span_s;
     s.tokens_per_s = static_cast<double>(s.output_tokens) / span_s;
+    s.input_tokens_per_s = static_cast<double>(s.input_tokens) / span_s;
     s.requests_per_s = static_cast<double>(s.finished) / span_s;
   }
   return s;
@@ -352,6 +355,7 @@ nlohmann::ordered_json summaryToJson(const Summary& s) {
   j["goodput_rps"] = num(s.goodput_rps);
   nlohmann::ordered_json t = nlohmann::ordered_json::object();
   t["tokens_per_s"] = num(s.tokens_per_s);
+  t["input_tokens_per_s"] = num(s.input_tokens_per_s);
   t["requests_per_s"] = num(s.requests_per_s);
   j["throughput"] = t;
   j["preemptions"] = s.preemptions;
@@ -414,8 +418,8 @@ std::string formatSummaryTable(const Summary& s) {
   out += "SLO attainment  " +
          (std::isfinite(s.slo_attainment) ? fixed(s.slo_attainment * 100, 2) + " %" : std::string("-")) +
          ", goodput " + fixed(s.goodput_rps, 3) + " req/s\n";
-  out += "throughput      " + fixed(s.tokens_per_s, 1) + " tok/s, " + fixed(s.requests_per_s, 3) +
-         " req/s\n";
+  out += "throughput      " + fixed(s.tokens_per_s, 1) + " tok/s out, " + fixed(s.input_tokens_per_s, 1) +
+         " tok/s in, " + fixed(s.requests_per_s, 3) + " req/s\n";
   out += "preemptions     " + integer(s.preemptions) + ", migrations " + integer(s.migrations) +
          ", simulated " + fixed(s.sim_s, 3) + " s\n";
   if (s.windowed)

@@ -57,6 +57,7 @@ struct MeasureWindow {
   SimTime start = 0, end = 0;
   std::int64_t arrivedBefore = 0;      // requests arrived before start
   std::int64_t tokensBefore = 0;       // output tokens generated before start
+  std::int64_t inputBefore = 0;        // prompt tokens of requests prefilled (first token) before start
   std::int64_t preemptionsBefore = 0;  // preemptions before start
   std::int64_t migrationsBefore = 0;   // migrations before start
 };
@@ -95,6 +96,8 @@ struct Summary {
   double goodput_rps = kNaN;          // slo_met / sim_s
   std::int64_t output_tokens = 0;     // Σ generated (reasoning + answer) over all records
   double tokens_per_s = kNaN;         // output_tokens / sim_s
+  std::int64_t input_tokens = 0;      // Σ prompt tokens of the records whose prefill is done (first token out)
+  double input_tokens_per_s = kNaN;   // input_tokens / sim_s
   double requests_per_s = kNaN;       // finished / sim_s
   std::int64_t preemptions = 0, migrations = 0;  // over all records
   double sim_s = 0;
@@ -133,11 +136,10 @@ Summary summarize(const RecordStore& records, std::span<const RequestRecord> mor
 /// requests{arrived,finished,in_flight}, ttft_s, tpot_s, ttfat_s, reasoning_s,
 /// e2e_s, blocking_s, [blocking_breakdown when blocking_s.n > 0: {n,
 /// mean_s{part..}, p99_s{part..}, p99_tail{threshold_s,n,mean_s{part..}}}],
-/// queueing_s (each {mean,p50,p90,p95,p99,max,n}; values null when n = 0), qoe{mean,violation_rate,n}, slo_attainment, goodput_rps,
-/// throughput{tokens_per_s,requests_per_s}, preemptions, migrations, sim_s;
-/// windowed runs add measure{start_s,end_s,window_s} (absent otherwise).
-/// NaN values are written as null. (wall_s, scenario echo etc. are added by
-/// the output module.)
+/// queueing_s (each {mean,p50,p90,p95,p99,max,n}; values null when n = 0), qoe{mean,violation_rate,n}, slo_attainment,
+/// goodput_rps, throughput{tokens_per_s,input_tokens_per_s,requests_per_s}, preemptions, migrations, sim_s; windowed
+/// runs add measure{start_s,end_s,window_s} (absent otherwise). NaN values are written as null. (wall_s, scenario echo
+/// etc. are added by the output module.)
 nlohmann::ordered_json summaryToJson(const Summary& s);
 
 /// Plain-text table for the CLI: per latency metric n, mean, p50, p90, p99,

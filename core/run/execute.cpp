@@ -228,6 +228,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
     w.arrivedBefore = sim.arrived();
     const auto add = [&w](const RequestRecord& r) {
       w.tokensBefore += r.generated;
+      if (r.first_token != kNoTime) w.inputBefore += r.input;
       w.preemptionsBefore += r.preemptions;
       w.migrationsBefore += r.migrations;
     };
@@ -336,7 +337,7 @@ template <class Step> RunResult runAndWrite(PreparedRun& run, const RunOptions& 
   if (sim.handoffs() > 0) j["handoffs"] = sim.handoffs();
   // Prefix caching (docs/metrics.md "Prefix cache"); only written when on.
   if (sim.prefixCaching()) j["prefix_cache"] = prefixCacheJson(sim.prefixCacheStats());
-  j["cost"] = costJson(s, res.summary.tokens_per_s, res.summary.goodput_rps);
+  j["cost"] = costJson(s, res.summary.tokens_per_s, res.summary.goodput_rps, res.summary.input_tokens_per_s);
   // Speculative decoding (docs/metrics.md "Speculative decoding"); only written when on.
   if (sim.speculative()) {
     std::int64_t drafted = 0, accepted = 0, steps = 0;
@@ -511,7 +512,7 @@ std::string outputSetString(const OutputSet& o) {
   return out;
 }
 
-nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, double goodputRps) {
+nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, double goodputRps, double inputTokensPerS) {
   const ClusterSpec& c = s.cluster;
   std::vector<PoolSpec> pools = c.pools;
   if (pools.empty()) pools.push_back({c.gpu, c.instances, c.tp, c.ep, c.attention_dp, std::nullopt});
@@ -536,7 +537,7 @@ nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, doub
     prices.push_back(std::move(e));
     costs.push_back(pc);
   }
-  const CostMetrics m = costMetrics(costs, outputTokensPerS, goodputRps);
+  const CostMetrics m = costMetrics(costs, outputTokensPerS, goodputRps, inputTokensPerS);
   const auto opt = [](const std::optional<double>& v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
   };
@@ -544,6 +545,7 @@ nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, doub
   j["gpus"] = m.gpus;
   j["usd_per_hour"] = opt(m.usdPerHour);
   j["usd_per_million_tokens"] = opt(m.usdPerMillionTokens);
+  j["usd_per_million_input_tokens"] = opt(m.usdPerMillionInputTokens);
   j["tokens_per_joule"] = opt(m.tokensPerJoule);
   j["goodput_per_usd"] = opt(m.goodputPerUsd);
   j["pools"] = std::move(prices);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -95,10 +96,12 @@ struct RunResult {
 RunResult executeRun(PreparedRun& run, const RunOptions& opt);
 
 /// summary.json's "cost" object (docs/metrics.md "Cost"): GPUs, $/hour,
-/// $ per million output tokens, output tokens per joule at board power and
-/// SLO-meeting requests per dollar, from the pools' prices (the scenario's,
-/// else the GPU's cited list price; null where none is known).
-nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, double goodputRps);
+/// $ per million output and per million input tokens, output tokens per
+/// joule at board power and SLO-meeting requests per dollar, from the pools'
+/// prices (the scenario's, else the GPU's cited list price; null where none
+/// is known). `inputTokensPerS` NaN: no input figure (null).
+nlohmann::ordered_json costJson(const Scenario& s, double outputTokensPerS, double goodputRps,
+                                double inputTokensPerS = std::numeric_limits<double>::quiet_NaN());
 
 /// summary.json's "prefix_cache" object (docs/metrics.md "Prefix cache").
 nlohmann::ordered_json prefixCacheJson(const PrefixCacheStats& s);

@@ -99,7 +99,8 @@ const std::vector<std::string>& runKeys() {
       "policy", "seed", "fingerprint", "events", "aborted", "stalled", "closed_loop.concurrency",
       "closed_loop.final_concurrency", "closed_loop.issued", "measure.start_s", "measure.end_s", "measure.window_s",
       // cost.*: docs/metrics.md "Cost" (null where a price is unknown)
-      "cost.gpus", "cost.usd_per_hour", "cost.usd_per_million_tokens", "cost.tokens_per_joule", "cost.goodput_per_usd"};
+      "cost.gpus", "cost.usd_per_hour", "cost.usd_per_million_tokens", "cost.usd_per_million_input_tokens",
+      "cost.tokens_per_joule", "cost.goodput_per_usd"};
   return k;
 }
 

@@ -126,6 +126,32 @@ TEST(Summary, HandBuiltRecords) {
   EXPECT_DOUBLE_EQ(sm.sim_s, 10.0);
 }
 
+// Input tokens count a request once its prefill is done (its first token
+// is out): r1..r4 have one, a queued request without one does not.
+TEST(Summary, InputTokensCountPrefilledRequests) {
+  std::vector<RequestRecord> v = handBuilt();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i].input = static_cast<std::int32_t>(100 * (i + 1));
+  RequestRecord queued;
+  queued.id = 99;
+  queued.arrival = s(9.5);
+  queued.input = 5000;
+  v.push_back(queued);
+  SloSpec slo;
+  const Summary sm = summarize(v, 6, s(10), slo);
+  EXPECT_EQ(sm.input_tokens, 100 + 200 + 300 + 400);
+  EXPECT_NEAR(sm.input_tokens_per_s, 1000.0 / 10.0, 1e-12);
+  EXPECT_NEAR(summaryToJson(sm)["throughput"]["input_tokens_per_s"].get<double>(), 100.0, 1e-12);
+  // A window from 1 s, with r1's 100 prompt tokens prefilled before it.
+  MeasureWindow w;
+  w.start = s(1);
+  w.end = s(10);
+  w.arrivedBefore = 1;
+  w.inputBefore = 100;
+  const Summary ws = summarize(v, 6, s(10), slo, &w);
+  EXPECT_EQ(ws.input_tokens, 900);
+  EXPECT_NEAR(ws.input_tokens_per_s, 900.0 / 9.0, 1e-12);
+}
+
 // A measurement window [1, 10) s over the same records: r1 (finished at
 // 0.7 s) is outside it; r2 and r3 finish inside; r4 is in flight at the end.
 // The totals at the window's start: 1 arrival (r1), its 3 tokens, 1

@@ -138,8 +138,9 @@ TEST(Pools, CostMetricsByHand) {
       parse(withCluster({{"pools",
                           {{{"gpu", "h100-sxm-80g"}, {"instances", 2}},
                            {{"gpu", "a100-80g"}, {"instances", 2}, {"tp", 2}, {"price_usd_per_gpu_hour", 3.0}}}}}));
-  const nlohmann::ordered_json j = costJson(s, 1000.0, 2.0);
+  const nlohmann::ordered_json j = costJson(s, 1000.0, 2.0, 4000.0);
   EXPECT_EQ(j["gpus"].get<int>(), 6);
+  EXPECT_NEAR(j["usd_per_million_input_tokens"].get<double>(), 25.76 / 3600 / 4000 * 1e6, 1e-9);
   EXPECT_NEAR(j["usd_per_hour"].get<double>(), 25.76, 1e-9);
   EXPECT_NEAR(j["usd_per_million_tokens"].get<double>(), 25.76 / 3600 / 1000 * 1e6, 1e-9);
   EXPECT_NEAR(j["tokens_per_joule"].get<double>(), 1000.0 / (2 * 700 + 4 * 400), 1e-12);
@@ -151,6 +152,7 @@ TEST(Pools, CostMetricsByHand) {
   const nlohmann::ordered_json k = costJson(h800, 1000.0, 2.0);
   EXPECT_TRUE(k["usd_per_hour"].is_null());
   EXPECT_TRUE(k["usd_per_million_tokens"].is_null());
+  EXPECT_TRUE(k["usd_per_million_input_tokens"].is_null());
   EXPECT_FALSE(k["tokens_per_joule"].is_null());  // its power is known
   // A price below zero names its field.
   EXPECT_EQ(errorOf([] {

@@ -218,7 +218,7 @@ TEST(SweepRun, CostMetricsAreSweepable) {
     "base": {"cluster": {"instances": 2, "price_usd_per_gpu_hour": null}, "workload": {"requests": 40}},
     "axes": [{"path": "cluster.gpu", "values": ["h100-sxm-80g", "h800-80g"]}],
     "metrics": ["cost.gpus", "cost.usd_per_hour", "cost.usd_per_million_tokens", "cost.goodput_per_usd",
-                "cost.tokens_per_joule"]
+                "cost.tokens_per_joule", "cost.usd_per_million_input_tokens", "throughput.input_tokens_per_s"]
   })");
   const SweepSpec s = parseSweep(j, "sw.json", ".");
   SweepRunOptions o;
@@ -230,6 +230,9 @@ TEST(SweepRun, CostMetricsAreSweepable) {
   EXPECT_NEAR(h100["cost.usd_per_hour"].get<double>(), 2 * 6.88, 1e-9);
   EXPECT_GT(h100["cost.usd_per_million_tokens"].get<double>(), 0);
   EXPECT_GT(h100["cost.tokens_per_joule"].get<double>(), 0);
+  // The whole bill over the input tokens prefilled per second.
+  EXPECT_NEAR(h100["cost.usd_per_million_input_tokens"].get<double>(),
+              2 * 6.88 / 3600 / h100["throughput.input_tokens_per_s"].get<double>() * 1e6, 1e-9);
   const json& h800 = res["points"][1]["metrics"];  // no cited price
   EXPECT_TRUE(h800["cost.usd_per_hour"].is_null()) << h800.dump();
   EXPECT_GT(h800["cost.tokens_per_joule"].get<double>(), 0);

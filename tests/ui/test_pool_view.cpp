@@ -162,6 +162,14 @@ class TestPoolView : public QObject {
     QCOMPARE(
         c.forms().front(),
         QString("3.0 k tok/s · %1/h · %2/M tok").arg(usdText(perHour)).arg(usdText(perHour / 3600.0 / 3000.0 * 1e6)));
+    // Input: 80,000 prompt tokens prefilled over the same 10 s.
+    c.record(0, 10.5, 30'000, 80'000);
+    QVERIFY(std::abs(*c.inputTokensPerS() - 80'000 / 10.5) < 1e-9);
+    QVERIFY(std::abs(*c.usdPerMillionInputTokens() - perHour / 3600.0 / (80'000 / 10.5) * 1e6) < 1e-9);
+    QVERIFY(c.toolTip().contains(usdText(perHour / 3600.0 / (80'000 / 10.5) * 1e6) + " per million input tokens"));
+    // Output tokens per joule at board power: 700 W an H100, 400 W an A100.
+    const double watts = 8 * *gpuBoardPowerW("h100-sxm-80g") + 16 * *gpuBoardPowerW("a100-80g");
+    QVERIFY(std::abs(*c.tokensPerJoule() - (30'000 / 10.5) / watts) < 1e-12);
     // The window rolls: only the last 10 simulated seconds count.
     c.record(0, 20, 30'000 + 10 * 1000);
     c.record(0, 30, 30'000 + 20 * 1000);

@@ -117,29 +117,47 @@ void CostReadout::setScenario(const Scenario& s) {
   metrics_ = costMetrics(costs_, 0, 0);
   samples_.clear();
   tps_.reset();
+  inTps_.reset();
 }
 
-void CostReadout::record(int generation, double clockS, std::int64_t tokens) {
-  if (generation != generation_ || (!samples_.empty() && clockS < samples_.back().first)) {
+void CostReadout::record(int generation, double clockS, std::int64_t tokens, std::int64_t inputTokens) {
+  if (generation != generation_ || (!samples_.empty() && clockS < samples_.back().clockS)) {
     generation_ = generation;
     samples_.clear();
     tps_.reset();
+    inTps_.reset();
   }
-  if (samples_.empty() || clockS > samples_.back().first) samples_.emplace_back(clockS, tokens);
+  if (samples_.empty() || clockS > samples_.back().clockS) samples_.push_back({clockS, tokens, inputTokens});
   // Keep one sample at or before the window's start.
-  while (samples_.size() > 2 && samples_[1].first <= clockS - kWindowS) samples_.pop_front();
+  while (samples_.size() > 2 && samples_[1].clockS <= clockS - kWindowS) samples_.pop_front();
   if (samples_.size() < 2) {  // one frame so far (a run to t): the average since t = 0
-    if (clockS > 0) tps_ = static_cast<double>(tokens) / clockS;
+    if (clockS > 0) {
+      tps_ = static_cast<double>(tokens) / clockS;
+      inTps_ = static_cast<double>(inputTokens) / clockS;
+    }
     return;
   }
-  const auto& [t0, n0] = samples_.front();
-  const double span = clockS - t0;
-  if (span > 0) tps_ = static_cast<double>(tokens - n0) / span;
+  const Sample& s0 = samples_.front();
+  const double span = clockS - s0.clockS;
+  if (span > 0) {
+    tps_ = static_cast<double>(tokens - s0.tokens) / span;
+    inTps_ = static_cast<double>(inputTokens - s0.input) / span;
+  }
 }
 
 std::optional<double> CostReadout::usdPerMillionTokens() const {
   if (!tps_ || !metrics_.usdPerHour) return std::nullopt;
   return costMetrics(costs_, *tps_, 0).usdPerMillionTokens;
+}
+
+std::optional<double> CostReadout::usdPerMillionInputTokens() const {
+  if (!inTps_ || !metrics_.usdPerHour) return std::nullopt;
+  return costMetrics(costs_, 0, 0, *inTps_).usdPerMillionInputTokens;
+}
+
+std::optional<double> CostReadout::tokensPerJoule() const {
+  if (!tps_) return std::nullopt;
+  return costMetrics(costs_, *tps_, 0).tokensPerJoule;
 }
 
 QStringList CostReadout::forms() const {
@@ -164,6 +182,11 @@ QString CostReadout::toolTip() const {
     t += tr("\n= %1 per hour; $ per million output tokens = $/hour ÷ (tokens/s × 3600) × 10⁶, at the throughput "
             "above.")
              .arg(usdText(usdPerHour()));
+    if (const auto in = usdPerMillionInputTokens())
+      t += tr("\nInput: %1 prompt tok/s prefilled, %2 per million input tokens (the whole bill over them, as the "
+              "output figure puts it over the output tokens).")
+               .arg(*inTps_, 0, 'f', 0)
+               .arg(usdText(in));
   } else {
     QStringList missing;
     for (const std::string& m : metrics_.missingPrice) missing << QString::fromStdString(m);
@@ -171,6 +194,9 @@ QString CostReadout::toolTip() const {
     t += tr("\n— : no price known for %1; set cluster.price_usd_per_gpu_hour (or the pool's) in the scenario.")
              .arg(missing.join(", "));
   }
+  if (const auto tpj = tokensPerJoule())
+    t += tr("\n%1 output tokens per joule at the GPUs' board power (a lower bound: idle GPUs draw less).")
+             .arg(*tpj, 0, 'f', 2);
   t +=
       tr("\nPrices: on-demand list prices in resources/pricing/gpu-prices.json, each dated and cited "
          "(docs/metrics.md \"Cost\").");

@@ -54,13 +54,19 @@ class CostReadout {
  public:
   static constexpr double kWindowS = 10.0;
   void setScenario(const Scenario& s);
-  /// A frame: simulated clock and all output tokens so far; a new
-  /// `generation` (load, reset) starts the window afresh.
-  void record(int generation, double clockS, std::int64_t tokens);
+  /// A frame: simulated clock, all output tokens so far and the prompt
+  /// tokens of the requests prefilled so far; a new `generation` (load,
+  /// reset) starts the window afresh.
+  void record(int generation, double clockS, std::int64_t tokens, std::int64_t inputTokens = 0);
   /// Rolling output tokens per second (unset before two frames).
   std::optional<double> tokensPerS() const { return tps_; }
+  /// Rolling input (prompt) tokens prefilled per second.
+  std::optional<double> inputTokensPerS() const { return inTps_; }
   std::optional<double> usdPerHour() const { return metrics_.usdPerHour; }
   std::optional<double> usdPerMillionTokens() const;
+  std::optional<double> usdPerMillionInputTokens() const;
+  /// Output tokens per joule at board power (unset: a GPU's power unknown).
+  std::optional<double> tokensPerJoule() const;
   /// The readout, longest form first: "3.1 k tok/s · $109.93/h · $9.84/M tok",
   /// "$109.93/h · $9.84/M tok", "$109.93/h".
   QStringList forms() const;
@@ -71,9 +77,13 @@ class CostReadout {
   std::vector<PoolGroup> pools_;
   std::vector<PoolCost> costs_;
   CostMetrics metrics_;  // at 0 tok/s: $/hour and the missing prices
-  std::deque<std::pair<double, std::int64_t>> samples_;
+  struct Sample {
+    double clockS;
+    std::int64_t tokens, input;
+  };
+  std::deque<Sample> samples_;
   int generation_ = -1;
-  std::optional<double> tps_;
+  std::optional<double> tps_, inTps_;
 };
 
 }  // namespace sl::ui

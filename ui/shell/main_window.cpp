@@ -424,7 +424,7 @@ void MainWindow::applyFrame(const LiveFrame& f) {
 void MainWindow::updateCostReadout(const LiveFrame& f) {
   std::int64_t tokens = 0;
   for (const InstanceSnapshot& in : f.snapshot.instances) tokens += in.tokensProduced;
-  cost_.record(f.generation, f.clockS, tokens);
+  cost_.record(f.generation, f.clockS, tokens, f.snapshot.inputPrefilled);
   // The longest form that fits beside the other readouts (the status bar
   // never grows past the window: at 1024 px it shows $/hour alone).
   QStatusBar* sb = statusBar();
