@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/simulator.h"
+#include "engine/snapshot.h"
 #include "run/run.h"
 #include "scenario/scenario_io.h"
 
@@ -66,6 +67,19 @@ TEST_P(ProbeCounts, CountersEqualPoolScan) {
     migrations += r.migrations;
     preemptions += r.preemptions;
   });
+  // The snapshot's input-token counter (the app's $ per million input
+  // tokens): every request's prompt once its first token is out, counted
+  // once through preemptions, migrations and hand-offs.
+  std::int64_t prefilled = 0;
+  const auto addInput = [&](const RequestRecord& r) {
+    if (r.first_token != kNoTime) prefilled += r.input;
+  };
+  sim.records().forEach(addInput);
+  for (const RequestRecord& r : sim.inFlightRecords()) addInput(r);
+  Snapshot snap;
+  sim.fillSnapshot(snap);
+  EXPECT_EQ(snap.inputPrefilled, prefilled) << c.name;
+  EXPECT_GT(prefilled, 0) << c.name;
   if (c.migrates) {
     EXPECT_GT(migrations + sim.handoffs(), 0) << c.name << ": the case does not exercise migrations";
   }
