@@ -24,10 +24,9 @@ using Files = std::vector<std::pair<std::string, std::string>>;
 }  // namespace
 
 TEST(Presets, GpuTableInStableOrderDefaultFirst) {
-  const std::vector<std::string> expected = {"h100-sxm-80g", "h100-96g", "h100-nvl-94g",
-                                             "h100-pcie-80g", "h800-80g", "h20-141g",
-                                             "l40-48g", "a100-40g", "h200-sxm-141g",
-                                             "b200-180g", "l40s-48g", "mi300x-192g", "a100-80g"};
+  const std::vector<std::string> expected = {
+      "h100-sxm-80g",  "h100-96g",  "h100-nvl-94g", "h100-pcie-80g", "h800-80g", "h20-141g", "l40-48g", "a100-40g",
+      "h200-sxm-141g", "b200-180g", "l40s-48g",     "mi300x-192g",   "a100-80g", "l4-24g",   "a10g-24g"};
   EXPECT_EQ(reg().gpus(), expected);
   const GpuSpec& h = reg().gpu("h100-sxm-80g");
   EXPECT_DOUBLE_EQ(h.bf16_tflops, 989);
@@ -73,7 +72,8 @@ TEST(Presets, NewGpusFromTheirDatasheets) {
       {"h200-sxm-141g", 989, 1979, 4.8, 141, 450, 450, 64},
       {"b200-180g", 2250, 4500, 7.7, 180, 900, 900, 64},
       {"l40s-48g", 362, 733, 0.864, 48, std::nullopt, 0, 32},
-      {"mi300x-192g", 1307, 2615, 5.3, 192, 448, 64, 64},  // xGMI mesh: 7 peers × 64
+      {"mi300x-192g", 1307, 2615, 5.3, 192, 448, 64, 64},    // xGMI mesh: 7 peers × 64
+      {"l4-24g", 121, 242.5, 0.3, 24, std::nullopt, 0, 32},  // issue 49: Mélange's L4
   };
   for (const Want& w : want) {
     const GpuSpec& g = reg().gpu(w.id);
@@ -86,6 +86,14 @@ TEST(Presets, NewGpusFromTheirDatasheets) {
     EXPECT_DOUBLE_EQ(g.peerLinkBytesPerSec(), w.peer * 1e9) << w.id;
     EXPECT_DOUBLE_EQ(g.hostLinkBytesPerSec(), w.host * 1e9) << w.id;
   }
+  // Mélange's A10G: the A10 datasheet's figures, no FP8 (Ampere), 80 SMs.
+  const GpuSpec& a10g = reg().gpu("a10g-24g");
+  EXPECT_DOUBLE_EQ(a10g.bf16_tflops, 125);
+  EXPECT_FALSE(a10g.hasFp8());
+  EXPECT_DOUBLE_EQ(a10g.hbm_tbps, 0.6);
+  EXPECT_DOUBLE_EQ(a10g.hbm_gib, 24);
+  EXPECT_EQ(a10g.sm_count, 80);
+  EXPECT_EQ(reg().gpu("l4-24g").sm_count, 58);
   // The mesh: collectives see all seven links, one peer only its own.
   const GpuSpec& mi = reg().gpu("mi300x-192g");
   EXPECT_DOUBLE_EQ(mi.intraNodeLinkBytesPerSec(), 448e9);
@@ -327,7 +335,7 @@ TEST(Presets, BadPerGpuCoefficientsNameFileAndField) {
 
 TEST(Presets, EmbeddedFilesMatchSourceTree) {
   const auto files = costdetail::embeddedPresetFiles();
-  EXPECT_EQ(files.size(), 13u + 22u + 3u);
+  EXPECT_EQ(files.size(), 15u + 22u + 3u);  // hardware, models, engines
   for (const auto& f : files) {
     std::ifstream in(std::string(SERVELAB_SOURCE_DIR) + "/resources/" + f.path);
     ASSERT_TRUE(in) << f.path;
