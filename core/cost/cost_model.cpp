@@ -232,15 +232,26 @@ CostModel::CostModel(const GpuSpec& gpu, const ModelSpec& model, int tp, CostCoe
                  static_cast<std::int64_t>(std::llround(static_cast<double>(routed) * expertBytesPerParam())) +
                  (model_.paramCount() - layerLinear) * model_.dtype_bytes;
   kvBytesPerToken_ = model_.kvBytesPerToken() / model_.dtype_bytes * bytesOf(p_.kv);
+  // Sliding-window layers (docs/cost-model.md "Sliding-window KV"): every
+  // layer's KV is the same size, so they hold sliding_layers / layers of it.
+  const int slidingLayers = model_.sliding_window > 0 ? model_.sliding_layers : 0;
+  if (slidingLayers > 0) {
+    window_ = model_.sliding_window;
+    kvWindowedPerToken_ = kvBytesPerToken_ / model_.layers * slidingLayers;
+  }
   const double tpd = tp_;
   const double F = gpu_.flopsPerSec();
   if (model_.isMoe()) keepProb_ = 1.0 - static_cast<double>(model_.experts_per_token) / model_.experts;
   // QKᵀ and PV: 2 FLOPs per multiply-add over the query/key width and the
   // value width (both head_dim; MLA: qk_nope + qk_rope and v_head_dim).
-  prefillPerUnit_ = model_.hasMla() ? 2.0 * model_.layers * model_.q_heads *
-                                          (model_.qk_nope_head_dim + model_.qk_rope_head_dim + model_.v_head_dim) /
-                                          (tpd * F * c_.eta_a)
-                                    : 4.0 * model_.layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
+  const auto prefillPerUnit = [&](int layers) {
+    return model_.hasMla()
+               ? 2.0 * layers * model_.q_heads *
+                     (model_.qk_nope_head_dim + model_.qk_rope_head_dim + model_.v_head_dim) / (tpd * F * c_.eta_a)
+               : 4.0 * layers * model_.q_heads * model_.head_dim / (tpd * F * c_.eta_a);
+  };
+  prefillPerUnit_ = prefillPerUnit(model_.layers - slidingLayers);  // the full layers
+  prefillSlidePerUnit_ = slidingLayers > 0 ? prefillPerUnit(slidingLayers) : 0.0;
   overheadFixed_ = (c_.t_step_us + c_.t_layer_us * model_.layers) * 1e-6;
   overheadPerSeq_ = c_.t_seq_us * 1e-6;
   cpuFixed_ = c_.t_step_us * 1e-6;
@@ -290,7 +301,8 @@ void CostModel::applyMoe() {
   // token (replicated); data-parallel attention reads its own sequences' KV.
   // Each GPU reads its own share of the KV (kvSplit: MLA's latent and KV
   // heads fewer than the GPUs are replicated under tensor parallelism).
-  decodePerToken_ = static_cast<double>(kvBytesPerToken_) / (kvSplit() * BW * c_.eta_kv);
+  decodePerToken_ = static_cast<double>(kvBytesPerTokenFull()) / (kvSplit() * BW * c_.eta_kv);
+  decodeSlidePerToken_ = static_cast<double>(kvWindowedPerToken_) / (kvSplit() * BW * c_.eta_kv);
   gridN_.clear();
   gridExpert_.clear();
   gridA2a_.clear();
@@ -337,6 +349,8 @@ void CostModel::setMoe(const MoeDeployment& d) {
     if (d.redundant) throw InputError("cluster.ep_redundant: " + name + " is a dense model (no experts to replicate)");
     if (d.routing.kind != RoutingKind::Balanced)
       throw InputError("cluster.moe_routing: " + name + " is a dense model (no experts to route to)");
+    if (d.twoBatchOverlap)
+      throw InputError("cluster.two_batch_overlap: " + name + " is a dense model (no expert all-to-all to hide)");
     moe_ = d;
     return;
   }
@@ -354,6 +368,12 @@ void CostModel::setMoe(const MoeDeployment& d) {
   if (d.attentionDp && d.ep != tp_)
     throw InputError("cluster.attention_dp: needs cluster.ep equal to cluster.tp (" + std::to_string(tp_) +
                      "): the experts spread over every GPU");
+  if (d.twoBatchOverlap && (!d.attentionDp || d.ep <= 1))
+    throw InputError(
+        "cluster.two_batch_overlap: needs cluster.attention_dp with cluster.ep > 1 (it hides the "
+        "expert all-to-all, which only data-parallel attention has)");
+  if (d.tboMinTokens < 2)
+    throw InputError("cluster.tbo_min_tokens: must be >= 2 (got " + std::to_string(d.tboMinTokens) + ")");
   moe_ = d;
   applyMoe();
 }
@@ -412,6 +432,18 @@ double CostModel::allToAllSeconds(double N) const {
   return v >= 0 ? v : allToAllSecondsExact(N);
 }
 
+double CostModel::expertReplicasTouched(double N) const {
+  if (!model_.isMoe() || N <= 0) return 0.0;
+  double touched = 0;
+  for (int r = 0; r < placement_.ranks(); ++r) touched += placement_.rankTouched(r, N);
+  return touched;
+}
+
+double CostModel::expertWeightBytesRead(double N) const {
+  return expertReplicasTouched(N) * static_cast<double>(model_.expertParams()) * expertBytesPerParam() *
+         model_.moeLayers();
+}
+
 std::vector<double> CostModel::rankLoads(double N) const {
   std::vector<double> out;
   if (!model_.isMoe()) return out;
@@ -465,13 +497,28 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   r.linear_s = std::max(linComputePerToken_ * N, linWeights_);
   r.expert_s = expertSeconds(N);
   r.a2a_s = allToAllSeconds(N);
-  r.prefill_attn_s = prefillPerUnit_ * b.prefill_attn;
-  r.decode_attn_s = r.heterogeneity_h * decodePerToken_ * b.decode_ctx_sum;
-  r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqs;
+  r.prefill_attn_s = prefillAttnSeconds(b);
+  r.decode_attn_s = r.heterogeneity_h * decodeReadSeconds(b);
+  // Data-parallel attention with per-rank schedulers: each rank's own sequences, in parallel.
+  const double seqShare = moe_.attentionDp && moe_.perRankScheduler ? static_cast<double>(seqs) / tp_ : seqs;
+  r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqShare;
   r.comm_s = commSeconds(N);
+  if (moe_.twoBatchOverlap && N >= moe_.tboMinTokens) {
+    // Two micro-batches of N/2 (cost/moe.h twoBatchOverlapSeconds): the terms
+    // are both halves' (compute slowed by the SMs DeepEP's normal kernels
+    // hold), a2a_s the all-to-all the compute does not hide.
+    const double sigma = tboComputeSlowdown(gpu_.sm_count, b.prefill_tokens > 0);
+    const double linH = std::max(linComputePerToken_ * N / 2, linWeights_), expH = expertSeconds(N / 2);
+    const double C = sigma * (linH + expH + (r.prefill_attn_s + r.decode_attn_s) / 2);
+    r.linear_s = 2 * sigma * linH;
+    r.expert_s = 2 * sigma * expH;
+    r.prefill_attn_s *= sigma;
+    r.decode_attn_s *= sigma;
+    r.a2a_s = twoBatchOverlapSeconds(C, allToAllSeconds(N / 2), model_.moeLayers()) - 2 * C;
+  }
   r.total_s = r.overhead_s + r.linear_s + r.expert_s + r.a2a_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
   if (async_) {
-    const double cpu = cpuFixed_ + overheadPerSeq_ * seqs;
+    const double cpu = cpuFixed_ + overheadPerSeq_ * seqShare;
     r.overlap_s = std::min(cpu, r.total_s - cpu);
     r.total_s -= r.overlap_s;
   }
@@ -483,15 +530,24 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   const int seqs = b.decode_seqs + b.prefill_seqs;
   if (N <= 0 && seqs <= 0) return 0.0;
   const double h = heterogeneity(b);
-  const double linear =
-      std::max(linComputePerToken_ * N, linWeights_) + (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N) : 0.0);
-  const double prefill = prefillPerUnit_ * b.prefill_attn;
-  const double decode = h * decodePerToken_ * b.decode_ctx_sum;
-  const double overhead = overheadFixed_ + overheadPerSeq_ * seqs;
-  const double comm = commSeconds(N);
-  const double total = overhead + linear + prefill + decode + comm;
+  const double prefill = prefillAttnSeconds(b);
+  const double decode = h * decodeReadSeconds(b);
+  const double seqShare =
+      moe_.attentionDp && moe_.perRankScheduler ? static_cast<double>(seqs) / tp_ : seqs;  // as in breakdown()
+  const double overhead = overheadFixed_ + overheadPerSeq_ * seqShare;
+  double total = 0;
+  if (moe_.twoBatchOverlap && N >= moe_.tboMinTokens) {  // as in breakdown()
+    const double sigma = tboComputeSlowdown(gpu_.sm_count, b.prefill_tokens > 0);
+    const double C =
+        sigma * (std::max(linComputePerToken_ * N / 2, linWeights_) + expertSeconds(N / 2) + (prefill + decode) / 2);
+    total = overhead + twoBatchOverlapSeconds(C, allToAllSeconds(N / 2), model_.moeLayers()) + commSeconds(N);
+  } else {
+    const double linear =
+        std::max(linComputePerToken_ * N, linWeights_) + (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N) : 0.0);
+    total = overhead + linear + prefill + decode + commSeconds(N);
+  }
   if (async_) {  // max(CPU part, GPU part)
-    const double cpu = cpuFixed_ + overheadPerSeq_ * seqs;
+    const double cpu = cpuFixed_ + overheadPerSeq_ * seqShare;
     return std::max(cpu, total - cpu);
   }
   return total;
@@ -531,13 +587,48 @@ std::int64_t CostModel::kvCapacityBlocks(double util, double fraction, int block
     throw InputError(msg);
   }
   const double perBlock = static_cast<double>(block_size) * kvBytesPerTokenPerGpu();
-  const auto blocks = static_cast<std::int64_t>(std::floor(usable / perBlock * fraction));
+  auto blocks = static_cast<std::int64_t>(std::floor(usable / perBlock * fraction));
+  if (window_ > 0) {
+    // Σ t ≤ T tokens over at most maxSeqs sequences need T · full + Σ min(t,
+    // W') · sliding ≤ T · full + min(T, maxSeqs · W') · sliding bytes.
+    const double full = static_cast<double>(kvBytesPerTokenFull()) / kvSplit();
+    const double sliding = static_cast<double>(kvWindowedPerToken_) / kvSplit();
+    // The most a window holds: ⌈(W + bs − 2)/bs⌉ blocks (hold(t) above at
+    // t − W + 1 ≡ bs − 1 mod bs), = ⌈(W − 1)/bs⌉ + 1 for the presets' W.
+    const double heldW = std::ceil((window_ + block_size - 2) / block_size) * block_size;
+    const double windows = std::max(0, maxSeqs_) * heldW * sliding;
+    // The bound above: `blocks` (every layer keeps the whole context), or
+    // maxSeqs full windows and the rest for the full layers, the larger.
+    if (usable > windows) {
+      const double t = full > 0 ? (usable - windows) / (static_cast<double>(block_size) * full)
+                                : std::max(0, maxSeqs_) * double(model_.max_context) / block_size;
+      blocks = std::max(blocks, static_cast<std::int64_t>(std::floor(t * fraction)));
+    }
+  }
   if (blocks < 1)
     throw InputError(model_.name + " on " + std::to_string(tp_) + " \u00d7 " + gpu_.id +
                      ": no room for one KV block (" + fmt("%.3f", usable / 1e9) +
                      " GB per GPU left after weights; a block of " + std::to_string(block_size) +
                      " tokens needs " + fmt("%.3f", perBlock / 1e9) + " GB per GPU)");
   return blocks;
+}
+
+std::int64_t CostModel::windowTokensHeld(std::int64_t tokens, int block_size) const {
+  if (tokens <= 0 || block_size < 1) return 0;
+  const std::int64_t bs = block_size;
+  const std::int64_t blocks = (tokens + bs - 1) / bs;
+  if (window_ <= 0) return blocks * bs;
+  const auto W = static_cast<std::int64_t>(window_);
+  const std::int64_t skipped = std::max<std::int64_t>(0, tokens - W + 1) / bs;  // freed: wholly before the window
+  return (blocks - skipped) * bs;
+}
+
+double CostModel::kvBytesForContext(std::int64_t tokens, int block_size) const {
+  if (tokens <= 0 || block_size < 1) return 0.0;
+  const std::int64_t bs = block_size;
+  const double whole = static_cast<double>((tokens + bs - 1) / bs * bs);
+  return whole * static_cast<double>(kvBytesPerTokenFull()) +
+         static_cast<double>(windowTokensHeld(tokens, block_size)) * static_cast<double>(kvWindowedPerToken_);
 }
 
 double CostModel::swapSeconds(double bytes) const {

@@ -1,6 +1,7 @@
 #pragma once
 // Analytic roofline cost model of one serving instance (20-cost-model.md):
 // iteration time of a batch on tp GPUs, KV capacity, swap / all-reduce time.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -221,6 +222,13 @@ public:
   double expertSeconds(double N) const;
   /// The all-to-all's time for a step of N tokens (CostBreakdown::a2a_s).
   double allToAllSeconds(double N) const;
+  /// Routed experts (replicas counted) that N tokens touch in one MoE layer
+  /// under the deployment's routing: Σ over ranks of rankTouched(r, N)
+  /// (balanced: expertsTouched(N)). 0 for a dense model.
+  double expertReplicasTouched(double N) const;
+  /// Bytes of routed-expert weights a step of N tokens reads, all GPUs and
+  /// MoE layers: expertReplicasTouched(N) · one expert's bytes · MoE layers.
+  double expertWeightBytesRead(double N) const;
   /// Expected token-expert pairs per rank for N tokens (the straggler term
   /// not added): N · rankShare(r). Empty for a dense model.
   std::vector<double> rankLoads(double N) const;
@@ -255,6 +263,28 @@ public:
   /// data-parallel attention each GPU keeps whole tokens of its own
   /// sequences: 1/tp of the instance's tokens, MLA or not.
   double kvBytesPerTokenPerGpu() const { return static_cast<double>(kvBytesPerToken()) / kvSplit(); }
+  // Sliding-window attention (ModelSpec::sliding_window; docs/cost-model.md
+  // "Sliding-window KV"). Without a window: kvBytesPerTokenFull() =
+  // kvBytesPerToken(), kvBytesPerTokenWindowed() = 0.
+  /// Bytes per token of the layers that keep the whole context (whole instance).
+  std::int64_t kvBytesPerTokenFull() const { return kvBytesPerToken_ - kvWindowedPerToken_; }
+  /// Bytes per token of the sliding-window layers (whole instance).
+  std::int64_t kvBytesPerTokenWindowed() const { return kvWindowedPerToken_; }
+  /// Tokens a sliding layer keeps of a sequence of `tokens` under a paged
+  /// cache of `block_size` (vLLM V1's SlidingWindowManager): the blocks from
+  /// the one holding token tokens − W + 1 on, ⌈t/bs⌉ − ⌊max(0, t − W + 1)/bs⌋
+  /// blocks, at most ⌈(W + bs − 2)/bs⌉; times block_size. `tokens` rounded up
+  /// to blocks without a window.
+  std::int64_t windowTokensHeld(std::int64_t tokens, int block_size) const;
+  /// KV bytes (whole instance) one sequence of `tokens` holds in whole
+  /// blocks: ⌈t/bs⌉·bs tokens on the full layers + windowTokensHeld on the
+  /// sliding ones.
+  double kvBytesForContext(std::int64_t tokens, int block_size) const;
+  /// The most sequences that hold KV at once (cluster.max_num_seqs; default
+  /// 256, vLLM's): with a sliding window, kvCapacityBlocks counts on at most
+  /// this many windows.
+  void setMaxSeqs(int n) { maxSeqs_ = n; }
+  int maxSeqs() const { return maxSeqs_; }
   /// Whole instance: the layers' linear weights at the model dtype (1 B for
   /// fp8); embedding, norms and LM head stay at dtype_bytes.
   std::int64_t weightBytes() const { return weightBytes_; }
@@ -270,7 +300,11 @@ public:
   /// HBM × util − weights / tp − activation reserve (may be ≤ 0).
   double usableKvBytesPerGpu(double gpu_memory_utilization) const;
   /// ⌊usable / (block_size · kv bytes per token / tp) · kv_capacity_fraction⌋
-  /// blocks per instance. InputError when the weights do not fit ("Llama-3.1-70B
+  /// blocks per instance. With a sliding window the tokens T that fit are the
+  /// larger of usable / all layers' bytes and (usable − maxSeqs · W' · the
+  /// sliding layers' bytes) / the full layers' bytes, W' = ⌈(W + bs − 2)/bs⌉·bs
+  /// the most a sequence's window holds: ≤ maxSeqs sequences of Σ t ≤ T tokens
+  /// then fit (docs/cost-model.md "Sliding-window KV"). InputError when the weights do not fit ("Llama-3.1-70B
   /// needs 141 GB of weights; 1 × h100-sxm-80g offers 76 GB usable ...: use
   /// tp ≥ 2") or no block fits; also for util / fraction outside (0, 1] or
   /// block_size < 1.
@@ -337,7 +371,27 @@ private:
   double allToAllSecondsExact(double N) const;
   double fromGrid(const std::vector<double>& y, double N) const;
   double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
-  double decodePerToken_;      // kv_bytes / (tp·BW·η_kv)
+  double decodePerToken_;      // kv_bytes / (tp·BW·η_kv); with a window the full layers' bytes only
+  double decodeSlidePerToken_ = 0;       // the sliding layers' kv_bytes / (tp·BW·η_kv)
+  double prefillSlidePerUnit_ = 0;       // prefillPerUnit_'s share of the sliding layers (prefillPerUnit_: the others)
+  double window_ = 0;                    // sliding_window tokens (0: none)
+  std::int64_t kvWindowedPerToken_ = 0;  // kvBytesPerTokenWindowed()
+  int maxSeqs_ = 256;                    // setMaxSeqs
+  /// Decode attention's bandwidth-bound seconds before h: the full layers read
+  /// Σ L, the sliding ones min(Σ L, n·W) (= Σ min(L, W) when every context is
+  /// on one side of W, else an upper bound).
+  double decodeReadSeconds(const BatchShape& b) const {
+    if (window_ <= 0) return decodePerToken_ * b.decode_ctx_sum;
+    return decodePerToken_ * b.decode_ctx_sum +
+           decodeSlidePerToken_ * std::min(b.decode_ctx_sum, window_ * b.decode_seqs);
+  }
+  /// Prefill attention's seconds: the sliding layers attend over at most W
+  /// keys per new token, min(Σ n(c + n/2), W · Σ n).
+  double prefillAttnSeconds(const BatchShape& b) const {
+    if (window_ <= 0) return prefillPerUnit_ * b.prefill_attn;
+    return prefillPerUnit_ * b.prefill_attn +
+           prefillSlidePerUnit_ * std::min(b.prefill_attn, window_ * b.prefill_tokens);
+  }
   double overheadFixed_;       // t_step + t_layer·layers
   double cpuFixed_;            // t_step (the CPU part of overheadFixed_)
   bool async_ = false;         // setAsyncScheduling

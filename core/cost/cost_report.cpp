@@ -263,9 +263,17 @@ std::string formatCostReport(const CostModel& m, const BatchShape& batch,
   if (o.speculative) out += describeSpeculation(m, batch, o);
   const Kv kv = kvCapacity(m, o);
   if (kv.ok) {
-    out += "KV capacity: " + std::to_string(kv.blocks * o.block_size) + " tokens = " +
-           std::to_string(kv.blocks) + " blocks of " + std::to_string(o.block_size) +
-           " tokens (" + std::to_string(m.kvBytesPerToken()) + " B per token)\n";
+    out += "KV capacity: " + std::to_string(kv.blocks * o.block_size) + " tokens = " + std::to_string(kv.blocks) +
+           " blocks of " + std::to_string(o.block_size) + " tokens (" + std::to_string(m.kvBytesPerToken()) +
+           " B per token" +
+           (m.kvBytesPerTokenWindowed() > 0
+                ? "; " + std::to_string(m.kvBytesPerTokenWindowed()) + " of them on " +
+                      std::to_string(m.model().sliding_layers) + " sliding-window layers that keep " +
+                      std::to_string(m.windowTokensHeld(std::int64_t{1} << 40, o.block_size)) + "-" +
+                      std::to_string(m.windowTokensHeld((std::int64_t{1} << 40) + 1, o.block_size)) +
+                      " tokens, windows counted for " + std::to_string(m.maxSeqs()) + " sequences"
+                : std::string()) +
+           ")\n";
   } else {
     out += "KV capacity: none: " + kv.error + "\n";
   }
@@ -329,7 +337,8 @@ nlohmann::json costReportJson(const CostModel& m, const BatchShape& batch,
     j["kv_capacity"] = {{"tokens", kv.blocks * o.block_size},
                         {"blocks", kv.blocks},
                         {"block_size", o.block_size},
-                        {"bytes_per_token", m.kvBytesPerToken()}};
+                        {"bytes_per_token", m.kvBytesPerToken()},
+                        {"windowed_bytes_per_token", m.kvBytesPerTokenWindowed()}};
   } else {
     j["kv_capacity"] = nullptr;
     j["kv_error"] = kv.error;

@@ -44,7 +44,8 @@ std::string formatCostReport(const CostModel& model, const BatchShape& batch,
 /// model_dtype, kv_dtype, weight_bytes (whole instance), profile,
 /// batch{...}, iteration_ms, breakdown_ms{linear, prefill_attention,
 /// decode_attention, overhead, communication}, heterogeneity_h,
-/// kv_capacity{tokens, blocks, block_size, bytes_per_token} or
+/// kv_capacity{tokens, blocks, block_size, bytes_per_token,
+/// windowed_bytes_per_token (sliding-window layers; 0 without)} or
 /// kv_capacity null + kv_error, coefficients{...}.
 nlohmann::json costReportJson(const CostModel& model, const BatchShape& batch,
                               const CostReportOptions& opts = {});

@@ -190,6 +190,16 @@ double ExpertPlacement::imbalance(double N) const {
   return total > 0 ? worst / (total / ranks()) : 1.0;
 }
 
+double twoBatchOverlapSeconds(double computeHalf, double commHalf, int moeLayers) {
+  if (moeLayers <= 0) return 2.0 * (computeHalf + commHalf);
+  return 2.0 * std::max(computeHalf, commHalf) + std::min(computeHalf, commHalf) / moeLayers;
+}
+
+double tboComputeSlowdown(int sms, bool prefill) {
+  if (!prefill || sms <= kDeepEpNormalSms) return 1.0;
+  return static_cast<double>(sms) / (sms - kDeepEpNormalSms);
+}
+
 // ------------------------------------------------------------ AllToAllModel
 
 namespace {

@@ -130,6 +130,31 @@ class AllToAllModel {
   std::string source_;
 };
 
+/// SMs DeepEP's normal (prefill) kernels take while they run: the default
+/// of deep_ep.Buffer.num_sms (20; deepseek-ai/DeepEP deep_ep/buffer.py). The
+/// low-latency (decode) kernels send and receive by RDMA without holding SMs
+/// in flight, so they take none while overlapped.
+inline constexpr int kDeepEpNormalSms = 20;
+
+/// Two-batch overlap (SGLang --enable-two-batch-overlap; DeepSeek's
+/// inference system, docs/cost-model.md "Two-batch overlap"): the batch is
+/// split into two micro-batches of half the tokens and sequences; in every
+/// MoE layer one micro-batch's dispatch / combine runs while the other
+/// computes. `computeHalf`: one micro-batch's GPU work but the all-to-all
+/// (every layer), already slowed by the SMs the communication holds;
+/// `commHalf`: its all-to-all (dispatch + combine, every MoE layer). Per
+/// layer the compute stream runs both micro-batches' compute and the
+/// communication both all-to-alls, so the step lasts the larger of the two
+/// streams, plus the shorter one's share of one layer that cannot overlap
+/// (the first compute before any all-to-all, the last combine after it):
+/// max(2·C, 2·M) + min(C, M) / moeLayers. 0 layers: 2·C + 2·M.
+double twoBatchOverlapSeconds(double computeHalf, double commHalf, int moeLayers);
+
+/// The compute slowdown while the all-to-all runs beside it: sms / (sms −
+/// kDeepEpNormalSms) when the batch has prefill tokens (DeepEP's normal
+/// kernels), else 1 (low-latency kernels). 1 when sms ≤ kDeepEpNormalSms.
+double tboComputeSlowdown(int sms, bool prefill);
+
 /// An MoE model's deployment on an instance's tp GPUs (cluster.ep,
 /// cluster.attention_dp, cluster.ep_redundant, cluster.ep_placement,
 /// cluster.moe_routing) plus the links its all-to-all uses.
@@ -142,6 +167,15 @@ struct MoeDeployment {
   int dispatchBytes = 1;               ///< bytes per hidden value in dispatch (fp8, as DeepEP); combine is 2
   int gpusPerNode = 8;                 ///< for the all-to-all's NVLink / NIC split
   double nicBytesPerSecPerGpu = 50e9;  ///< the fabric's NIC bandwidth per GPU
+  /// Two-batch overlap (cluster.two_batch_overlap; needs attentionDp): a step
+  /// of at least tboMinTokens tokens runs as two micro-batches, one's
+  /// all-to-all under the other's compute (twoBatchOverlapSeconds).
+  bool twoBatchOverlap = false;
+  int tboMinTokens = 2;
+  /// With attentionDp: each of the tp DP ranks schedules its own sequences
+  /// in parallel (cluster.dp_scheduler "per-rank"), so the per-sequence CPU
+  /// cost is t_seq · sequences / tp; false: t_seq · sequences ("shared").
+  bool perRankScheduler = false;
 
   /// Nothing but the defaults (balanced routing, ep 1, attention TP).
   bool isPlain() const {

@@ -100,9 +100,9 @@ struct ModelSpec {
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
   // Sliding-window attention (the preset's "sliding_window" object): this many
-  // of the layers attend to the last `sliding_window` tokens only. Recorded
-  // from the config; the KV accounting does not use it yet (every layer keeps
-  // the whole context, docs/cost-model.md).
+  // of the layers attend to the last `sliding_window` tokens only and keep
+  // only those in the KV cache (CostModel::kvBytesForContext, kvCapacityBlocks,
+  // the decode read and prefill attention; docs/cost-model.md "Sliding-window KV").
   int sliding_window = 0;
   int sliding_layers = 0;
 

@@ -69,6 +69,9 @@ MoeDeployment makeMoeDeployment(const Scenario& s) {
   }
   d.gpusPerNode = c.fabric.gpus_per_node;
   d.nicBytesPerSecPerGpu = c.fabric.nic_gbps * 1e9 / 8.0 / std::max(1, c.fabric.gpus_per_node);
+  d.twoBatchOverlap = c.two_batch_overlap;
+  d.tboMinTokens = c.tbo_min_tokens;
+  d.perRankScheduler = c.dp_scheduler == "per-rank";
   return d;
 }
 

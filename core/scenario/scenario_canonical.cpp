@@ -144,6 +144,9 @@ nlohmann::ordered_json scenarioToJson(const Scenario& s) {
   if (c.attention_dp && c.pools.empty()) cl["attention_dp"] = true;
   if (c.ep_redundant != 0) cl["ep_redundant"] = c.ep_redundant;
   if (c.ep_placement) cl["ep_placement"] = *c.ep_placement;
+  if (c.two_batch_overlap) cl["two_batch_overlap"] = true;
+  if (c.tbo_min_tokens != 2) cl["tbo_min_tokens"] = c.tbo_min_tokens;
+  if (c.dp_scheduler != "shared") cl["dp_scheduler"] = c.dp_scheduler;
   if (!c.moe_routing.isDefault()) {
     ordered_json r = ordered_json::object();
     r["kind"] = c.moe_routing.kind;

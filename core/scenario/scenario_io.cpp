@@ -106,6 +106,9 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
   if (auto* x = find(v, "attention_dp")) c.attention_dp = boolean(*x, child(p, "attention_dp"));
   if (auto* x = find(v, "ep_redundant")) c.ep_redundant = intField(*x, child(p, "ep_redundant"), 0);
   if (auto* x = find(v, "ep_placement")) c.ep_placement = oneOf(*x, child(p, "ep_placement"), kEpPlacements);
+  if (auto* x = find(v, "two_batch_overlap")) c.two_batch_overlap = boolean(*x, child(p, "two_batch_overlap"));
+  if (auto* x = find(v, "tbo_min_tokens")) c.tbo_min_tokens = intField(*x, child(p, "tbo_min_tokens"), 2);
+  if (auto* x = find(v, "dp_scheduler")) c.dp_scheduler = oneOf(*x, child(p, "dp_scheduler"), kDpSchedulers);
   if (auto* x = find(v, "moe_routing")) {
     const std::string q = child(p, "moe_routing");
     object(*x, q);

@@ -54,6 +54,9 @@ inline const Keys kClusterKeys = {"instances",
                                   "ep_redundant",
                                   "ep_placement",
                                   "moe_routing",
+                                  "two_batch_overlap",
+                                  "tbo_min_tokens",
+                                  "dp_scheduler",
                                   "expert_dtype",
                                   "speculative",
                                   "pools",
@@ -114,7 +117,8 @@ inline constexpr std::int64_t kMaxConcurrency = 1000000;
 inline const Keys kTraceFormats = {"auto", "azure", "burstgpt", "mooncake", "servelab"};
 inline const Keys kAllReduceModes = {"vllm", "nccl", "ring"};  // cost/collectives.h
 inline const Keys kPreemptionModes = {"swap", "recompute"};
-inline const Keys kEpPlacements = {"contiguous", "eplb"};        // cost/moe.h
+inline const Keys kEpPlacements = {"contiguous", "eplb"};
+inline const Keys kDpSchedulers = {"shared", "per-rank"};        // cost/moe.h
 inline const Keys kRoutingKinds = {"balanced", "zipf", "file"};  // cost/moe.h
 inline const Keys kDTypes = {"bf16", "fp16", "fp8"};
 inline const Keys kExpertDTypes = {"bf16", "fp16", "fp8", "mxfp4"};

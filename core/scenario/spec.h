@@ -184,6 +184,16 @@ struct ClusterSpec {
   int ep_redundant = 0;
   std::optional<std::string> ep_placement;
   MoeRoutingSpec moe_routing;
+  // Two-batch overlap (cost/moe.h twoBatchOverlapSeconds): steps of at least
+  // tbo_min_tokens tokens run as two micro-batches, one's all-to-all hidden
+  // under the other's compute; needs attention_dp (on every pool that has pools).
+  bool two_batch_overlap = false;
+  int tbo_min_tokens = 2;
+  // Data-parallel attention's CPU scheduling (cost/moe.h MoeDeployment::
+  // perRankScheduler): "shared" (one t_seq per sequence of the instance) or
+  // "per-rank" (each DP rank schedules its own sequences in parallel, as
+  // SGLang's per-rank schedulers do: t_seq · sequences / ranks).
+  std::string dp_scheduler = "shared";
   SpeculativeScenario speculative;
   // Mixed pools (issue 49): when given, the cluster is these pools in order
   // (instances numbered pool by pool) and `instances`, `gpu`, `tp`, `ep`,

@@ -341,3 +341,106 @@ TEST(MoePrecision, Mxfp4ExpertsFitGptOss120bOnOneGpu) {
             }).find("cluster.expert_dtype: fp8 needs a GPU with FP8 tensor cores"),
             std::string::npos);
 }
+
+// Two-batch overlap (issue 47; docs/cost-model.md "Two-batch overlap").
+TEST(MoeTbo, OverlapAndSlowdownByHand) {
+  // Compute-bound: 2·3 + min(3, 1)/10 layers; comm-bound the same, mirrored.
+  EXPECT_DOUBLE_EQ(twoBatchOverlapSeconds(3.0, 1.0, 10), 6.1);
+  EXPECT_DOUBLE_EQ(twoBatchOverlapSeconds(1.0, 3.0, 10), 6.1);
+  EXPECT_DOUBLE_EQ(twoBatchOverlapSeconds(2.0, 2.0, 4), 4.5);
+  EXPECT_DOUBLE_EQ(twoBatchOverlapSeconds(2.0, 1.0, 0), 6.0);  // no MoE layer: nothing overlaps
+  // DeepEP's normal kernels hold 20 of the 132 SMs of an H100 / H200 in prefill; none in decode.
+  EXPECT_DOUBLE_EQ(tboComputeSlowdown(132, true), 132.0 / 112);
+  EXPECT_DOUBLE_EQ(tboComputeSlowdown(132, false), 1.0);
+  EXPECT_DOUBLE_EQ(tboComputeSlowdown(16, true), 1.0);
+}
+
+namespace {
+MoeDeployment dpEp8(bool tbo) {
+  MoeDeployment d;
+  d.ep = 8;
+  d.attentionDp = true;
+  d.twoBatchOverlap = tbo;
+  return d;
+}
+}  // namespace
+
+TEST(MoeTbo, DecodeStepIsTheLargerStreamOfTwoHalves) {
+  const CostModel off = qwen235(dpEp8(false));
+  const CostModel on = qwen235(dpEp8(true));
+  // 256 decode sequences: two micro-batches of 128, each running every
+  // layer but the all-to-all (C) and its dispatch + combine (M).
+  const BatchShape full = decode(256), half = decode(128);
+  const CostBreakdown h = off.breakdown(half), f = off.breakdown(full);
+  const double C = h.linear_s + h.expert_s + f.decode_attn_s / 2;  // decode: no SM slowdown
+  const double M = off.allToAllSeconds(128);
+  EXPECT_DOUBLE_EQ(M, h.a2a_s);
+  const double gpu = 2 * std::max(C, M) + std::min(C, M) / 94;
+  EXPECT_NEAR(on.iterationSeconds(full), f.overhead_s + gpu, 1e-12);
+  const CostBreakdown b = on.breakdown(full);
+  EXPECT_NEAR(b.total_s, on.iterationSeconds(full), 1e-12);
+  EXPECT_NEAR(b.linear_s, 2 * h.linear_s, 1e-12);
+  EXPECT_NEAR(b.expert_s, 2 * h.expert_s, 1e-12);
+  EXPECT_NEAR(b.a2a_s, gpu - 2 * C, 1e-12);  // the exposed all-to-all
+  EXPECT_GE(b.a2a_s, 0);
+  // 16 sequences: both halves read the non-expert weights (weight bound),
+  // twice the one-batch read; the overlap loses there (SGLang: -27 % at 32
+  // tokens a GPU), and a minimum batch turns it off.
+  const BatchShape small = decode(16);
+  EXPECT_NEAR(on.breakdown(small).linear_s, 2 * off.breakdown(decode(1)).linear_s, 1e-12);
+  EXPECT_GT(on.iterationSeconds(small), off.iterationSeconds(small));
+  MoeDeployment min = dpEp8(true);
+  min.tboMinTokens = 64;
+  EXPECT_DOUBLE_EQ(qwen235(min).iterationSeconds(small), off.iterationSeconds(small));
+  EXPECT_NE(qwen235(min).iterationSeconds(full), off.iterationSeconds(full));
+}
+
+TEST(MoeTbo, PrefillComputeSlowsByTheSmsDeepEpHolds) {
+  const CostModel off = qwen235(dpEp8(false));
+  const CostModel on = qwen235(dpEp8(true));
+  BatchShape full, half;
+  for (int i = 0; i < 4; ++i) addPrefillChunk(full, 4096);
+  for (int i = 0; i < 2; ++i) addPrefillChunk(half, 4096);
+  const CostBreakdown h = off.breakdown(half), f = off.breakdown(full);
+  const double sigma = 132.0 / 112;
+  const double C = sigma * (h.linear_s + h.expert_s + f.prefill_attn_s / 2);
+  const double M = off.allToAllSeconds(8192);
+  EXPECT_NEAR(on.iterationSeconds(full), f.overhead_s + 2 * std::max(C, M) + std::min(C, M) / 94, 1e-12);
+  EXPECT_NEAR(on.breakdown(full).prefill_attn_s, sigma * f.prefill_attn_s, 1e-12);
+  // 16384 tokens over NVLink: the all-to-all is hidden, the step is the compute's.
+  EXPECT_LT(M, C);
+  EXPECT_LT(on.iterationSeconds(full), off.iterationSeconds(full));
+}
+
+TEST(MoeTbo, PerRankSchedulersShareTheSequencesCpuCost) {
+  MoeDeployment d = dpEp8(false);
+  const CostModel shared = qwen235(d);
+  d.perRankScheduler = true;
+  const CostModel perRank = qwen235(d);
+  const BatchShape b = decode(256);
+  // t_seq 4.4 µs: 256 sequences on one scheduler, or 32 on each of 8.
+  EXPECT_NEAR(shared.breakdown(b).overhead_s - perRank.breakdown(b).overhead_s, 4.4e-6 * 256 * 7 / 8, 1e-12);
+  EXPECT_NEAR(shared.iterationSeconds(b) - perRank.iterationSeconds(b), 4.4e-6 * 256 * 7 / 8, 1e-12);
+}
+
+TEST(MoeTbo, BadSettingsNameTheirField) {
+  const auto err = [](MoeDeployment d, const char* model = "qwen3-235b-a22b") {
+    return errorOf([&] {
+      CostModel cm(reg().gpu("h200-sxm-141g"), reg().model(model), 8, CostCoefficients{});
+      cm.setMoe(d);
+    });
+  };
+  MoeDeployment d;
+  d.ep = 8;
+  d.twoBatchOverlap = true;
+  EXPECT_EQ(err(d),
+            "cluster.two_batch_overlap: needs cluster.attention_dp with cluster.ep > 1 (it hides the expert "
+            "all-to-all, which only data-parallel attention has)");
+  d.attentionDp = true;
+  d.tboMinTokens = 1;
+  EXPECT_EQ(err(d), "cluster.tbo_min_tokens: must be >= 2 (got 1)");
+  MoeDeployment dense;
+  dense.twoBatchOverlap = true;
+  EXPECT_EQ(err(dense, "llama-3.1-70b"),
+            "cluster.two_batch_overlap: Llama-3.1-70B is a dense model (no expert all-to-all to hide)");
+}

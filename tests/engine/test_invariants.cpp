@@ -312,13 +312,18 @@ struct Totals {
 // An MoE deployment in one scenario of four (its own stream): Qwen3-30B-A3B
 // on 2 or 4 GPUs with expert parallelism, data-parallel attention, skewed
 // routing and EPLB replicas drawn at random (issue 47: blocks and memory
-// conserved with MoE deployments). Null for the others.
+// conserved with MoE deployments); half of them gpt-oss-20b, whose sliding
+// layers keep a 128-token window. Null for the others.
 std::unique_ptr<CostModel> moeCostModel(std::uint64_t seed) {
   Rng g = Rng::forStream(seed, "moe");
   if (g.uniform01() >= 0.25) return nullptr;
   const PresetRegistry& reg = PresetRegistry::builtin();
   const int tp = g.uniform01() < 0.5 ? 2 : 4;
-  auto cm = std::make_unique<CostModel>(reg.gpu("h100-sxm-80g"), reg.model("qwen3-30b-a3b"), tp, CostCoefficients{});
+  // Half of them gpt-oss-20b: sliding-window layers (W = 128) in the decode
+  // read and prefill attention, so in the step times the engine runs by.
+  Rng gw = Rng::forStream(seed, "moe-window");
+  const char* model = gw.uniform01() < 0.5 ? "gpt-oss-20b" : "qwen3-30b-a3b";
+  auto cm = std::make_unique<CostModel>(reg.gpu("h100-sxm-80g"), reg.model(model), tp, CostCoefficients{});
   MoeDeployment d;
   d.ep = g.uniform01() < 0.3 ? 1 : (g.uniform01() < 0.5 ? tp : 2);
   d.attentionDp = d.ep == tp && g.uniform01() < 0.5;

@@ -116,3 +116,90 @@ TEST(MoeDeploy, DeterministicAndSnapshotCarriesTheSplit) {
   }
   EXPECT_TRUE(sawBusy);
 }
+
+// Issue 47 anchor (a): two-batch overlap and per-rank schedulers from the
+// scenario, and a P/D-disaggregated wide-EP deployment of DeepSeek-V3 whose
+// pools carry their own EP (instances of 32 and 72 GPUs spanning nodes, so
+// the all-to-all crosses the NICs).
+TEST(MoeDeploy, TwoBatchOverlapFieldsReachTheCostModel) {
+  const auto cost = makeCostModel(withCluster({{"ep", 8},
+                                               {"attention_dp", true},
+                                               {"two_batch_overlap", true},
+                                               {"tbo_min_tokens", 64},
+                                               {"dp_scheduler", "per-rank"}}));
+  EXPECT_TRUE(cost->moe().twoBatchOverlap);
+  EXPECT_EQ(cost->moe().tboMinTokens, 64);
+  EXPECT_TRUE(cost->moe().perRankScheduler);
+  const auto plain = makeCostModel(withCluster({{"ep", 8}, {"attention_dp", true}}));
+  EXPECT_FALSE(plain->moe().twoBatchOverlap);
+  EXPECT_FALSE(plain->moe().perRankScheduler);
+  EXPECT_EQ(prepareError({{"ep", 8}, {"two_batch_overlap", true}}),
+            "moe.json: cluster.two_batch_overlap: needs cluster.attention_dp with cluster.ep > 1 (it hides the expert "
+            "all-to-all, which only data-parallel attention has)");
+  EXPECT_NE(errorOf([&] { withCluster({{"tbo_min_tokens", 1}}); }).find("cluster.tbo_min_tokens"), std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              withCluster({{"dp_scheduler", "global"}});
+            }).find("cluster.dp_scheduler"),
+            std::string::npos);
+}
+
+namespace {
+Scenario deepseekPd(bool tbo, int requests) {
+  const nlohmann::json pools = nlohmann::json::array(
+      {{{"gpu", "h100-sxm-80g"}, {"tp", 32}, {"ep", 32}, {"attention_dp", true}, {"role", "prefill"}},
+       {{"gpu", "h100-sxm-80g"}, {"tp", 72}, {"ep", 72}, {"attention_dp", true}, {"role", "decode"}}});
+  const nlohmann::json cluster = {{"model_dtype", "fp8"},
+                                  {"ep_redundant", 32},
+                                  {"two_batch_overlap", tbo},
+                                  {"dp_scheduler", "per-rank"},
+                                  {"max_num_seqs", 4096},
+                                  {"max_num_batched_tokens", 65536},
+                                  {"fabric", {{"gpus_per_node", 8}, {"nic_gbps", 3200}}},
+                                  {"pools", pools}};
+  const nlohmann::json workload = {{"arrival", {{"process", "closed"}, {"concurrency", 256}}},
+                                   {"input_tokens", {{"dist", "constant"}, {"value", 2000}}},
+                                   {"reasoning_tokens", {{"dist", "constant"}, {"value", 0}}},
+                                   {"answer_tokens", {{"dist", "constant"}, {"value", 32}}},
+                                   {"requests", requests}};
+  const nlohmann::json j = {{"schema_version", 1},
+                            {"cluster", cluster},
+                            {"model", "deepseek-v3"},
+                            {"workload", workload},
+                            {"policy", {{"id", "static-pd"}}},
+                            {"run", {{"seed", 3}}}};
+  return parseScenario(j, "pd.json");
+}
+}  // namespace
+
+TEST(MoeDeploy, DisaggregatedWideEpPoolsKeepTheirOwnExpertParallelism) {
+  auto run = prepareRun(deepseekPd(true, 512), "pd.json");
+  ASSERT_EQ(run->poolCosts.size(), 1u);  // the first pool's cost model is the run's
+  const CostModel& prefill = *run->cost;
+  const CostModel& decode = *run->poolCosts[0];
+  EXPECT_EQ(prefill.moe().ep, 32);
+  EXPECT_EQ(decode.moe().ep, 72);
+  EXPECT_TRUE(decode.moe().twoBatchOverlap);
+  EXPECT_EQ(decode.placement().ranks(), 72);
+  EXPECT_EQ(decode.placement().experts(), 256);
+  // 288 replicas (256 + 32) over 72 ranks: 4 a GPU.
+  for (int r = 0; r < 72; ++r) EXPECT_EQ(decode.placement().rankReplicaQ(r).size(), 4u);
+  // Instances over 4 and 9 nodes of 8: 24 of 32 (64 of 72) peers over the
+  // NICs; on one NVLink domain the same all-to-all takes well under half.
+  MoeDeployment nvl = decode.moe();
+  nvl.gpusPerNode = 72;  // the same instance on one NVLink domain
+  CostModel oneDomain(decode.gpu(), decode.model(), 72, decode.coefficients(), decode.precision());
+  oneDomain.setMoe(nvl);
+  EXPECT_GT(decode.allToAllSeconds(256 * 72), 2 * oneDomain.allToAllSeconds(256 * 72));
+  // End to end: every request through both pools, the same run twice.
+  const auto exec = [](bool tbo) {
+    auto r = prepareRun(deepseekPd(tbo, 512), "pd.json");
+    return executeRun(*r, RunOptions{});
+  };
+  const RunResult a = exec(true), b = exec(true);
+  EXPECT_EQ(a.summary.finished, 512);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  // Two-batch overlap hides part of the NIC all-to-all: the same requests finish sooner.
+  const RunResult off = exec(false);
+  EXPECT_EQ(off.summary.finished, 512);
+  EXPECT_LT(a.summary.sim_s, off.summary.sim_s);
+}

@@ -20,17 +20,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/common/speed_scale.h"
-#include "ui/cluster/cluster_view.h"
-#include "ui/inspector/inspector_panel.h"
-#include "ui/cluster/policy_view.h"
-#include "scenario/scenario_io.h"
-#include "ui/shell/main_window.h"
-#include "ui/controller/sim_controller.h"
-#include "ui/teaching/tour_guide.h"
-#include "ui/charts/chart_panel.h"
-#include "ui/compare/compare_window.h"
 #include "policy/registry.h"
+#include "run/run.h"
+#include "scenario/scenario_io.h"
+#include "ui/charts/chart_panel.h"
+#include "ui/cluster/cluster_view.h"
+#include "ui/cluster/policy_view.h"
+#include "ui/common/speed_scale.h"
+#include "ui/compare/compare_window.h"
+#include "ui/controller/sim_controller.h"
+#include "ui/inspector/inspector_panel.h"
+#include "ui/shell/main_window.h"
+#include "ui/teaching/tour_guide.h"
 
 namespace sl::ui {
 
@@ -40,6 +41,29 @@ constexpr double kLectureSpeed = 0.5;  // simulated seconds per wall second
 constexpr const char* kFirstScreen = "pascal-baseline-fcfs.json";
 constexpr int kTourWideWindow = 1500;  // narrower: the scenario dock steps aside during a tour
 // Same mapping as the speed slider in main_window.cpp (0.1× · 10^(v/15)).
+
+// The scenario's cost model, built once per model and deployment (the
+// figures of a sparse model's decode step); null if it cannot be built.
+const CostModel* tourCostModel(const Scenario& s) {
+  static std::string key;
+  static std::unique_ptr<CostModel> cost;
+  const ClusterSpec& c = s.cluster;
+  const std::string k = s.model + "|" + c.gpu + "|" + std::to_string(c.tp) + "|" + std::to_string(c.ep) + "|" +
+                        std::to_string(c.attention_dp) + "|" + std::to_string(c.ep_redundant) + "|" +
+                        c.moe_routing.kind + "|" + std::to_string(c.moe_routing.skew) + "|" + c.moe_routing.path + "|" +
+                        c.ep_placement.value_or("") + "|" + c.model_dtype + "|" + c.kv_dtype + "|" +
+                        c.expert_dtype.value_or("") + "|" + c.profile.value_or("") + "|" + c.engine.value_or("") + "|" +
+                        c.cost.dump() + "|" + s.base_dir;
+  if (k != key) {
+    key = k;
+    try {
+      cost = makeCostModel(s);
+    } catch (const std::exception&) {
+      cost.reset();
+    }
+  }
+  return cost.get();
+}
 
 // What a tour step's text quotes ("{NAME}", TourPanel::setLiveValues):
 // figures of this run so far, and the running policy's knobs as loaded
@@ -144,6 +168,26 @@ QMap<QString, QString> tourValues(const LiveFrame& f, ChartPanel& charts, const 
     if (specOn && drafted > 0) {
       const double acc = static_cast<double>(accepted) / static_cast<double>(drafted);
       put("acceptance", acc, tourPercent(acc));
+    }
+  }
+  // A sparse model's decode step (the speculative tour's last step): what
+  // the run's own cost model gives for batches of 1 and 8.
+  if (const CostModel* cost = tourCostModel(s); cost && cost->model().isMoe()) {
+    const ModelSpec& m = cost->model();
+    v["moe_model"] = QString::fromStdString(m.name.empty() ? m.id : m.name);
+    v["moe_layers"] = QString::number(m.moeLayers());
+    v["moe_experts"] = QString::number(m.experts);
+    v["moe_k"] = QString::number(m.experts_per_token);
+    v["moe_routing"] = QString::fromStdString(s.cluster.moe_routing.kind);
+    for (const int n : {1, 8}) {
+      const QString b = QString::number(n);
+      const double touched = cost->expertReplicasTouched(n), bytes = cost->expertWeightBytesRead(n);
+      put("moe_touched_b" + b, touched, QString::number(touched, 'f', touched < 10 ? 1 : 0));
+      put("moe_read_b" + b, bytes, QString("%1 GB").arg(bytes / 1e9, 0, 'f', 1));
+      BatchShape shape;
+      for (int i = 0; i < n; ++i) addDecodeSeq(shape, 1024);
+      const double expert = cost->breakdown(shape).expert_s;
+      put("moe_expert_b" + b, expert, tourSeconds(expert));
     }
   }
   if (s.workload.prefix) {

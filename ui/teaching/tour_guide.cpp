@@ -515,7 +515,10 @@ Tour measureTour() {
 // ~55 req/s), so the crossover steps use n-gram drafts; servelab-cli runs of
 // 6 000 requests put it at 37 req/s (mean TPOT 10.1 ms with, 11.4 ms without
 // at 36 req/s; 12.2 ms and 11.6 ms at 37). Step 5 shows EAGLE-3 at the high
-// rate.
+// rate. Step 6 leaves speculation for the other side of "a step reads the
+// weights": a sparse model (Qwen3-235B-A22B, the EP8 sample) reads more of
+// them as its batch grows; every figure is the run's cost model
+// (CostModel::expertReplicasTouched / expertWeightBytesRead / breakdown).
 Tour speculativeTour() {
   Tour t;
   t.id = "speculative";
@@ -573,6 +576,16 @@ Tour speculativeTour() {
                    "{vs:mean_tpot}. On this GPU EAGLE-3 pays up to saturation; where drafts stop paying depends on "
                    "how many are accepted.</p>"),
        {high, "cluster.speculative.method=eagle", "cluster.speculative.acceptance=eagle3-llama3.1-8b-vllm-k3"}},
+      {QObject::tr("A sparse model: batch 8 reads more weights than batch 1"), "moe-qwen3-235b-ep8.json", 1,
+       QObject::tr("<p>A dense model's decode step reads all its weights at any batch size. {moe_model} is "
+                   "<b>sparse</b>: each of its {moe_layers} MoE layers has {moe_experts} experts, and each token goes "
+                   "to {moe_k}. A step reads every expert that <i>any</i> of its tokens picked.</p>"
+                   "<p>One sequence picks {moe_touched_b1} experts a layer: {moe_read_b1} of expert weights a step. "
+                   "Eight pick theirs independently, seldom the same ones: {moe_touched_b8} a layer, {moe_read_b8} a "
+                   "step.</p>"
+                   "<p><b>Watch:</b> the experts' part of a decode step in this run's cost model (busiest GPU, "
+                   "{moe_routing} routing): {moe_expert_b1} at batch 1, {moe_expert_b8} at batch 8. The cards hold "
+                   "far more ({in_flight} requests in flight).</p>")},
   };
   t.steps[0].label = QObject::tr("n-gram speculation");
   t.steps[0].claims = {{kGreater, "tok_per_step", "1.3"}};
@@ -586,6 +599,11 @@ Tour speculativeTour() {
   t.steps[3].claims = {{kLess, "mean_tpot", "base:mean_tpot", 1.2}};
   t.steps[4].baseline = 3;
   t.steps[4].claims = {{kLess, "mean_tpot", "base:mean_tpot", 2}};
+  t.steps[5].label = QObject::tr("sparse model");
+  t.steps[5].claims = {{kGreater, "moe_read_b8", "moe_read_b1", 3},
+                       {kGreater, "moe_touched_b8", "moe_touched_b1", 3},
+                       {kGreater, "moe_expert_b8", "moe_expert_b1"},
+                       {kGreater, "in_flight", "8"}};
   return t;
 }
 
