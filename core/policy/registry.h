@@ -53,6 +53,7 @@ struct PolicyInfo {
   std::vector<KnobSpec> knobs;
   PolicyFactory make;       // builds the policy's parts
   bool poolRoles = false;   // reads cluster.pools[].role prefill / decode (Simulator::poolRole)
+  bool stageRoles = false;  // reads cluster.pools[].role "stage-k" (CascadeInfer's pinned stages)
 };
 
 /// Where a family's register function (policy/families.h) adds its policies.

@@ -1,5 +1,6 @@
 #include "run/run.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost/engine_presets.h"
@@ -155,20 +156,66 @@ FrontEndSpec makeFrontEnd(const Scenario& s) {
 
 // Pool roles (cluster.pools[].role): prefill / decode only for a policy that
 // disaggregates, on every pool, with both sides present; they replace the
-// policy's own split knob.
+// policy's own split knob. "stage-k" only for a policy that plans
+// CascadeInfer stages, on every pool, stages 1..S without gaps.
 namespace {
+void checkStageRoles(const Scenario& s, const PolicyInfo& info, std::size_t firstStage) {
+  const auto& pools = s.cluster.pools;
+  const auto where = [](std::size_t i) { return "cluster.pools[" + std::to_string(i) + "].role"; };
+  const auto isStage = [](const std::string& r) { return r.rfind("stage-", 0) == 0; };
+  if (!info.stageRoles) {
+    if (firstStage == pools.size()) return;
+    std::string users;
+    for (const PolicyInfo& p : policyCatalog())
+      if (p.stageRoles) users += (users.empty() ? "" : ", ") + p.id;
+    throw InputError(where(firstStage) + ": policy '" + s.policy.id + "' cannot use role '" + pools[firstStage].role +
+                     "'; stage roles need a policy that plans CascadeInfer stages: " + users);
+  }
+  std::vector<char> have(pools.size() + 1, 0);
+  int stages = 0;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    const std::string& r = pools[i].role;
+    if (r == "colocated" && firstStage == pools.size()) continue;
+    if (r == "colocated") throw InputError(where(i) + ": every pool needs a stage role (\"stage-k\") once one has one");
+    if (!isStage(r))
+      throw InputError(where(i) + ": policy '" + s.policy.id +
+                       "' plans length stages; its pools take \"stage-k\" "
+                       "roles, not '" +
+                       r + "'");
+    // (the parser accepts 1..64; a Scenario built in code may hold anything)
+    const std::string digits = r.substr(6);
+    const bool number = !digits.empty() && digits.size() <= 2 && digits.front() != '0' &&
+                        std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!number)
+      throw InputError(where(i) + ": a CascadeInfer stage role is \"stage-k\" with k from 1 to 64 (got '" + r + "')");
+    const int k = std::stoi(digits);
+    if (static_cast<std::size_t>(k) > pools.size())
+      throw InputError(where(i) + ": stage " + std::to_string(k) + " of " + std::to_string(pools.size()) +
+                       " pools; number the stages 1, 2, ... without gaps");
+    have[static_cast<std::size_t>(k)] = 1;
+    stages = std::max(stages, k);
+  }
+  for (int k = 1; k < stages; ++k)
+    if (!have[static_cast<std::size_t>(k)])
+      throw InputError(where(firstStage) + ": no pool has role \"stage-" + std::to_string(k) +
+                       "\"; number the stages 1.." + std::to_string(stages) + " without gaps");
+}
+
 void checkPoolRoles(const Scenario& s) {
   const auto& pools = s.cluster.pools;
-  std::size_t firstRole = pools.size();
+  std::size_t firstRole = pools.size(), firstStage = pools.size();
   bool prefill = false, decode = false;
   for (std::size_t i = 0; i < pools.size(); ++i) {
     if (pools[i].role == "prefill") prefill = true;
     if (pools[i].role == "decode") decode = true;
     if (pools[i].role != "colocated" && firstRole == pools.size()) firstRole = i;
+    if (pools[i].role.rfind("stage-", 0) == 0 && firstStage == pools.size()) firstStage = i;
   }
   if (firstRole == pools.size()) return;
   const auto where = [](std::size_t i) { return "cluster.pools[" + std::to_string(i) + "].role"; };
   const PolicyInfo& info = policyInfo(s.policy.id);
+  checkStageRoles(s, info, firstStage);
+  if (info.stageRoles) return;
   if (!info.poolRoles) {
     std::string users;
     for (const PolicyInfo& p : policyCatalog())

@@ -148,7 +148,26 @@ void Parser::cluster(const json& v, const std::string& p, ClusterSpec& c) const 
       if (auto* y = find(e, "attention_dp")) pool.attention_dp = boolean(*y, child(qi, "attention_dp"));
       if (auto* y = find(e, "price_usd_per_gpu_hour"))
         pool.price_usd_per_gpu_hour = nonNegative(*y, child(qi, "price_usd_per_gpu_hour"));
-      if (auto* y = find(e, "role")) pool.role = oneOf(*y, child(qi, "role"), kPoolRoles);
+      if (auto* y = find(e, "role")) {
+        // "stage-k" (k = 1, 2, ...: a CascadeInfer stage, 1 the shortest
+        // lengths; run/run.cpp checks the stages against the policy).
+        const std::string rq = child(qi, "role");
+        const std::string r = string(*y, rq);
+        if (r.rfind("stage-", 0) == 0) {
+          const std::string k = r.substr(6);
+          const bool digits = !k.empty() && k.size() <= 2 && k.front() != '0' &&
+                              std::all_of(k.begin(), k.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+          if (!digits || std::stoi(k) > 64)
+            fail(rq, "a CascadeInfer stage role is \"stage-k\" with k from 1 to 64 (got '" + r + "')");
+          pool.role = r;
+        } else if (contains(kPoolRoles, r)) {
+          pool.role = r;
+        } else {
+          std::string msg = "must be one of " + quotedList(kPoolRoles) + " or 'stage-k' (got '" + r + "'";
+          if (auto near = didYouMean(r, kPoolRoles)) msg += "; did you mean '" + *near + "'?";
+          fail(rq, msg + ")");
+        }
+      }
       total += pool.instances;
       c.pools.push_back(pool);
     }

@@ -130,7 +130,9 @@ struct PoolSpec {
   std::optional<double> price_usd_per_gpu_hour;  // unset: cluster's, else the GPU's list price
   // What the pool's instances do (docs/engine.md "Mixed pools"): "colocated"
   // (prefill and decode; the policy decides), or "prefill" / "decode" for a
-  // disaggregated policy (static-pd fixes them; Arrow starts from them).
+  // disaggregated policy (static-pd fixes them; Arrow starts from them), or
+  // "stage-k" (k = 1, 2, ...) for CascadeInfer: the pool's instances form
+  // (part of) stage k, 1 the shortest lengths.
   std::string role = "colocated";
   bool operator==(const PoolSpec&) const = default;
 };

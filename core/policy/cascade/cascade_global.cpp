@@ -76,30 +76,21 @@ void CascadeGlobal::attach(Simulator& sim) {
   wins_.assign(n, 0);
   cutSecondsPerToken_ = sim.config().kvBytesPerToken / bw;
 
-  // The latency model: profiling runs of the cost model, least squares.
-  const InstanceConfig& ic = sim.instance(0).config();
-  std::int64_t maxLen = 8192;
-  for (const auto& [in, out] : cfg_.prior) maxLen = std::max(maxLen, in + out);
-  QoeProfileOptions po;
-  po.minLength = std::max<std::int64_t>(16, cfg_.bucketBase / 2);
-  po.maxLength = maxLen;
-  po.kvTokens = ic.gpuBlocks * ic.blockSize;
-  po.maxBatch = ic.maxNumSeqs;
-  po.outputTokens = cfg_.profileOutput;
-  std::vector<QoeSample> samples = profileQoe(sim.cost(), po);
-  if (samples.size() < 5) {  // a small KV memory: shorter buckets and outputs
-    po.minLength = 16;
-    po.outputTokens = 16;
-    samples = profileQoe(sim.cost(), po);
-  }
-  if (samples.size() >= 5) {
-    qoe_ = fitQoe(samples);
-    qoeErr_ = meanRelativeError(qoe_, samples);
-  } else {
-    // Memory too small to profile even 16-token batches: no model (all
-    // D = 0), so the planner keeps one stage and refinement splits at the
-    // shortest sequence; reported as qoe_model/unfitted.
-    unfitted_ = true;
+  profilePools(sim);
+  // Stage roles: the pinned stages take their pools' instances, in stage
+  // order; otherwise the order is the instances' (the planner may reorder
+  // mixed pools).
+  order_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) order_[i] = static_cast<int>(i);
+  pinned_.clear();
+  if (!cfg_.poolStage.empty()) {
+    const auto stageOfInst = [&](int i) { return cfg_.poolStage[static_cast<std::size_t>(sim.poolOf(i))]; };
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return stageOfInst(a) < stageOfInst(b); });
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto s = static_cast<std::size_t>(stageOfInst(static_cast<int>(i)) - 1);
+      if (pinned_.size() <= s) pinned_.resize(s + 1, 0);
+      ++pinned_[s];
+    }
   }
 
   members_.assign(1, {});
@@ -113,6 +104,70 @@ void CascadeGlobal::attach(Simulator& sim) {
     tRefine_ = sim.startTimer("cascade-refine", secondsToNs(cfg_.refineIntervalS));
   if (cfg_.intraStage) tRebalance_ = sim.startTimer("cascade-rebalance", secondsToNs(cfg_.rebalanceIntervalS));
   tPump_ = sim.startTimer("cascade-pump", secondsToNs(cfg_.pumpIntervalS));
+}
+
+void CascadeGlobal::profilePools(const Simulator& sim) {
+  // The latency model: profiling runs of the cost model, least squares; one
+  // per pool (issue 49: each pool's GPU, TP and KV capacity), the first's
+  // is qoe() and the report's qoe_model/*.
+  std::int64_t maxLen = 8192;
+  for (const auto& [in, out] : cfg_.prior) maxLen = std::max(maxLen, in + out);
+  profiles_.clear();
+  profileOf_.assign(static_cast<std::size_t>(sim.numInstances()), 0);
+  unfitted_ = false;
+  for (int i = 0; i < sim.numInstances(); ++i) {
+    const int p = sim.poolOf(i);
+    profileOf_[static_cast<std::size_t>(i)] = p;
+    if (static_cast<int>(profiles_.size()) > p) continue;
+    const InstanceConfig& ic = sim.instance(i).config();
+    const CostModel& cost = sim.instance(i).cost();
+    PoolProfile pr;
+    pr.kvTokens = ic.gpuBlocks * ic.blockSize;
+    pr.maxBatch = ic.maxNumSeqs;
+    QoeProfileOptions po;
+    po.minLength = std::max<std::int64_t>(16, cfg_.bucketBase / 2);
+    po.maxLength = maxLen;
+    po.kvTokens = pr.kvTokens;
+    po.maxBatch = ic.maxNumSeqs;
+    po.outputTokens = cfg_.profileOutput;
+    std::vector<QoeSample> samples = profileQoe(cost, po);
+    if (samples.size() < 5) {  // a small KV memory: shorter buckets and outputs
+      po.minLength = 16;
+      po.outputTokens = 16;
+      samples = profileQoe(cost, po);
+    }
+    if (samples.size() >= 5) {
+      pr.q = fitQoe(samples);
+      pr.err = meanRelativeError(pr.q, samples);
+    } else {
+      // Memory too small to profile even 16-token batches: no model (all
+      // D = 0), so the planner keeps one stage and refinement splits at the
+      // shortest sequence; reported as qoe_model/unfitted.
+      unfitted_ = true;
+    }
+    profiles_.push_back(pr);
+  }
+  qoe_ = profiles_.front().q;
+  qoeErr_ = profiles_.front().err;
+  mixed_ = false;
+  for (const PoolProfile& pr : profiles_)
+    if (pr.q.d != qoe_.d || pr.kvTokens != profiles_.front().kvTokens || pr.maxBatch != profiles_.front().maxBatch)
+      mixed_ = true;
+}
+
+std::vector<QoeModel> CascadeGlobal::modelsIn(const std::vector<int>& order) const {
+  std::vector<QoeModel> m;
+  m.reserve(order.size());
+  for (int i : order) m.push_back(qoeOf(i));
+  return m;
+}
+
+void CascadeGlobal::defaultPinnedLayout() {
+  std::vector<std::int32_t> ups;
+  std::int64_t u = std::max<std::int64_t>(1, cfg_.bucketBase);
+  for (std::size_t s = 1; s < pinned_.size(); ++s, u *= 2)
+    ups.push_back(static_cast<std::int32_t>(std::min<std::int64_t>(u, kNoBound - 1)));
+  setLayout(pinned_, ups);
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> CascadeGlobal::lengthSample() const {
@@ -164,8 +219,14 @@ void CascadeGlobal::planNow(bool startup) {
     lastReplan_ = sim_->now();
     arrivalsSinceReplan_ = 0;
   }
+  const bool pinned = !pinned_.empty() && cfg_.layout == CascadeLayout::Planned;
   if (cfg_.layout == CascadeLayout::Single || E < 2 || samples.size() < 20 || rate <= 0 || unfitted_) {
-    if (startup) setLayout({E}, {});
+    if (startup) {
+      if (pinned)
+        defaultPinnedLayout();
+      else
+        setLayout({E}, {});
+    }
     return;
   }
   std::int64_t maxLen = 1;
@@ -176,6 +237,14 @@ void CascadeGlobal::planNow(bool startup) {
   }
   meanOut /= static_cast<double>(samples.size());
   edges_ = exponentialEdges(cfg_.bucketBase, maxLen);
+  // Pinned stages need a bucket each: finer buckets when there are more stages.
+  const auto S = static_cast<std::int64_t>(pinned_.size());
+  for (std::int64_t base = cfg_.bucketBase; pinned && static_cast<std::int64_t>(edges_.size()) - 1 < S && base > 1;)
+    edges_ = exponentialEdges(base /= 2, maxLen);
+  if (pinned && static_cast<std::int64_t>(edges_.size()) - 1 < S) {
+    if (startup) defaultPinnedLayout();
+    return;
+  }
   // Little's law: population = rate · mean output · time per token, where the
   // time per token is the model's Q at that population spread over E instances.
   const LengthHistogram unit = buildHistogram(samples, edges_, 1.0);
@@ -189,11 +258,24 @@ void CascadeGlobal::planNow(bool startup) {
   const InstanceConfig& ic = sim_->instance(0).config();
   const double meanLen = perSeq.n > 0 ? perSeq.sumL / perSeq.n : 1.0;
   const double capPerInstance = std::min<double>(ic.maxNumSeqs, static_cast<double>(ic.gpuBlocks * ic.blockSize) / std::max(1.0, meanLen));
-  double t = std::max(1e-4, qoe_.predict(perSeq));
+  // Mixed pools: the capacity is the instances' sum and the time per token
+  // the mean model's (the population spread evenly over them).
+  double capacity = capPerInstance * E;
+  QoeModel qMean = qoe_;
+  if (mixed_) {
+    capacity = 0;
+    qMean = QoeModel{};
+    for (int i = 0; i < E; ++i) {
+      const PoolProfile& pr = profiles_[static_cast<std::size_t>(profileOf_[static_cast<std::size_t>(i)])];
+      capacity += std::min<double>(pr.maxBatch, static_cast<double>(pr.kvTokens) / std::max(1.0, meanLen));
+      for (std::size_t k = 0; k < 5; ++k) qMean.d[k] += pr.q.d[k] / E;
+    }
+  }
+  double t = std::max(1e-4, qMean.predict(perSeq));
   double pop = 0;
   for (int it = 0; it < 20; ++it) {
-    pop = std::min(rate * meanOut * t, capPerInstance * E);
-    t = std::max(1e-4, qoe_.predict(perSeq.scaled(pop / E)));
+    pop = std::min(rate * meanOut * t, capacity);
+    t = std::max(1e-4, qMean.predict(perSeq.scaled(pop / E)));
   }
   pop = std::max(pop, static_cast<double>(E));
   if (cfg_.layout == CascadeLayout::Chain) {
@@ -239,8 +321,59 @@ void CascadeGlobal::planNow(bool startup) {
       return std::max(0.0, cost.iterationSeconds(b) - base);
     });
   }
-  const PlanCosts pc{qoe_, cutSecondsPerToken_};
-  plan_ = cfg_.exactPlanner ? planExact(h, pc, E) : planHeuristic(h, pc, E);
+  PlanCosts pc{qoe_, cutSecondsPerToken_, {}};
+  const auto solve = [&](const PlanCosts& c) {
+    return cfg_.exactPlanner ? planExact(h, c, E) : planHeuristic(h, c, E);
+  };
+  if (pinned) {
+    // Stage roles: the stages keep their pools' instances; only the cuts move.
+    setInstanceModels(pc, modelsIn(order_));
+    plan_ = planPinned(h, pc, pinned_);
+  } else if (!mixed_) {
+    plan_ = solve(pc);
+  } else {
+    // Mixed pools, no roles: stages are contiguous runs of an order of the
+    // pools (each pool's instances together; pools of equal profiles count
+    // as one); the planner tries every order of up to 5 such pools (the pool
+    // order and its reverse beyond) and keeps the cheapest plan (the first
+    // on ties).
+    std::vector<int> classOf(profiles_.size()), pools;
+    for (std::size_t p = 0; p < profiles_.size(); ++p) {
+      classOf[p] = static_cast<int>(p);
+      for (std::size_t r = 0; r < p; ++r)
+        if (profiles_[r].q.d == profiles_[p].q.d && profiles_[r].kvTokens == profiles_[p].kvTokens &&
+            profiles_[r].maxBatch == profiles_[p].maxBatch) {
+          classOf[p] = classOf[r];
+          break;
+        }
+      if (classOf[p] == static_cast<int>(p)) pools.push_back(static_cast<int>(p));
+    }
+    std::vector<std::vector<int>> orders;
+    if (pools.size() <= 5) {
+      do orders.push_back(pools);
+      while (std::next_permutation(pools.begin(), pools.end()));
+    } else {
+      orders.push_back(pools);
+      orders.emplace_back(pools.rbegin(), pools.rend());
+    }
+    bool first = true;
+    for (const std::vector<int>& po : orders) {
+      std::vector<int> order;
+      for (int p : po)
+        for (int i = 0; i < E; ++i)
+          if (classOf[static_cast<std::size_t>(profileOf_[static_cast<std::size_t>(i)])] == p) order.push_back(i);
+      PlanCosts c = pc;
+      setInstanceModels(c, modelsIn(order));
+      Plan cand = solve(c);
+      if (first || cand.cost < plan_.cost) {
+        plan_ = std::move(cand);
+        order_ = std::move(order);
+        pc = std::move(c);
+        first = false;
+      }
+    }
+  }
+  planCosts_ = pc;
   applyPlan(plan_, h);
   ++replans_;
 }
@@ -260,9 +393,11 @@ void CascadeGlobal::setLayout(const std::vector<int>& perStage, const std::vecto
   for (int s = 0; s < S; ++s) {
     if (s + 1 < S) setBound(s, uppers[static_cast<std::size_t>(s)]);
     for (int k = 0; k < perStage[static_cast<std::size_t>(s)] && i < sim_->numInstances(); ++k, ++i) {
-      members_[static_cast<std::size_t>(s)].push_back(i);
-      stageOf_[static_cast<std::size_t>(i)] = s;
+      const int inst = order_[static_cast<std::size_t>(i)];
+      members_[static_cast<std::size_t>(s)].push_back(inst);
+      stageOf_[static_cast<std::size_t>(inst)] = s;
     }
+    std::sort(members_[static_cast<std::size_t>(s)].begin(), members_[static_cast<std::size_t>(s)].end());
   }
   for (int s = 0; s < S; ++s) {
     boundaryLog_.push_back({sim_->now(), s, upper(s)});
@@ -421,11 +556,24 @@ void CascadeGlobal::report(std::vector<PolicyReportEntry>& out) const {
   if (unfitted_) out.push_back({"qoe_model/unfitted", 1});
   static const char* dk[] = {"qoe_model/D0", "qoe_model/D1", "qoe_model/D2", "qoe_model/D3", "qoe_model/D4"};
   for (int k = 0; k < 5; ++k) out.push_back({dk[k], qoe_.d[static_cast<std::size_t>(k)]});
+  // The later pools' models (mixed pools; the keys above are the first's).
+  for (std::size_t p = 1; p < profiles_.size(); ++p) {
+    const std::string pre = "pool" + std::to_string(p) + "/";
+    out.push_back({pre + "qoe_model/mean_relative_error", profiles_[p].err});
+    for (std::size_t k = 0; k < 5; ++k) out.push_back({pre + dk[k], profiles_[p].q.d[k]});
+  }
   out.push_back({"stages", static_cast<double>(stages())});
   for (int s = 0; s < stages(); ++s) {
     std::string key = "stage";
     key.append(std::to_string(s + 1));
     out.push_back({key + "/instances", static_cast<double>(members(s).size())});
+    if (profiles_.size() > 1)  // mixed pools: how many of the stage's instances each pool gives
+      for (std::size_t p = 0; p < profiles_.size(); ++p) {
+        const auto n = std::count_if(members(s).begin(), members(s).end(), [&](int i) {
+          return profileOf_[static_cast<std::size_t>(i)] == static_cast<int>(p);
+        });
+        if (n > 0) out.push_back({key + "/pool" + std::to_string(p) + "_instances", static_cast<double>(n)});
+      }
     if (s + 1 < stages()) out.push_back({key + "/upper_tokens", static_cast<double>(upper(s))});
   }
   out.push_back({"plan_cost", plan_.cost});

@@ -52,6 +52,10 @@ struct CascadeConfig {
   /// until the first replan.
   std::vector<std::pair<std::int64_t, std::int64_t>> prior;
   double priorRate = 0;
+  /// Stage roles (cluster.pools[p].role "stage-k"): k of each pool (1 =
+  /// the shortest lengths), one entry per pool; empty: no roles, the planner
+  /// chooses how many instances each stage gets.
+  std::vector<int> poolStage;
 };
 
 /// One bid (ask reply) from a receiver.
@@ -100,8 +104,21 @@ public:
   /// The length watch of a request in stage s: its upper bound (none in the last stage).
   std::int32_t watchThreshold(int s) const { return s + 1 < stages() ? upper(s) : -1; }
   const std::vector<int>& members(int s) const { return members_[static_cast<std::size_t>(s)]; }
+  /// The first pool's latency model (the only one without cluster.pools).
   const QoeModel& qoe() const { return qoe_; }
   double qoeFitError() const { return qoeErr_; }
+  /// The latency model of instance i: its pool's (mixed pools, issue 49).
+  const QoeModel& qoeOf(int instance) const {
+    return profiles_[static_cast<std::size_t>(profileOf_[static_cast<std::size_t>(instance)])].q;
+  }
+  /// Whether the pools' profiles differ (then a stage costs what its instances cost).
+  bool mixedPools() const { return mixed_; }
+  /// Stage roles: each stage's pinned instance count (empty: none).
+  const std::vector<int>& pinnedStages() const { return pinned_; }
+  /// The planning order: stage s takes the next members(s).size() instances of it.
+  const std::vector<int>& planOrder() const { return order_; }
+  /// The planner's costs at the last plan (its instance models in planning order).
+  const PlanCosts& planCosts() const { return planCosts_; }
   const Plan& plan() const { return plan_; }
   const std::vector<PendingMove>& queueOf(int receiver) const { return queues_[static_cast<std::size_t>(receiver)]; }
   std::int64_t handovers() const { return handovers_; }
@@ -116,7 +133,8 @@ public:
   /// Boundary history: (time, stage, new upper bound).
   struct BoundaryChange { SimTime t; int stage; std::int32_t upper; };
   const std::vector<BoundaryChange>& boundaryLog() const { return boundaryLog_; }
-  /// Stage layout (tests, experiments): stage s gets instances given, upper bounds `uppers` (S-1 values).
+  /// Stage layout (tests, experiments): stage s gets instances given (the next
+  /// ones of planOrder()), upper bounds `uppers` (S-1 values).
   void setLayout(const std::vector<int>& instancesPerStage, const std::vector<std::int32_t>& uppers);
   /// KV demand of an instance: tokens of its requests plus those on their way to it.
   double demand(int instance) const;
@@ -174,6 +192,11 @@ private:
   void setBound(int s, double b);
   void planNow(bool startup);
   void applyPlan(const Plan& p, const LengthHistogram& h);
+  void profilePools(const Simulator& sim);
+  /// Pinned stages before a plan: upper bounds bucketBase · 2^s.
+  void defaultPinnedLayout();
+  /// The instances' models in `order`.
+  std::vector<QoeModel> modelsIn(const std::vector<int>& order) const;
   void armWatch(Request& r);
   int stageForLength(std::int64_t len) const;
   std::string stageLabel(int s) const;
@@ -187,6 +210,18 @@ private:
   QoeModel qoe_;
   double qoeErr_ = 0;
   bool unfitted_ = false;
+  struct PoolProfile {
+    QoeModel q;
+    double err = 0;
+    std::int64_t kvTokens = 0;
+    int maxBatch = 0;
+  };
+  std::vector<PoolProfile> profiles_;  // one per pool (cluster.pools), in pool order
+  std::vector<int> profileOf_;         // each instance's profile
+  bool mixed_ = false;                 // the profiles differ
+  std::vector<int> pinned_;            // stage roles: instances per stage
+  std::vector<int> order_;             // planning order of the instances
+  PlanCosts planCosts_;
   Plan plan_;
   std::vector<std::int64_t> edges_;
   std::vector<double> bounds_;                // upper bound of each stage (last: +inf), EMA state

@@ -83,7 +83,13 @@ std::int64_t& stageCostEvaluations() {
   return n;
 }
 
-double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m) {
+void setInstanceModels(PlanCosts& c, const std::vector<QoeModel>& models) {
+  c.prefixD.assign(models.size() + 1, std::array<double, 5>{});
+  for (std::size_t i = 0; i < models.size(); ++i)
+    for (std::size_t k = 0; k < 5; ++k) c.prefixD[i + 1][k] = c.prefixD[i][k] + models[i].d[k];
+}
+
+double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m, int first) {
   ++stageCostEvaluations();
   QoeFeatures f;
   for (int k = a; k < b; ++k) {
@@ -100,7 +106,13 @@ double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int
     for (int k = a; k < b; ++k) load += h.prefillLoad[static_cast<std::size_t>(k)];
     slow = prefillSlowdown(load / m);
   }
-  return static_cast<double>(m) * c.q.batch(f.scaled(1.0 / m)) * slow;
+  if (c.prefixD.empty()) return static_cast<double>(m) * c.q.batch(f.scaled(1.0 / m)) * slow;
+  // Σ_i n·Q_i(g) = n·(Σ_i D_i)·x(g): Q is linear in D.
+  QoeModel sum;
+  const auto& lo = c.prefixD[static_cast<std::size_t>(first)];
+  const auto& hi = c.prefixD[static_cast<std::size_t>(first + m)];
+  for (std::size_t k = 0; k < 5; ++k) sum.d[k] = hi[k] - lo[k];
+  return sum.batch(f.scaled(1.0 / m)) * slow;
 }
 
 double cutCost(const LengthHistogram& h, const PlanCosts& c, int k) {
@@ -110,10 +122,12 @@ double cutCost(const LengthHistogram& h, const PlanCosts& c, int k) {
 
 double planCost(const LengthHistogram& h, const PlanCosts& c, const Plan& p) {
   double s = 0;
+  int first = 0;
   for (int i = 0; i < p.stages(); ++i) {
     s += stageCost(h, c, p.cuts[static_cast<std::size_t>(i)], p.cuts[static_cast<std::size_t>(i) + 1],
-                   p.instances[static_cast<std::size_t>(i)]);
+                   p.instances[static_cast<std::size_t>(i)], first);
     if (i > 0) s += cutCost(h, c, p.cuts[static_cast<std::size_t>(i)]);
+    first += p.instances[static_cast<std::size_t>(i)];
   }
   return s;
 }
@@ -133,7 +147,7 @@ Plan planExact(const LengthHistogram& h, const PlanCosts& c, int E) {
         for (int k0 = 0; k0 < k; ++k0) {
           const double prev = f[static_cast<std::size_t>(e0)][static_cast<std::size_t>(k0)];
           if (prev == inf || (k0 == 0) != (e0 == 0)) continue;
-          const double v = prev + stageCost(h, c, k0, k, e - e0) + (k0 > 0 ? cutCost(h, c, k0) : 0.0);
+          const double v = prev + stageCost(h, c, k0, k, e - e0, e0) + (k0 > 0 ? cutCost(h, c, k0) : 0.0);
           if (v < f[static_cast<std::size_t>(e)][static_cast<std::size_t>(k)]) {
             f[static_cast<std::size_t>(e)][static_cast<std::size_t>(k)] = v;
             from[static_cast<std::size_t>(e)][static_cast<std::size_t>(k)] = {e0, k0};
@@ -171,7 +185,7 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
       for (int k0 = s - 1; k0 < k; ++k0) {
         const double prev = g[static_cast<std::size_t>(s) - 1][static_cast<std::size_t>(k0)];
         if (prev == inf) continue;
-        const double v = prev + stageCost(h, c, k0, k, 1) + (k0 > 0 ? cutCost(h, c, k0) : 0.0);
+        const double v = prev + stageCost(h, c, k0, k, 1, s - 1) + (k0 > 0 ? cutCost(h, c, k0) : 0.0);
         if (v < g[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)]) {
           g[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)] = v;
           from[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)] = k0;
@@ -185,13 +199,26 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
   std::reverse(cuts.begin(), cuts.end());
   std::vector<int> inst(static_cast<std::size_t>(S), 1);
   // Spare instances (E > B): each to the stage whose cost drops the most (lowest index on ties).
+  // With instance models the spare joins the end of the stage and every
+  // later stage moves one position along the order (their costs change too).
+  const bool mixed = !c.prefixD.empty();
   for (int spare = E - S; spare > 0; --spare) {
     int best = 0;
     double bestGain = -inf;
+    std::vector<int> firstOf(static_cast<std::size_t>(S), 0);
+    for (int s = 1; s < S; ++s)
+      firstOf[static_cast<std::size_t>(s)] =
+          firstOf[static_cast<std::size_t>(s) - 1] + inst[static_cast<std::size_t>(s) - 1];
     for (int s = 0; s < S; ++s) {
       const int a = cuts[static_cast<std::size_t>(s)], b = cuts[static_cast<std::size_t>(s) + 1];
-      const double gain = stageCost(h, c, a, b, inst[static_cast<std::size_t>(s)]) -
-                          stageCost(h, c, a, b, inst[static_cast<std::size_t>(s)] + 1);
+      const int m = inst[static_cast<std::size_t>(s)], first = firstOf[static_cast<std::size_t>(s)];
+      double gain = stageCost(h, c, a, b, m, first) - stageCost(h, c, a, b, m + 1, first);
+      if (mixed)
+        for (int t = s + 1; t < S; ++t) {
+          const int at = cuts[static_cast<std::size_t>(t)], bt = cuts[static_cast<std::size_t>(t) + 1];
+          const int mt = inst[static_cast<std::size_t>(t)], ft = firstOf[static_cast<std::size_t>(t)];
+          gain += stageCost(h, c, at, bt, mt, ft) - stageCost(h, c, at, bt, mt, ft + 1);
+        }
       if (gain > bestGain) {
         bestGain = gain;
         best = s;
@@ -204,11 +231,12 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
   struct St {
     int a, b, m, prev, next, version;
     bool alive;
+    int first;  // position of its first instance in the planning order
   };
   std::vector<St> st;
-  for (int s = 0; s < S; ++s)
-    st.push_back({cuts[static_cast<std::size_t>(s)], cuts[static_cast<std::size_t>(s) + 1], inst[static_cast<std::size_t>(s)],
-                  s - 1, s + 1 < S ? s + 1 : -1, 0, true});
+  for (int s = 0, first = 0; s < S; first += inst[static_cast<std::size_t>(s)], ++s)
+    st.push_back({cuts[static_cast<std::size_t>(s)], cuts[static_cast<std::size_t>(s) + 1],
+                  inst[static_cast<std::size_t>(s)], s - 1, s + 1 < S ? s + 1 : -1, 0, true, first});
   // A merge is weighed against the pair's best split of the same
   // instances, not phase 1's: with a prefill term the one-instance stages
   // of phase 1 sit far past u = 1, their greedy spare instances leave the
@@ -217,11 +245,11 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
   // HeuristicKeepsThePipelineWithPrefillLoad).
   const auto bestSplit = [&](const St& x, const St& y) {
     const int M = x.m + y.m;
-    double best = stageCost(h, c, x.a, x.b, x.m) + stageCost(h, c, y.a, y.b, y.m);
+    double best = stageCost(h, c, x.a, x.b, x.m, x.first) + stageCost(h, c, y.a, y.b, y.m, y.first);
     int k = x.m;
     for (int j = 1; j < M; ++j) {
       if (j == x.m) continue;
-      const double v = stageCost(h, c, x.a, x.b, j) + stageCost(h, c, y.a, y.b, M - j);
+      const double v = stageCost(h, c, x.a, x.b, j, x.first) + stageCost(h, c, y.a, y.b, M - j, x.first + j);
       if (v < best) {
         best = v;
         k = j;
@@ -232,7 +260,7 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
   const auto gainOf = [&](int l) {
     const St& x = st[static_cast<std::size_t>(l)];
     const St& y = st[static_cast<std::size_t>(x.next)];
-    return bestSplit(x, y).first + cutCost(h, c, y.a) - stageCost(h, c, x.a, y.b, x.m + y.m);
+    return bestSplit(x, y).first + cutCost(h, c, y.a) - stageCost(h, c, x.a, y.b, x.m + y.m, x.first);
   };
   using Entry = std::tuple<double, int, int, int, int>;  // gain, -left (lowest index first on ties), left, vl, vr
   std::priority_queue<Entry> heap;
@@ -267,9 +295,10 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
       St& x = st[static_cast<std::size_t>(l)];
       St& y = st[static_cast<std::size_t>(x.next)];
       const auto [cost, k] = bestSplit(x, y);
-      if (k != x.m && cost < stageCost(h, c, x.a, x.b, x.m) + stageCost(h, c, y.a, y.b, y.m)) {
+      if (k != x.m && cost < stageCost(h, c, x.a, x.b, x.m, x.first) + stageCost(h, c, y.a, y.b, y.m, y.first)) {
         y.m += x.m - k;
         x.m = k;
+        y.first = x.first + k;
         moved = true;
       }
     }
@@ -280,6 +309,41 @@ Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int E) {
     p.cuts.push_back(st[static_cast<std::size_t>(s)].b);
     p.instances.push_back(st[static_cast<std::size_t>(s)].m);
   }
+  p.cost = planCost(h, c, p);
+  return p;
+}
+
+Plan planPinned(const LengthHistogram& h, const PlanCosts& c, const std::vector<int>& perStage) {
+  const int B = h.buckets();
+  const int S = static_cast<int>(perStage.size());
+  if (S < 1 || S > B) throw std::invalid_argument("planPinned: needs 1 <= stages <= buckets");
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  // g[s][k]: best cost of stages [0, s) covering buckets [0, k).
+  std::vector<std::vector<double>> g(static_cast<std::size_t>(S) + 1,
+                                     std::vector<double>(static_cast<std::size_t>(B) + 1, inf));
+  std::vector<std::vector<int>> from(static_cast<std::size_t>(S) + 1,
+                                     std::vector<int>(static_cast<std::size_t>(B) + 1, -1));
+  g[0][0] = 0;
+  for (int s = 1, first = 0; s <= S; first += perStage[static_cast<std::size_t>(s) - 1], ++s)
+    for (int k = s; k <= B - (S - s); ++k)
+      for (int k0 = s - 1; k0 < k; ++k0) {
+        const double prev = g[static_cast<std::size_t>(s) - 1][static_cast<std::size_t>(k0)];
+        if (prev == inf) continue;
+        const double v = prev + stageCost(h, c, k0, k, perStage[static_cast<std::size_t>(s) - 1], first) +
+                         (k0 > 0 ? cutCost(h, c, k0) : 0.0);
+        if (v < g[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)]) {
+          g[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)] = v;
+          from[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)] = k0;
+        }
+      }
+  Plan p;
+  p.cuts = {B};
+  for (int s = S, k = B; s > 0; --s) {
+    k = from[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)];
+    p.cuts.push_back(k);
+  }
+  std::reverse(p.cuts.begin(), p.cuts.end());
+  p.instances = perStage;
   p.cost = planCost(h, c, p);
   return p;
 }

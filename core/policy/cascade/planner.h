@@ -6,6 +6,11 @@
 // exact dynamic programme over instances × cut points (stages implicit), and
 // the two-phase heuristic (one instance per stage, then greedy merges of the
 // adjacent pair with the largest positive gain, from a max-heap).
+// Mixed pools (issue 49): the instances are planned in an order (stages take
+// contiguous runs of it) and each has its own model, so a stage costs
+// Σ_its instances Q_i^B(stage's sequences / m); pinned stages (pool roles
+// "stage-k") keep their instance counts and only the cuts are chosen.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -51,7 +56,15 @@ double prefillSlowdown(double u);
 struct PlanCosts {
   QoeModel q;
   double cutSecondsPerToken = 0;  // KV bytes per token / transfer bandwidth
+  /// Mixed pools: running sums of D over the instances in planning order
+  /// (E+1 entries, the first all 0; setInstanceModels). Empty: every
+  /// instance is q (one pool), and a stage costs m · Q^B as before.
+  std::vector<std::array<double, 5>> prefixD;
 };
+
+/// Gives the planner each instance's model, in planning order (stage s takes
+/// the next instances of that order): fills c.prefixD.
+void setInstanceModels(PlanCosts& c, const std::vector<QoeModel>& models);
 
 struct Plan {
   std::vector<int> cuts;       // S+1 bucket indices: stage s covers buckets [cuts[s], cuts[s+1])
@@ -65,7 +78,11 @@ struct Plan {
 std::int64_t& stageCostEvaluations();
 /// Cost of a stage over buckets [a, b) with m instances: m · Q^B(population / m),
 /// times prefillSlowdown(prefill load of its buckets / m) when h has one.
-double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m);
+/// With instance models (c.prefixD) the stage's instances are positions
+/// [first, first + m) of the planning order and the cost is
+/// Σ_i Q_i^B(population / m) (the stage's population spread evenly, as its
+/// routing and bid-ask rebalancing by KV demand spread it).
+double stageCost(const LengthHistogram& h, const PlanCosts& c, int a, int b, int m, int first = 0);
 /// Cost of cutting at edge k (0 < k < B).
 double cutCost(const LengthHistogram& h, const PlanCosts& c, int k);
 /// Total cost of a plan (recomputed from its stages and cuts).
@@ -77,5 +94,9 @@ Plan planExact(const LengthHistogram& h, const PlanCosts& c, int instances);
 /// min(E, B) stages; spare instances go one by one to the stage they help
 /// most), phase 2 greedy merges by largest positive gain (max-heap).
 Plan planHeuristic(const LengthHistogram& h, const PlanCosts& c, int instances);
+/// Pinned stages: stage s keeps perStage[s] instances (the next ones of the
+/// planning order); a DP over the cuts chooses each stage's length range
+/// (every stage gets >= 1 bucket). Needs 1 <= perStage.size() <= B.
+Plan planPinned(const LengthHistogram& h, const PlanCosts& c, const std::vector<int>& perStage);
 
 }  // namespace sl

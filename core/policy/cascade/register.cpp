@@ -3,6 +3,9 @@
 // cascadeinfer-length-aware-pipeline.txt), its ablation variants and the
 // baselines of its evaluation: vLLM-like instances behind a round-robin
 // balancer and Llumnix.
+#include <algorithm>
+#include <cstdlib>
+
 #include "policy/baselines/local_fcfs.h"
 #include "policy/cascade/cascade_global.h"
 #include "policy/cascade/llumnix_global.h"
@@ -89,6 +92,14 @@ PolicyFactory cascadeFactory(CascadeLayout layout, RefineMode refine, bool intra
     cc.bucketBase = c.knobs.getInt("bucket_base");
     cc.prefillTerm = c.knobs.getInt("prefill_term") == 1;
     fillPrior(c, cc);
+    // Stage roles (cluster.pools[p].role "stage-k"; run/run.cpp checks them).
+    if (c.scenario)
+      for (const PoolSpec& p : c.scenario->cluster.pools)
+        if (p.role.rfind("stage-", 0) == 0) cc.poolStage.push_back(std::atoi(p.role.c_str() + 6));
+    if (c.scenario && cc.poolStage.size() != c.scenario->cluster.pools.size()) cc.poolStage.clear();
+    const int pools = static_cast<int>(cc.poolStage.size());
+    if (std::any_of(cc.poolStage.begin(), cc.poolStage.end(), [&](int k) { return k < 1 || k > pools; }))
+      cc.poolStage.clear();  // (run/run.cpp rejects these before the policy runs)
     PolicyBundle b;
     b.global = std::make_unique<CascadeGlobal>(std::move(cc));
     b.makeLocal = [](int) { return std::make_unique<FcfsLocal>(); };
@@ -96,14 +107,21 @@ PolicyFactory cascadeFactory(CascadeLayout layout, RefineMode refine, bool intra
   };
 }
 
+// A policy that plans stages: it reads the pools' "stage-k" roles.
+PolicyInfo staged(PolicyInfo info) {
+  info.stageRoles = true;
+  return info;
+}
+
 }  // namespace
 
 void registerCascadePolicies(PolicyRegistry& reg) {
   const std::string paper = " (CascadeInfer, length-aware multi-instance pipeline)";
-  reg.add({"cascade", "CascadeInfer",
-           "CascadeInfer: instances in stages over length ranges planned by DP on a fitted latency model, "
-           "hand-over to the next stage by live migration, range refinement, bid-ask balancing" + paper,
-           false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Qoe, true)});
+  reg.add(staged({"cascade", "CascadeInfer",
+                  "CascadeInfer: instances in stages over length ranges planned by DP on a fitted latency model, "
+                  "hand-over to the next stage by live migration, range refinement, bid-ask balancing" +
+                      paper,
+                  false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Qoe, true)}));
   reg.add({"cascade-chain", "CascadeInfer",
            "CascadeInfer ablation (Fig. 14): one instance per stage, boundaries at equal-population length "
            "quantiles" + paper,
@@ -112,17 +130,20 @@ void registerCascadePolicies(PolicyRegistry& reg) {
            "CascadeInfer ablation (Fig. 14): one stage holding every instance (no hand-overs), intra-stage bid-ask "
            "rebalancing only" + paper,
            false, cascadeKnobs(), cascadeFactory(CascadeLayout::Single, RefineMode::Qoe, true)});
-  reg.add({"cascade-quantity", "CascadeInfer",
-           "CascadeInfer ablation (Fig. 15): range refinement that balances the number of requests on either side "
-           "of a boundary" + paper,
-           false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Quantity, true)});
-  reg.add({"cascade-memory", "CascadeInfer",
-           "CascadeInfer ablation (Fig. 15): range refinement that balances the KV memory (Σ lengths) on either "
-           "side of a boundary" + paper,
-           false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Memory, true)});
-  reg.add({"cascade-interstage-only", "CascadeInfer",
-           "CascadeInfer ablation (Fig. 16): bid-ask for hand-overs only, no intra-stage rebalancing" + paper,
-           false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Qoe, false)});
+  reg.add(
+      staged({"cascade-quantity", "CascadeInfer",
+              "CascadeInfer ablation (Fig. 15): range refinement that balances the number of requests on either side "
+              "of a boundary" +
+                  paper,
+              false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Quantity, true)}));
+  reg.add(staged({"cascade-memory", "CascadeInfer",
+                  "CascadeInfer ablation (Fig. 15): range refinement that balances the KV memory (Σ lengths) on either "
+                  "side of a boundary" +
+                      paper,
+                  false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Memory, true)}));
+  reg.add(staged({"cascade-interstage-only", "CascadeInfer",
+                  "CascadeInfer ablation (Fig. 16): bid-ask for hand-overs only, no intra-stage rebalancing" + paper,
+                  false, cascadeKnobs(), cascadeFactory(CascadeLayout::Planned, RefineMode::Qoe, false)}));
   // The existing round-robin router with vLLM's FCFS instances, fixed as a
   // policy id so a CascadeInfer comparison cannot pick another router.
   reg.add({"round-robin", "CascadeInfer",
