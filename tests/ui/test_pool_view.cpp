@@ -204,6 +204,18 @@ class TestPoolView : public QObject {
     QCOMPARE(*c.usdPerHour(), 8 * 2.5 + 16 * price("a100-80g"));
   }
 
+  void cascadeStagePoolsAreNamed() {
+    // A CascadeInfer stage role ("stage-k") is named as its stage, not as a
+    // colocated pool.
+    Scenario s = sample(kMixed);
+    s.policy.id = "cascade";
+    s.cluster.pools[0].role = "stage-1";
+    s.cluster.pools[1].role = "stage-2";
+    const auto pools = poolGroups(s);
+    QVERIFY2(pools[0].headerForms().front().startsWith("stage 1 pool"), qPrintable(pools[0].headerForms().front()));
+    QVERIFY2(pools[1].headerForms().front().startsWith("stage 2 pool"), qPrintable(pools[1].headerForms().front()));
+  }
+
   void onePoolLooksAsBefore() {
     // A one-pool cluster: no headers, the same pixels with or without the
     // scenario's (single) pool set.

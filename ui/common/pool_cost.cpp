@@ -20,6 +20,7 @@ QString tr(const char* s) {
 QString roleWord(const QString& role) {
   if (role == "prefill") return tr("prefill pool");
   if (role == "decode") return tr("decode pool");
+  if (role.startsWith("stage-")) return tr("stage %1 pool").arg(role.mid(6));  // a CascadeInfer stage
   return tr("colocated pool");
 }
 
