@@ -12,6 +12,7 @@
 
 #include "scenario/scenario_io.h"
 #include "ui/scenario/scenario_panel.h"
+#include "workload/presets.h"
 
 using namespace sl;
 using namespace sl::ui;
@@ -35,6 +36,44 @@ QComboBox* arrivals(const ScenarioPanel& p) {
 class TestPanel : public QObject {
   Q_OBJECT
 private slots:
+ // Choosing a workload preset shows its lengths at once.
+ void workloadPresetShowsItsLengths() {
+   const Scenario s = loadScenarioFile(SERVELAB_SOURCE_DIR "/samples/default.json");
+   ScenarioPanel p;
+   p.setScenario(s);
+   QComboBox* workload = nullptr;
+   for (QComboBox* c : p.findChildren<QComboBox*>())
+     if (c->count() > 1 && c->itemData(0).toString().isEmpty() && c->itemText(0).contains("own lengths")) workload = c;
+   QVERIFY(workload);
+   // The input editor: the first length-kind combo.
+   QComboBox* inputKind = nullptr;
+   for (QComboBox* c : p.findChildren<QComboBox*>())
+     if (c->findData(QString("lognormal")) >= 0 && c->findData(QString("constant")) >= 0) {
+       inputKind = c;
+       break;
+     }
+   QVERIFY(inputKind);
+   const auto presets = workloadPresets();
+   bool checked = false;
+   for (const auto& [id, desc] : presets) {
+     WorkloadSpec w = s.workload;
+     applyWorkloadPreset(id, w);
+     QString kind = "file";
+     if (w.input_tokens.kind == LengthDist::Kind::Constant)
+       kind = "constant";
+     else if (w.input_tokens.kind == LengthDist::Kind::Uniform)
+       kind = "uniform";
+     else if (w.input_tokens.kind == LengthDist::Kind::Lognormal)
+       kind = "lognormal";
+     if (kind == inputKind->currentData().toString()) continue;  // would not show a change
+     workload->setCurrentIndex(workload->findData(QString::fromStdString(id)));
+     QCOMPARE(inputKind->currentData().toString(), kind);
+     checked = true;
+     break;
+   }
+   QVERIFY2(checked, "no preset with another input-length kind than the sample's");
+ }
+
   // A trace scenario: the trace row shows its file and detected format; the
   // scenario built back keeps the trace and the fabric.
   void traceScenarioRoundTrip() {

@@ -417,11 +417,11 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     markDirty();
   });
   for (QComboBox* c : {gpu_, tp_, modelDtype_, kvDtype_, model_, workload_, router_})
-    connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty();
+    connect(c, &QComboBox::currentIndexChanged, this, [this](int) { markDirty(); });
   // A preset sets the lengths: show them (read-only); none: the scenario's own, editable.
   connect(workload_, &QComboBox::currentIndexChanged, this, [this](int) {
     if (!filling_) fillLengths();
-  }); });
+  });
   for (QSpinBox* s : {instances_, requests_, gpusPerNode_})
     connect(s, &QSpinBox::valueChanged, this, [this](int) { markDirty(); });
   connect(arrivals_, &QComboBox::currentIndexChanged, this, [this](int) {
