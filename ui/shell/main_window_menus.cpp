@@ -48,6 +48,8 @@
 #include "ui/scenario/scenario_panel.h"
 #include "ui/controller/sim_controller.h"
 
+#include "ui/plan/plan_window.h"  // Run ▸ Plan deployment…
+
 namespace sl::ui {
 
 namespace {
@@ -322,6 +324,16 @@ void MainWindow::buildMenus() {
     });
     w->show();
   });
+  QAction* planAction = run->addAction(tr("&Plan deployment…"), this, [this] {  // issue 49: ui/plan/plan_window.h
+    if (!ctl_->loaded()) return;
+    auto* w = new PlanWindow(ctl_->scenario(), this);
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    connect(w, &PlanWindow::openPoint, this, [this](const Scenario& s, const QString& name) {
+      if (loadScenario(s, name)) startInRunMode();
+    });
+    w->show();
+  });
+  planAction->setObjectName("PlanDeploymentAction");
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(scenarioDock_->toggleViewAction());
   view->addAction(chartsDock_->toggleViewAction());
