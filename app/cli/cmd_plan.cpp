@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,7 @@
 #include "experiments/experiment.h"
 #include "plan/plan.h"
 #include "sweep/parallel.h"
+#include "sweep/sweep_run.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -41,6 +46,7 @@ struct PlanArgs {
   std::string out;
   bool explain = false;
   std::optional<long long> candidate;
+  std::string shard;
   bool quiet = false;
 };
 
@@ -146,41 +152,13 @@ std::vector<char> paretoPng(const plan::PlanResult& r) {
 }
 #endif
 
-int runPlanCmd(PlanArgs& a) {
-  applyKinds(a);
-  plan::validatePlanOptions(a.opt);
-  if (a.candidate && !a.explain) throw InputError("--candidate: only with --explain");
-  const Scenario s = loadWithOverrides(a.scenario, nullptr, "plan");
-
-  // --explain --candidate N: that candidate of the (deterministic) candidate
-  // list, without the search.
-  if (a.explain && a.candidate) {
-    plan::Demand d;
-    const Scenario base = plan::scenarioAtRate(s, a.opt, &d);
-    const auto cands = plan::enumerateCandidates(base, a.opt);
-    if (*a.candidate < 0 || *a.candidate >= static_cast<long long>(cands.size()))
-      throw InputError("--candidate: " + std::to_string(*a.candidate) + " is not a candidate index (0 .. " +
-                       std::to_string(cands.size()) + " - 1; candidates.csv lists them)");
-    const plan::Candidate& c = cands[static_cast<std::size_t>(*a.candidate)];
-    std::printf("plan --explain: candidate %lld at %s req/s\n", *a.candidate, g(a.opt.rate).c_str());
-    printExplanation(plan::explain(plan::candidateScenario(base, c), c.deployment()));
-    return 0;
-  }
-
-#if !defined(SERVELAB_HAVE_UI) && defined(SERVELAB_CHARTS_HELPER)
-  // With --out the Pareto chart is drawn by the Qt twin (charts_helper.h):
-  // it runs the whole call. If it cannot start, the CSVs are still written.
-  if (!a.out.empty()) std::fprintf(stderr, "servelab-cli: note: no pareto.png: %s\n", execChartsHelper().c_str());
-#endif
-  InterruptScope interrupt;
-  RunProgress bar(!a.quiet);
-  if (!a.quiet) std::fprintf(stderr, "plan: searching on %d threads...\n", sweep::resolveJobs(a.opt.jobs));
-  const plan::PlanResult r = plan::runPlan(
-      s, a.opt, [&](std::size_t done, std::size_t total) { bar.update(done, total); }, &interruptFlag());
-  bar.done();
-
+// Prints the search's answer and writes its files to `out` (plan and
+// plan-merge alike).
+// `how`: what the wall time covers ("on 2 threads").
+int report(const plan::PlanResult& r, const plan::PlanOptions& opt, const std::string& out, bool explain,
+           const std::string& how) {
   const plan::Demand& d = r.demand;
-  std::printf("plan: %s, %s req/s", r.base.model.c_str(), g(a.opt.rate).c_str());
+  std::printf("plan: %s, %s req/s", r.base.model.c_str(), g(opt.rate).c_str());
   if (d.traceTimeScale)
     std::printf(" (trace at time_scale %s; its own rate %s req/s)", formatDouble(*d.traceTimeScale, 6).c_str(),
                 g(d.traceNativeRate).c_str());
@@ -188,7 +166,7 @@ int runPlanCmd(PlanArgs& a) {
   if (r.base.slo.ttft_s) std::printf(" TTFT <= %s ms", ms(*r.base.slo.ttft_s).c_str());
   if (r.base.slo.tpot_s) std::printf(" TPOT <= %s ms", ms(*r.base.slo.tpot_s).c_str());
   if (!r.base.slo.ttft_s && !r.base.slo.tpot_s) std::printf(" (none set: QoE only)");
-  std::printf(", target %s %%\n", formatFixed(100 * a.opt.target, 1).c_str());
+  std::printf(", target %s %%\n", formatFixed(100 * opt.target, 1).c_str());
   std::printf("demand: %lld requests over %s s; prompts %s tok/s (mean %s), outputs %s tok/s (mean %s)\n",
               static_cast<long long>(d.requests), g(d.spanS).c_str(), formatFixed(d.prefillTokensPerS, 0).c_str(),
               formatFixed(d.meanInput, 0).c_str(), formatFixed(d.decodeTokensPerS, 0).c_str(),
@@ -200,12 +178,10 @@ int runPlanCmd(PlanArgs& a) {
     overBudget += o.status == plan::Status::OverBudget;
   }
   std::string pruned = "roofline " + std::to_string(roofline) + ", cost bound " + std::to_string(costBound);
-  if (a.opt.budget) pruned += ", over budget " + std::to_string(overBudget);
-  std::printf(
-      "candidates: %zu (unfit %zu, pruned %zu: %s; simulated %zu, meeting the target %zu); wall %s s on %d "
-      "threads\n",
-      r.candidates.size(), r.unfit, r.pruned, pruned.c_str(), r.simulated, r.met, formatFixed(r.wallS, 1).c_str(),
-      std::min(sweep::resolveJobs(a.opt.jobs), static_cast<int>(std::max<std::size_t>(1, r.simulated))));
+  if (opt.budget) pruned += ", over budget " + std::to_string(overBudget);
+  std::printf("candidates: %zu (unfit %zu, pruned %zu: %s; simulated %zu, meeting the target %zu); wall %s s %s\n",
+              r.candidates.size(), r.unfit, r.pruned, pruned.c_str(), r.simulated, r.met,
+              formatFixed(r.wallS, 1).c_str(), how.c_str());
   std::size_t w = 10;
   for (std::size_t i : r.pareto) w = std::max(w, r.candidates[i].deployment().size());
   for (std::size_t i : r.closestMisses) w = std::max(w, r.candidates[i].deployment().size());
@@ -214,14 +190,14 @@ int runPlanCmd(PlanArgs& a) {
   printHeader(w);
   for (std::size_t i : r.pareto) printRow(r, i, w);
   const bool met = r.winner && r.outcomes[*r.winner].meets;
-  if (a.opt.budget) {
+  if (opt.budget) {
     if (r.winner) {
-      std::printf("\nwinner (most goodput per dollar within $%s/hour)%s:\n", usd(*a.opt.budget).c_str(),
+      std::printf("\nwinner (most goodput per dollar within $%s/hour)%s:\n", usd(*opt.budget).c_str(),
                   met ? "" : " (below the attainment target)");
       printHeader(w);
       printRow(r, *r.winner, w);
     } else {
-      std::printf("\nno deployment simulated within the budget of $%s/hour\n", usd(*a.opt.budget).c_str());
+      std::printf("\nno deployment simulated within the budget of $%s/hour\n", usd(*opt.budget).c_str());
     }
   } else if (r.winner) {
     std::printf("\nwinner (cheapest meeting the target):\n");
@@ -229,14 +205,14 @@ int runPlanCmd(PlanArgs& a) {
     printRow(r, *r.winner, w);
   } else {
     std::printf("\nno feasible deployment: none of the %zu simulated reaches %s %% SLO attainment\n", r.simulated,
-                formatFixed(100 * a.opt.target, 1).c_str());
+                formatFixed(100 * opt.target, 1).c_str());
   }
   if (!r.closestMisses.empty()) {
     std::printf("closest misses (highest attainment):\n");
     printHeader(w);
     for (std::size_t i : r.closestMisses) printRow(r, i, w);
   }
-  if (a.explain && r.winner) {
+  if (explain && r.winner) {
     const plan::Candidate& c = r.candidates[*r.winner];
     std::printf("\nexplain (candidate %zu):\n", *r.winner);
     printExplanation(plan::explain(plan::candidateScenario(r.base, c), c.deployment()));
@@ -261,12 +237,12 @@ int runPlanCmd(PlanArgs& a) {
     }
   }
 
-  if (!a.out.empty()) {
+  if (!out.empty()) {
     // Everything is built first, then committed as one group: a failure
     // leaves no half-written folder.
     std::vector<std::pair<std::string, std::string>> files = {{"candidates.csv", plan::candidatesCsv(r)},
                                                               {"pareto.csv", plan::paretoCsv(r)},
-                                                              {"plan.json", plan::planJson(r, a.opt).dump(2) + "\n"}};
+                                                              {"plan.json", plan::planJson(r, opt).dump(2) + "\n"}};
 #ifdef SERVELAB_HAVE_UI
     std::string png;
     try {
@@ -277,11 +253,11 @@ int runPlanCmd(PlanArgs& a) {
     }
     if (!png.empty()) files.emplace_back("pareto.png", png);
 #endif
-    ensureDirectory(a.out);
+    ensureDirectory(out);
     std::vector<AtomicFileWriter> writers;
     writers.reserve(files.size());
     for (const auto& [name, text] : files) {
-      writers.emplace_back(a.out + "/" + name);
+      writers.emplace_back(out + "/" + name);
       writers.back().stream() << text;
     }
     std::vector<AtomicFileWriter*> ptrs;
@@ -289,9 +265,113 @@ int runPlanCmd(PlanArgs& a) {
     commitAll(ptrs);
     std::string names;
     for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.first;
-    std::printf("\nwrote %s/{%s}\n", a.out.c_str(), names.c_str());
+    std::printf("\nwrote %s/{%s}\n", out.c_str(), names.c_str());
   }
   return 0;
+}
+
+// The Pareto chart is drawn by the Qt twin (charts_helper.h): with --out it
+// runs the whole call. If it cannot start, the CSVs are still written.
+void execChartsTwin([[maybe_unused]] const std::string& out) {
+#if !defined(SERVELAB_HAVE_UI) && defined(SERVELAB_CHARTS_HELPER)
+  if (!out.empty()) std::fprintf(stderr, "servelab-cli: note: no pareto.png: %s\n", execChartsHelper().c_str());
+#endif
+}
+
+// `plan ... --shard K/N --out DIR`: this shard's runs, recorded in
+// DIR/plan-shard-K-of-N.json (written last, atomically) for plan-merge.
+int runShard(PlanArgs& a, const Scenario& s) {
+  const sweep::Shard sh = sweep::parseShard(a.shard);
+  InterruptScope interrupt;
+  RunProgress bar(!a.quiet);
+  plan::PlanShardReport rep;
+  const nlohmann::ordered_json rec = plan::runPlanShard(
+      s, a.opt, sh.index, sh.count, [&](std::size_t done, std::size_t total) { bar.update(done, total); },
+      &interruptFlag(), &rep);
+  bar.done();
+  ensureDirectory(a.out);
+  const std::string path = a.out + "/" + plan::planShardFileName(sh.index, sh.count);
+  writeFileAtomic(path, rec.dump(1) + "\n");
+  std::printf(
+      "plan shard %d/%d: %zu of the plan's %zu candidates to simulate (%zu over this shard's cost bound), "
+      "simulated %zu; wall %s s\nwrote %s (merge the shards with servelab-cli plan-merge)\n",
+      sh.index, sh.count, rep.share, rep.candidates, rep.costBound, rep.simulated, formatFixed(rep.wallS, 1).c_str(),
+      path.c_str());
+  return 0;
+}
+
+// `plan-merge DIR... --out DIR`: the shards' records into the plan's files.
+int runPlanMerge(const std::vector<std::string>& dirs, const std::string& out) {
+  namespace fs = std::filesystem;
+  execChartsTwin(out);
+  static const std::regex re("plan-shard-([0-9]+)-of-([0-9]+)\\.json");
+  std::vector<std::pair<std::string, nlohmann::json>> shards;
+  std::set<std::string> seen;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) throw InputError(d + ": not a folder (give the --out folders of plan --shard K/N)");
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    std::size_t found = 0;
+    for (const std::string& name : names) {
+      if (!std::regex_match(name, re)) continue;
+      ++found;
+      const std::string path = d + "/" + name;
+      const std::string canon = fs::weakly_canonical(path, ec).string();
+      if (!seen.insert(canon.empty() ? path : canon).second) continue;  // the same folder given twice
+      std::ifstream in(path, std::ios::binary);
+      nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      if (j.is_discarded()) throw InputError(path + ": not valid JSON (a plan shard record)");
+      shards.emplace_back(path, std::move(j));
+    }
+    if (found == 0)
+      throw InputError(d +
+                       ": no plan shard (plan-shard-K-of-N.json) in it; run servelab-cli plan SCENARIO.json ... "
+                       "--shard K/N --out " +
+                       d + " first");
+  }
+  plan::PlanOptions opt;
+  const plan::PlanResult r = plan::mergePlanShards(shards, &opt);
+  return report(r, opt, out, false, "(the longest of " + std::to_string(shards.size()) + " shards + the merge)");
+}
+
+int runPlanCmd(PlanArgs& a) {
+  applyKinds(a);
+  plan::validatePlanOptions(a.opt);
+  if (a.candidate && !a.explain) throw InputError("--candidate: only with --explain");
+  if (!a.shard.empty()) {
+    (void)sweep::parseShard(a.shard);
+    if (a.out.empty()) throw InputError("--shard: give --out DIR (the shard writes its record there)");
+    if (a.explain) throw InputError("--shard: not with --explain (explain the merged plan's winner)");
+  }
+  const Scenario s = loadWithOverrides(a.scenario, nullptr, "plan");
+
+  // --explain --candidate N: that candidate of the (deterministic) candidate
+  // list, without the search.
+  if (a.explain && a.candidate) {
+    plan::Demand d;
+    const Scenario base = plan::scenarioAtRate(s, a.opt, &d);
+    const auto cands = plan::enumerateCandidates(base, a.opt);
+    if (*a.candidate < 0 || *a.candidate >= static_cast<long long>(cands.size()))
+      throw InputError("--candidate: " + std::to_string(*a.candidate) + " is not a candidate index (0 .. " +
+                       std::to_string(cands.size()) + " - 1; candidates.csv lists them)");
+    const plan::Candidate& c = cands[static_cast<std::size_t>(*a.candidate)];
+    std::printf("plan --explain: candidate %lld at %s req/s\n", *a.candidate, g(a.opt.rate).c_str());
+    printExplanation(plan::explain(plan::candidateScenario(base, c), c.deployment()));
+    return 0;
+  }
+
+  if (!a.shard.empty()) return runShard(a, s);
+  execChartsTwin(a.out);
+  InterruptScope interrupt;
+  RunProgress bar(!a.quiet);
+  if (!a.quiet) std::fprintf(stderr, "plan: searching on %d threads...\n", sweep::resolveJobs(a.opt.jobs));
+  const plan::PlanResult r = plan::runPlan(
+      s, a.opt, [&](std::size_t done, std::size_t total) { bar.update(done, total); }, &interruptFlag());
+  bar.done();
+  const int threads = std::min(sweep::resolveJobs(a.opt.jobs), static_cast<int>(std::max<std::size_t>(1, r.simulated)));
+  return report(r, a.opt, a.out, a.explain, "on " + std::to_string(threads) + " threads");
 }
 
 }  // namespace
@@ -325,8 +405,21 @@ std::function<int()> addPlanCommand(CLI::App& app) {
               "Explain the winner: where its time goes, which constraint binds (with --candidate N: that "
               "candidate of candidates.csv, without the search)");
   c->add_option("--candidate", a->candidate, "With --explain: the candidate index to explain");
+  c->add_option("--shard", a->shard,
+                "Simulate only shard K/N of the candidates (i % N == K) into --out DIR/plan-shard-K-of-N.json; "
+                "servelab-cli plan-merge combines them");
   c->add_flag("--quiet", a->quiet, "No progress on stderr");
   return [a]() { return runPlanCmd(*a); };
+}
+
+std::function<int()> addPlanMergeCommand(CLI::App& app) {
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto* c = app.add_subcommand("plan-merge",
+                               "Merge the shards of one plan (plan --shard K/N --out DIR) into the plan's outputs");
+  c->add_option("dirs", *dirs, "Folders holding plan-shard-K-of-N.json files")->required();
+  c->add_option("--out", *out, "Write candidates.csv, pareto.csv, plan.json (and pareto.png) here");
+  return [dirs, out]() { return runPlanMerge(*dirs, *out); };
 }
 
 }  // namespace sl::cli

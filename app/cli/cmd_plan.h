@@ -13,5 +13,8 @@ namespace sl::cli {
 
 /// Adds the subcommand to `app`; returns what to run when it was chosen.
 std::function<int()> addPlanCommand(CLI::App& app);
+/// `servelab-cli plan-merge DIR... --out DIR`: merges `plan --shard K/N`
+/// records into the one-process plan's outputs.
+std::function<int()> addPlanMergeCommand(CLI::App& app);
 
 }  // namespace sl::cli

@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
   const auto merge = sl::cli::addMergeCommand(app);
   const auto capacity = sl::cli::addCapacityCommand(app);
   const auto plan = sl::cli::addPlanCommand(app);
+  const auto planMerge = sl::cli::addPlanMergeCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("merge")) return merge();
     if (app.got_subcommand("capacity")) return capacity();
     if (app.got_subcommand("plan")) return plan();
+    if (app.got_subcommand("plan-merge")) return planMerge();
   } catch (const sl::InputError& e) {
     std::fprintf(stderr, "servelab-cli: error: %s\n", e.what());
     return 2;

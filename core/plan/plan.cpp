@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "cost/cost_model.h"
 #include "cost/presets.h"
@@ -23,6 +24,7 @@
 #include "sweep/parallel.h"
 #include "util/csv.h"
 #include "util/error.h"
+#include "util/rng.h"
 #include "util/strings.h"
 #include "workload/presets.h"
 #include "workload/workload_source.h"
@@ -92,12 +94,6 @@ class FitCache {
     return it->second;
   }
   bool fits(const std::string& gpu, int tp) { return error(gpu, tp).empty(); }
-  // The smallest TP of `tps` at which the model fits `gpu`, 0 when none.
-  int smallestTp(const std::string& gpu, const std::vector<int>& tps) {
-    for (int tp : tps)
-      if (fits(gpu, tp)) return tp;
-    return 0;
-  }
 
  private:
   const Scenario& base_;
@@ -362,64 +358,76 @@ std::vector<Candidate> enumerateCandidates(const Scenario& base, const PlanOptio
       for (const std::string& gpu : gpus)
         for (int tp : tps)
           for (int n = 1; n * tp <= o.maxGpus; ++n) add(Kind::Homogeneous, {{gpu, n, tp}}, policy);
-  // Mixed and disaggregated pools: each GPU at the smallest TP of the list
-  // that holds the model (an instance that just fits, as Mélange buys them).
+  // Mixed and disaggregated pools: each pool's TP independently over the
+  // TPs of the list at which the model fits its GPU (a prefill pool may want
+  // a higher TP than its decode pool, a big GPU a lower one than a small).
+  std::map<std::string, std::vector<int>> fitting;
+  for (const std::string& gpu : gpus)
+    for (int tp : tps)
+      if (fit.fits(gpu, tp)) fitting[gpu].push_back(tp);
   if (o.mixed)
     for (const std::string& policy : policies)
       for (std::size_t a = 0; a < gpus.size(); ++a)
-        for (std::size_t b = a + 1; b < gpus.size(); ++b) {
-          const int ta = fit.smallestTp(gpus[a], tps), tb = fit.smallestTp(gpus[b], tps);
-          if (ta == 0 || tb == 0) continue;
-          for (int na = 1; na * ta + tb <= o.maxGpus; ++na)
-            for (int nb = 1; na * ta + nb * tb <= o.maxGpus; ++nb)
-              add(Kind::Mixed, {{gpus[a], na, ta}, {gpus[b], nb, tb}}, policy);
-        }
+        for (std::size_t b = a + 1; b < gpus.size(); ++b)
+          for (int ta : fitting[gpus[a]])
+            for (int tb : fitting[gpus[b]])
+              for (int na = 1; na * ta + tb <= o.maxGpus; ++na)
+                for (int nb = 1; na * ta + nb * tb <= o.maxGpus; ++nb)
+                  add(Kind::Mixed, {{gpus[a], na, ta}, {gpus[b], nb, tb}}, policy);
   if (o.disaggregated)
     for (const std::string& gp : gpus)
-      for (const std::string& gd : gpus) {
-        const int tpP = fit.smallestTp(gp, tps), tpD = fit.smallestTp(gd, tps);
-        if (tpP == 0 || tpD == 0) continue;
-        for (int np = 1; np * tpP + tpD <= o.maxGpus; ++np)
-          for (int nd = 1; np * tpP + nd * tpD <= o.maxGpus; ++nd)
-            add(Kind::Disaggregated, {{gp, np, tpP, "prefill"}, {gd, nd, tpD, "decode"}}, "static-pd");
-      }
+      for (const std::string& gd : gpus)
+        for (int tpP : fitting[gp])
+          for (int tpD : fitting[gd])
+            for (int np = 1; np * tpP + tpD <= o.maxGpus; ++np)
+              for (int nd = 1; np * tpP + nd * tpD <= o.maxGpus; ++nd)
+                add(Kind::Disaggregated, {{gp, np, tpP, "prefill"}, {gd, nd, tpD, "decode"}}, "static-pd");
   return out;
 }
 
-double rooflineLoad(const Scenario& base, const Candidate& c, const Demand& d) {
+namespace {
+
+// One instance of pool `p` (its GPU, TP and role): the seconds per second it
+// needs for the whole demand of its role, at the cost model's own bounds.
+double poolNeed(const Scenario& base, const PoolChoice& p, const Demand& d) {
   const ModelSpec& model = PresetRegistry::builtin().model(base.model);
   const double activeParams = static_cast<double>(model.activeLinearParams());
   // Tokens a decode sequence produces per step, at most (speculation: 1 + k).
   const double perSeqStep = base.cluster.speculative.on ? 1.0 + base.cluster.speculative.k : 1.0;
-  // Σ n / (one instance's seconds per second for the whole demand), by role.
+  const Scenario s = singlePool(base, p.gpu, p.tp);
+  const auto cost = makeCostModel(s);
+  const std::int64_t blocks =
+      cost->kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction, s.cluster.block_size);
+  const GpuSpec& gpu = cost->gpu();
+  const CostCoefficients& k = cost->coefficients();
+  const bool fp8 = cost->precision().weights == DType::FP8 && gpu.hasFp8();
+  // The cost model's own rooflines with its efficiencies, each term a lower
+  // bound of what an iteration costs there (CostModel::iterationSeconds:
+  // max(compute, weight read) + decode attention + overheads ...).
+  const double peak = p.tp * (fp8 ? std::max(gpu.fp8FlopsPerSec(), gpu.flopsPerSec()) : gpu.flopsPerSec()) * k.eta_c;
+  const double bw = p.tp * gpu.hbmBytesPerSec();
+  const double computePerToken = 2.0 * activeParams / peak;
+  const double stepWeights = activeParams * (fp8 ? 1.0 : model.dtype_bytes) / (bw * k.eta_w);
+  const double stepLayers = k.t_layer_us * model.layers * 1e-6;  // never hidden by async scheduling
+  const double kvPerToken = static_cast<double>(cost->kvBytesPerToken()) / (bw * k.eta_kv);
+  const double kvTokens = static_cast<double>(blocks) * s.cluster.block_size;
+  const double bmax = std::max(
+      1.0, std::min({static_cast<double>(s.cluster.max_num_seqs), static_cast<double>(s.cluster.max_num_batched_tokens),
+                     kvTokens / std::max<std::int32_t>(1, d.minInput)}));
+  const bool doPrefill = p.role != "decode", doDecode = p.role != "prefill";
+  const double tokens = (doPrefill ? d.prefillTokensPerS : 0.0) + (doDecode ? d.decodeTokensPerS : 0.0);
+  const double steps = doDecode ? d.decodeTokensPerS / (bmax * perSeqStep) : 0.0;  // decode steps per second, at least
+  return std::max(tokens * computePerToken, steps * stepWeights) + steps * stepLayers +
+         (doDecode ? d.decodeContextPerS * kvPerToken : 0.0);
+}
+
+// The load of `c` from its pools' needs: Σ n / need by role (colocated pools
+// add their capacities), a prefill and a decode pool each carrying its part.
+template <class NeedOf>
+double loadOf(const Candidate& c, NeedOf&& needOf) {
   double colocated = 0, prefill = 0, decode = 0;
   for (const PoolChoice& p : c.pools) {
-    const Scenario s = singlePool(base, p.gpu, p.tp);
-    const auto cost = makeCostModel(s);
-    const std::int64_t blocks =
-        cost->kvCapacityBlocks(s.cluster.gpu_memory_utilization, s.cluster.kv_capacity_fraction, s.cluster.block_size);
-    const GpuSpec& gpu = cost->gpu();
-    const CostCoefficients& k = cost->coefficients();
-    const bool fp8 = cost->precision().weights == DType::FP8 && gpu.hasFp8();
-    // The cost model's own rooflines with its efficiencies, each term a lower
-    // bound of what an iteration costs there (CostModel::iterationSeconds:
-    // max(compute, weight read) + decode attention + overheads ...).
-    const double peak = p.tp * (fp8 ? std::max(gpu.fp8FlopsPerSec(), gpu.flopsPerSec()) : gpu.flopsPerSec()) * k.eta_c;
-    const double bw = p.tp * gpu.hbmBytesPerSec();
-    const double computePerToken = 2.0 * activeParams / peak;
-    const double stepWeights = activeParams * (fp8 ? 1.0 : model.dtype_bytes) / (bw * k.eta_w);
-    const double stepLayers = k.t_layer_us * model.layers * 1e-6;  // never hidden by async scheduling
-    const double kvPerToken = static_cast<double>(cost->kvBytesPerToken()) / (bw * k.eta_kv);
-    const double kvTokens = static_cast<double>(blocks) * s.cluster.block_size;
-    const double bmax = std::max(1.0, std::min({static_cast<double>(s.cluster.max_num_seqs),
-                                                static_cast<double>(s.cluster.max_num_batched_tokens),
-                                                kvTokens / std::max<std::int32_t>(1, d.minInput)}));
-    const bool doPrefill = p.role != "decode", doDecode = p.role != "prefill";
-    const double tokens = (doPrefill ? d.prefillTokensPerS : 0.0) + (doDecode ? d.decodeTokensPerS : 0.0);
-    const double steps =
-        doDecode ? d.decodeTokensPerS / (bmax * perSeqStep) : 0.0;  // decode steps per second, at least
-    const double perInstance = std::max(tokens * computePerToken, steps * stepWeights) + steps * stepLayers +
-                               (doDecode ? d.decodeContextPerS * kvPerToken : 0.0);
+    const double perInstance = needOf(p);
     const double share = perInstance > 0 ? p.instances / perInstance : std::numeric_limits<double>::infinity();
     if (p.role == "prefill")
       prefill += share;
@@ -430,6 +438,12 @@ double rooflineLoad(const Scenario& base, const Candidate& c, const Demand& d) {
   }
   if (c.kind == Kind::Disaggregated) return std::max(prefill > 0 ? 1 / prefill : 0.0, decode > 0 ? 1 / decode : 0.0);
   return colocated > 0 ? 1 / colocated : 0.0;
+}
+
+}  // namespace
+
+double rooflineLoad(const Scenario& base, const Candidate& c, const Demand& d) {
+  return loadOf(c, [&](const PoolChoice& p) { return poolNeed(base, p, d); });
 }
 
 std::vector<std::size_t> paretoFront(const std::vector<Candidate>& c, const std::vector<Outcome>& o,
@@ -456,20 +470,32 @@ std::vector<std::size_t> paretoFront(const std::vector<Candidate>& c, const std:
   return front;
 }
 
-PlanResult runPlan(const Scenario& in, const PlanOptions& o,
-                   const std::function<void(std::size_t, std::size_t)>& progress, const std::atomic<bool>* cancel) {
-  const auto t0 = std::chrono::steady_clock::now();
-  validatePlanOptions(o);
-  PlanResult r;
-  r.base = scenarioAtRate(in, o, &r.demand);
+namespace {
+
+// The candidates to simulate once fit, budget and roofline have spoken:
+// homogeneous ones first (phase 1: they set the cost bound), then the rest.
+struct ToRun {
+  std::vector<std::size_t> phase1, phase2;
+};
+
+// Step 1 of every search, sharded or not: the candidates, their fit, budget
+// and roofline statuses (r.base and r.demand set).
+ToRun prepare(PlanResult& r, const PlanOptions& o) {
   r.candidates = enumerateCandidates(r.base, o);
   if (r.candidates.empty())
     throw InputError("plan: no candidates: no deployment of --gpus × --tp fits in --max-gpus " +
                      std::to_string(o.maxGpus) + " GPUs");
   r.outcomes.assign(r.candidates.size(), Outcome{});
   FitCache fit(r.base);
+  std::map<std::tuple<std::string, int, std::string>, double> needs;
+  auto needOf = [&](const PoolChoice& p) {
+    const auto key = std::make_tuple(p.gpu, p.tp, p.role);
+    auto it = needs.find(key);
+    if (it == needs.end()) it = needs.emplace(key, poolNeed(r.base, p, r.demand)).first;
+    return it->second;
+  };
   const double maxLoad = 1.0 / o.target;
-  std::vector<std::size_t> phase1, phase2;
+  ToRun run;
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const Candidate& c = r.candidates[i];
     Outcome& out = r.outcomes[i];
@@ -481,7 +507,7 @@ PlanResult runPlan(const Scenario& in, const PlanOptions& o,
         break;
       }
     if (out.status == Status::Unfit) continue;
-    out.boundLoad = rooflineLoad(r.base, c, r.demand);
+    out.boundLoad = loadOf(c, needOf);
     if (o.budget && c.usdPerHour > *o.budget) {
       out.status = Status::OverBudget;
       out.reason = "$" + formatFixed(c.usdPerHour, 2) + "/h is over the budget of $" + formatFixed(*o.budget, 2) + "/h";
@@ -494,49 +520,67 @@ PlanResult runPlan(const Scenario& in, const PlanOptions& o,
                    formatFixed(100 * maxLoad, 0) + " %)";
       continue;
     }
-    (c.kind == Kind::Homogeneous ? phase1 : phase2).push_back(i);
+    (c.kind == Kind::Homogeneous ? run.phase1 : run.phase2).push_back(i);
   }
-  std::size_t done = 0, total = phase1.size() + phase2.size();
+  return run;
+}
+
+// Simulates `which` in parallel into r.outcomes (keeping their bound load).
+void simulateAll(PlanResult& r, const PlanOptions& o, const std::vector<std::size_t>& which, std::size_t& done,
+                 const std::size_t& total, const std::function<void(std::size_t, std::size_t)>& progress,
+                 const std::atomic<bool>* cancel) {
   std::mutex mu;
-  auto runAll = [&](const std::vector<std::size_t>& which) {
-    sweep::parallelFor(
-        which.size(), o.jobs,
-        [&](std::size_t k) {
-          const std::size_t i = which[k];
-          Outcome sim = simulate(r.base, r.candidates[i], o.target);
-          sim.boundLoad = r.outcomes[i].boundLoad;
-          std::lock_guard<std::mutex> lock(mu);
-          r.outcomes[i] = sim;
-          ++done;
-          if (progress) progress(done, total);
-        },
-        cancel);
-  };
-  runAll(phase1);
-  // Cost bound: with the cheapest homogeneous deployment meeting the target
-  // known, a mixed or disaggregated one that costs more cannot win.
-  if (o.prune && !o.budget) {
-    std::optional<double> best;
-    for (std::size_t i : phase1)
-      if (r.outcomes[i].meets && (!best || r.candidates[i].usdPerHour < *best)) best = r.candidates[i].usdPerHour;
-    if (best) {
-      std::vector<std::size_t> keep;
-      for (std::size_t i : phase2) {
-        if (r.candidates[i].usdPerHour > *best) {
-          r.outcomes[i].status = Status::CostBound;
-          r.outcomes[i].reason = "costs more than $" + formatFixed(*best, 2) +
-                                 "/h, the cheapest homogeneous deployment meeting the target";
-        } else {
-          keep.push_back(i);
-        }
-      }
-      phase2.swap(keep);
-      total = phase1.size() + phase2.size();
+  sweep::parallelFor(
+      which.size(), o.jobs,
+      [&](std::size_t k) {
+        const std::size_t i = which[k];
+        Outcome sim = simulate(r.base, r.candidates[i], o.target);
+        sim.boundLoad = r.outcomes[i].boundLoad;
+        std::lock_guard<std::mutex> lock(mu);
+        r.outcomes[i] = sim;
+        ++done;
+        if (progress) progress(done, total);
+      },
+      cancel);
+}
+
+// The cheapest simulated candidate of `phase1` meeting the target: with it
+// known, a mixed or disaggregated candidate that costs more cannot win.
+std::optional<double> costBound(const PlanResult& r, const PlanOptions& o, const std::vector<std::size_t>& phase1) {
+  if (!o.prune || o.budget) return std::nullopt;
+  std::optional<double> best;
+  for (std::size_t i : phase1)
+    if (r.outcomes[i].status == Status::Simulated && r.outcomes[i].meets &&
+        (!best || r.candidates[i].usdPerHour < *best))
+      best = r.candidates[i].usdPerHour;
+  return best;
+}
+
+// Marks the candidates of `phase2` that cost more than `best` as cost-bound;
+// returns the others.
+std::vector<std::size_t> applyCostBound(PlanResult& r, const std::vector<std::size_t>& phase2, double best) {
+  std::vector<std::size_t> keep;
+  for (std::size_t i : phase2) {
+    if (r.candidates[i].usdPerHour > best) {
+      Outcome& out = r.outcomes[i];
+      const double load = out.boundLoad;
+      out = Outcome{};
+      out.status = Status::CostBound;
+      out.boundLoad = load;
+      out.reason =
+          "costs more than $" + formatFixed(best, 2) + "/h, the cheapest homogeneous deployment meeting the target";
+    } else {
+      keep.push_back(i);
     }
   }
-  runAll(phase2);
-  if (cancel && cancel->load()) throw RunCancelled();
+  return keep;
+}
 
+// The answer from the outcomes: counts, winner, Pareto front, closest misses.
+void finish(PlanResult& r, const PlanOptions& o) {
+  r.unfit = r.pruned = r.simulated = r.met = 0;
+  r.winner.reset();
+  r.closestMisses.clear();
   std::vector<std::size_t> sims;
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     switch (r.outcomes[i].status) {
@@ -554,7 +598,6 @@ PlanResult runPlan(const Scenario& in, const PlanOptions& o,
   r.simulated = sims.size();
   for (std::size_t i : sims)
     if (r.outcomes[i].meets) ++r.met;
-  // The answer.
   for (std::size_t i : sims) {
     const Outcome& oi = r.outcomes[i];
     if (o.budget) {
@@ -581,7 +624,319 @@ PlanResult runPlan(const Scenario& in, const PlanOptions& o,
     if (m.size() > 5) m.resize(5);
     r.closestMisses = m;
   }
-  r.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+PlanResult runPlan(const Scenario& in, const PlanOptions& o,
+                   const std::function<void(std::size_t, std::size_t)>& progress, const std::atomic<bool>* cancel) {
+  const auto t0 = std::chrono::steady_clock::now();
+  validatePlanOptions(o);
+  PlanResult r;
+  r.base = scenarioAtRate(in, o, &r.demand);
+  ToRun run = prepare(r, o);
+  std::size_t done = 0, total = run.phase1.size() + run.phase2.size();
+  simulateAll(r, o, run.phase1, done, total, progress, cancel);
+  if (const auto best = costBound(r, o, run.phase1)) {
+    run.phase2 = applyCostBound(r, run.phase2, *best);
+    total = run.phase1.size() + run.phase2.size();
+  }
+  simulateAll(r, o, run.phase2, done, total, progress, cancel);
+  if (cancel && cancel->load()) throw RunCancelled();
+  finish(r, o);
+  r.wallS = secondsSince(t0);
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Sharding: shard K/N simulates the candidates i with i % N == K.
+
+namespace {
+
+constexpr const char* kShardFormat = "servelab-plan-shard";
+
+nlohmann::ordered_json optionsJson(const PlanOptions& o) {
+  nlohmann::ordered_json j;
+  j["rate"] = o.rate;
+  j["slo_ttft_s"] = jnum(o.sloTtftS);
+  j["slo_tpot_s"] = jnum(o.sloTpotS);
+  j["target"] = o.target;
+  j["gpus"] = o.gpus;
+  j["max_gpus"] = o.maxGpus;
+  j["tp"] = o.tps;
+  j["homogeneous"] = o.homogeneous;
+  j["mixed"] = o.mixed;
+  j["disaggregated"] = o.disaggregated;
+  j["policies"] = o.policies;
+  j["budget_usd_per_hour"] = jnum(o.budget);
+  j["prune"] = o.prune;
+  return j;
+}
+
+std::optional<double> optDouble(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  return j.get<double>();
+}
+
+PlanOptions optionsFromJson(const nlohmann::json& j) {
+  PlanOptions o;
+  o.rate = j.at("rate").get<double>();
+  o.sloTtftS = optDouble(j.at("slo_ttft_s"));
+  o.sloTpotS = optDouble(j.at("slo_tpot_s"));
+  o.target = j.at("target").get<double>();
+  o.gpus = j.at("gpus").get<std::vector<std::string>>();
+  o.maxGpus = j.at("max_gpus").get<int>();
+  o.tps = j.at("tp").get<std::vector<int>>();
+  o.homogeneous = j.at("homogeneous").get<bool>();
+  o.mixed = j.at("mixed").get<bool>();
+  o.disaggregated = j.at("disaggregated").get<bool>();
+  o.policies = j.at("policies").get<std::vector<std::string>>();
+  o.budget = optDouble(j.at("budget_usd_per_hour"));
+  o.prune = j.at("prune").get<bool>();
+  return o;
+}
+
+double dbl(const nlohmann::json& j) {
+  return j.is_null() ? kNaN : j.get<double>();
+}
+
+nlohmann::ordered_json demandJson(const Demand& d) {
+  return {{"requests", d.requests},
+          {"span_s", d.spanS},
+          {"rate", d.rate},
+          {"prefill_tokens_per_s", d.prefillTokensPerS},
+          {"decode_tokens_per_s", d.decodeTokensPerS},
+          {"decode_context_per_s", d.decodeContextPerS},
+          {"mean_input", d.meanInput},
+          {"mean_output", d.meanOutput},
+          {"min_input", d.minInput},
+          {"trace_time_scale", jnum(d.traceTimeScale)},
+          {"trace_native_rate", d.traceNativeRate}};
+}
+
+Demand demandFromJson(const nlohmann::json& j) {
+  Demand d;
+  d.requests = j.at("requests").get<std::int64_t>();
+  d.spanS = j.at("span_s").get<double>();
+  d.rate = j.at("rate").get<double>();
+  d.prefillTokensPerS = j.at("prefill_tokens_per_s").get<double>();
+  d.decodeTokensPerS = j.at("decode_tokens_per_s").get<double>();
+  d.decodeContextPerS = j.at("decode_context_per_s").get<double>();
+  d.meanInput = j.at("mean_input").get<double>();
+  d.meanOutput = j.at("mean_output").get<double>();
+  d.minInput = j.at("min_input").get<std::int32_t>();
+  d.traceTimeScale = optDouble(j.at("trace_time_scale"));
+  d.traceNativeRate = j.at("trace_native_rate").get<double>();
+  return d;
+}
+
+nlohmann::ordered_json outcomeJson(std::size_t i, const Outcome& o) {
+  nlohmann::ordered_json j;
+  j["index"] = i;
+  j["status"] = statusName(o.status);
+  if (o.status != Status::Simulated) return j;
+  j["attainment"] = o.attainment;
+  j["meets"] = o.meets;
+  j["ttft_p50_s"] = jnum(o.ttftP50);
+  j["ttft_p99_s"] = jnum(o.ttftP99);
+  j["tpot_p50_s"] = jnum(o.tpotP50);
+  j["tpot_p99_s"] = jnum(o.tpotP99);
+  j["tokens_per_s"] = o.tokensPerS;
+  j["goodput_rps"] = o.goodputRps;
+  j["usd_per_million_tokens"] = jnum(o.usdPerMillionTokens);
+  j["goodput_per_usd"] = jnum(o.goodputPerUsd);
+  j["arrived"] = o.arrived;
+  j["finished"] = o.finished;
+  j["preemptions"] = o.preemptions;
+  return j;
+}
+
+Outcome outcomeFromJson(const nlohmann::json& j, double boundLoad) {
+  Outcome o;
+  o.boundLoad = boundLoad;
+  o.attainment = j.at("attainment").get<double>();
+  o.meets = j.at("meets").get<bool>();
+  o.ttftP50 = dbl(j.at("ttft_p50_s"));
+  o.ttftP99 = dbl(j.at("ttft_p99_s"));
+  o.tpotP50 = dbl(j.at("tpot_p50_s"));
+  o.tpotP99 = dbl(j.at("tpot_p99_s"));
+  o.tokensPerS = j.at("tokens_per_s").get<double>();
+  o.goodputRps = j.at("goodput_rps").get<double>();
+  o.usdPerMillionTokens = optDouble(j.at("usd_per_million_tokens"));
+  o.goodputPerUsd = optDouble(j.at("goodput_per_usd"));
+  o.arrived = j.at("arrived").get<std::int64_t>();
+  o.finished = j.at("finished").get<std::int64_t>();
+  o.preemptions = j.at("preemptions").get<std::int64_t>();
+  return o;
+}
+
+std::string shardText(int k, int n) {
+  return std::to_string(k) + "/" + std::to_string(n);
+}
+
+}  // namespace
+
+std::string planShardFileName(int index, int count) {
+  return "plan-shard-" + std::to_string(index) + "-of-" + std::to_string(count) + ".json";
+}
+
+nlohmann::ordered_json runPlanShard(const Scenario& in, const PlanOptions& o, int index, int count,
+                                    const std::function<void(std::size_t, std::size_t)>& progress,
+                                    const std::atomic<bool>* cancel, PlanShardReport* report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  validatePlanOptions(o);
+  if (count < 1 || index < 0 || index >= count)
+    throw InputError("--shard '" + shardText(index, count) + "': expected K/N with 0 <= K < N");
+  PlanResult r;
+  r.base = scenarioAtRate(in, o, &r.demand);
+  const ToRun all = prepare(r, o);
+  auto mine = [&](const std::vector<std::size_t>& v) {
+    std::vector<std::size_t> out;
+    for (std::size_t i : v)
+      if (i % static_cast<std::size_t>(count) == static_cast<std::size_t>(index)) out.push_back(i);
+    return out;
+  };
+  ToRun run{mine(all.phase1), mine(all.phase2)};
+  const std::vector<std::size_t> share2 = run.phase2;
+  std::size_t done = 0, total = run.phase1.size() + run.phase2.size();
+  simulateAll(r, o, run.phase1, done, total, progress, cancel);
+  // This shard's own cheapest homogeneous candidate meeting the target costs
+  // at least the plan's (the cheapest of all shards'): whatever costs more
+  // than it is over the plan's bound too. plan-merge applies the plan's.
+  if (const auto best = costBound(r, o, run.phase1)) {
+    run.phase2 = applyCostBound(r, run.phase2, *best);
+    total = run.phase1.size() + run.phase2.size();
+  }
+  simulateAll(r, o, run.phase2, done, total, progress, cancel);
+  if (cancel && cancel->load()) throw RunCancelled();
+
+  nlohmann::ordered_json j;
+  j["format"] = kShardFormat;
+  j["version"] = 1;
+  const nlohmann::ordered_json opt = optionsJson(o);
+  const nlohmann::ordered_json base = scenarioToJson(r.base);
+  j["plan"] = fingerprintHex(fnv1a64(base.dump(), fnv1a64(opt.dump())));
+  j["shard"] = index;
+  j["shards"] = count;
+  j["options"] = opt;
+  j["base"] = base;
+  j["demand"] = demandJson(r.demand);
+  j["candidates"] = r.candidates.size();
+  nlohmann::ordered_json outs = nlohmann::ordered_json::array();
+  std::vector<std::size_t> ran = run.phase1;
+  ran.insert(ran.end(), share2.begin(), share2.end());
+  for (std::size_t i : ran) outs.push_back(outcomeJson(i, r.outcomes[i]));
+  j["outcomes"] = outs;
+  j["wall_s"] = secondsSince(t0);
+  if (report) {
+    report->candidates = r.candidates.size();
+    report->share = ran.size();
+    report->simulated = run.phase1.size() + run.phase2.size();
+    report->costBound = share2.size() - run.phase2.size();
+    report->wallS = secondsSince(t0);
+  }
+  return j;
+}
+
+PlanResult mergePlanShards(const std::vector<std::pair<std::string, nlohmann::json>>& shards, PlanOptions* options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (shards.empty()) throw InputError("plan-merge: no plan shard given");
+  const auto& [firstPath, first] = shards.front();
+  auto field = [](const std::string& path, const nlohmann::json& j, const char* key) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(key))
+      throw InputError(path + ": not a plan shard written by servelab-cli plan --shard (no \"" + key + "\")");
+    return j[key];
+  };
+  for (const auto& [path, j] : shards)
+    if (!j.is_object() || !j.contains("format") || j["format"] != kShardFormat)
+      throw InputError(path + ": not a plan shard written by servelab-cli plan --shard");
+  const std::string hash = field(firstPath, first, "plan").get<std::string>();
+  const int count = field(firstPath, first, "shards").get<int>();
+  std::map<int, std::size_t> byIndex;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    const auto& [path, j] = shards[s];
+    if (field(path, j, "plan") != hash)
+      throw InputError(path + ": belongs to another plan (scenario + options hash " + j["plan"].dump() + ") than " +
+                       firstPath + " (" + hash + "); merge the shards of one plan call");
+    const int n = field(path, j, "shards").get<int>(), k = field(path, j, "shard").get<int>();
+    if (n != count)
+      throw InputError(path + ": shard " + shardText(k, n) + " does not fit " + firstPath + " (" +
+                       std::to_string(count) + " shards); merge shards of one --shard K/N split");
+    if (k < 0 || k >= n) throw InputError(path + ": shard " + shardText(k, n) + " is not in 0 .. N - 1");
+    if (auto it = byIndex.find(k); it != byIndex.end())
+      throw InputError("plan-merge: shard " + shardText(k, n) + " appears twice: " + shards[it->second].first +
+                       " and " + path);
+    byIndex[k] = s;
+  }
+  for (int k = 0; k < count; ++k)
+    if (!byIndex.count(k))
+      throw InputError("plan-merge: shard " + shardText(k, count) + " is missing (no " + planShardFileName(k, count) +
+                       " in the folders given); run: servelab-cli plan SCENARIO.json ... --shard " +
+                       shardText(k, count) + " --out DIR");
+
+  PlanOptions o;
+  PlanResult r;
+  try {
+    o = optionsFromJson(first.at("options"));
+    r.base = parseScenario(first.at("base"), firstPath + ": base");
+    r.demand = demandFromJson(first.at("demand"));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(firstPath + ": not a plan shard written by servelab-cli plan --shard (" + e.what() + ")");
+  }
+  validatePlanOptions(o);
+  const ToRun run = prepare(r, o);
+  std::vector<char> toRun(r.candidates.size(), 0);
+  for (std::size_t i : run.phase1) toRun[i] = 1;
+  for (std::size_t i : run.phase2) toRun[i] = 2;
+  std::vector<char> have(r.candidates.size(), 0);
+  double wall = 0;
+  for (const auto& [path, j] : shards) {
+    const int k = j["shard"].get<int>();
+    if (field(path, j, "candidates").get<std::size_t>() != r.candidates.size())
+      throw InputError(path + ": lists " + j["candidates"].dump() + " candidates where the plan has " +
+                       std::to_string(r.candidates.size()) + "; shards of another servelab-cli version?");
+    try {
+      wall = std::max(wall, j.at("wall_s").get<double>());
+      for (const nlohmann::json& oj : j.at("outcomes")) {
+        const std::size_t i = oj.at("index").get<std::size_t>();
+        if (i >= r.candidates.size() || !toRun[i] || i % static_cast<std::size_t>(count) != static_cast<std::size_t>(k))
+          throw InputError(path + ": candidate " + std::to_string(i) + " is not one shard " + shardText(k, count) +
+                           " simulates");
+        const std::string status = oj.at("status").get<std::string>();
+        if (status == statusName(Status::Simulated)) {
+          r.outcomes[i] = outcomeFromJson(oj, r.outcomes[i].boundLoad);
+          have[i] = 1;
+        } else if (status == statusName(Status::CostBound) && toRun[i] == 2) {
+          have[i] = 2;
+        } else {
+          throw InputError(path + ": candidate " + std::to_string(i) + " has status '" + status + "'");
+        }
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(path + ": not a plan shard written by servelab-cli plan --shard (" + e.what() + ")");
+    }
+  }
+  for (std::size_t i = 0; i < r.candidates.size(); ++i)
+    if (toRun[i] && !have[i]) {
+      const int k = static_cast<int>(i % static_cast<std::size_t>(count));
+      throw InputError(shards[byIndex[k]].first + ": shard " + shardText(k, count) + " lacks candidate " +
+                       std::to_string(i));
+    }
+  // The plan's cost bound, from every shard's homogeneous candidates: the
+  // same statuses as one process gives (a shard may have simulated some that
+  // its own, looser bound let through; those are dropped).
+  if (const auto best = costBound(r, o, run.phase1)) (void)applyCostBound(r, run.phase2, *best);
+  for (std::size_t i : run.phase2)
+    if (have[i] == 2 && r.outcomes[i].status != Status::CostBound)
+      throw InputError(shards[byIndex[static_cast<int>(i % static_cast<std::size_t>(count))]].first + ": candidate " +
+                       std::to_string(i) + " was not simulated, yet it is within the plan's cost bound");
+  finish(r, o);
+  r.wallS = wall + secondsSince(t0);
+  if (options) *options = o;
   return r;
 }
 

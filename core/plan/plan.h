@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -143,6 +144,34 @@ double rooflineLoad(const Scenario& base, const Candidate& c, const Demand& d);
 PlanResult runPlan(const Scenario& s, const PlanOptions& o,
                    const std::function<void(std::size_t, std::size_t)>& progress = {},
                    const std::atomic<bool>* cancel = nullptr);
+
+/// Sharded search (`plan --shard K/N` and `plan-merge`, docs/sweeps.md
+/// "Sharded plans"). Shard K/N simulates the candidates i with i % N == K
+/// that survive fit, budget and roofline; for its mixed and disaggregated
+/// ones it uses the cost bound of its own homogeneous share (never lower
+/// than the plan's, so it drops nothing the plan would run). The merge
+/// applies the plan's bound over every shard's homogeneous results, so a
+/// merged plan has the one-process plan's outcomes, winner and front.
+struct PlanShardReport {
+  std::size_t candidates = 0;  ///< in the whole plan
+  std::size_t share = 0;       ///< this shard's candidates to simulate (before its cost bound)
+  std::size_t simulated = 0;
+  std::size_t costBound = 0;  ///< of the share, over this shard's own bound
+  double wallS = 0;
+};
+/// "plan-shard-K-of-N.json".
+std::string planShardFileName(int index, int count);
+/// Runs shard `index`/`count`; returns its record (plan-shard-K-of-N.json):
+/// the plan's hash (scenario at the rate + options), the options, the base
+/// scenario, the demand, and the shard's outcomes.
+nlohmann::ordered_json runPlanShard(const Scenario& s, const PlanOptions& o, int index, int count,
+                                    const std::function<void(std::size_t, std::size_t)>& progress = {},
+                                    const std::atomic<bool>* cancel = nullptr, PlanShardReport* report = nullptr);
+/// Merges shard records (path, record): InputError naming the file when one
+/// belongs to another plan or another split, when a shard appears twice or
+/// one is missing. `options` (optional) gets the plan's options.
+PlanResult mergePlanShards(const std::vector<std::pair<std::string, nlohmann::json>>& shards,
+                           PlanOptions* options = nullptr);
 
 /// Indices of the non-dominated points among `idx` over (cost ↓, attainment ↑):
 /// i is dominated when some j costs no more and attains no less, better in

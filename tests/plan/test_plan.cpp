@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -347,6 +348,149 @@ TEST(Plan, ExplainSplitsTheTimeAndNamesTheBindingConstraint) {
   EXPECT_GT(x.tpotViolations, 100);
   EXPECT_NE(x.binding.find("TPOT"), std::string::npos) << x.binding;
   EXPECT_LT(x.attainment, 0.9);
+}
+
+// Mixed and disaggregated pools take their TPs independently over --tp
+// (where the model fits): for two GPUs at TP 1 or 2 within 4 GPUs, the
+// (tp_a, tp_b) pairs (1,1), (1,2), (2,1), (2,2) allow 6, 2, 2 and 1 count
+// pairs with n_a·tp_a + n_b·tp_b <= 4.
+TEST(Plan, MixedAndDisaggregatedPoolsTakeTheirTpIndependently) {
+  PlanOptions o = homogeneousOnly(10, {"l40s-48g", "h100-sxm-80g"}, 4);
+  o.tps = {1, 2};
+  o.homogeneous = false;
+  o.mixed = true;
+  o.disaggregated = true;
+  const Scenario base = scenarioAtRate(smallScenario(), o);
+  const std::vector<Candidate> c = enumerateCandidates(base, o);
+  std::map<std::pair<int, int>, int> mixed, disagg;
+  for (const Candidate& x : c) {
+    ASSERT_EQ(x.pools.size(), 2u);
+    EXPECT_LE(x.gpus, 4);
+    (x.kind == Kind::Mixed ? mixed : disagg)[{x.pools[0].tp, x.pools[1].tp}]++;
+  }
+  EXPECT_EQ(mixed, (std::map<std::pair<int, int>, int>{{{1, 1}, 6}, {{1, 2}, 2}, {{2, 1}, 2}, {{2, 2}, 1}}));
+  // Disaggregated: 4 (prefill GPU, decode GPU) pairs, each with those counts.
+  EXPECT_EQ(disagg, (std::map<std::pair<int, int>, int>{{{1, 1}, 24}, {{1, 2}, 8}, {{2, 1}, 8}, {{2, 2}, 4}}));
+  // A TP at which the model does not fit is not offered to a pool: the 70B
+  // model fits an L40S only from TP 4 and an H100 from TP 2.
+  Scenario big = smallScenario();
+  big.model = "llama-3.1-70b";
+  o.tps = {1, 2, 4};
+  o.maxGpus = 8;
+  o.disaggregated = false;
+  for (const Candidate& x : enumerateCandidates(scenarioAtRate(big, o), o)) {
+    EXPECT_GE(x.pools[0].tp, 4) << x.deployment();
+    EXPECT_GE(x.pools[1].tp, 2) << x.deployment();
+  }
+}
+
+// A known optimum that needs different TPs on its two pools. 8 K-token
+// prompts on Llama-3.1-8B take 0.21 s to prefill on one H100 (TP 1) and
+// ~0.12 s on two (TP 2): with TTFT <= 0.2 s a TP 1 prefill pool misses every
+// request, whatever its count, so the prefill pool must be TP 2 (two
+// instances for the queueing at 2 req/s), while the 64-token answers need
+// one TP 1 decode instance (TPOT p99 ~13 ms against 50 ms). One TP for both
+// pools (the smallest that fits, TP 1) finds nothing; TP 2 for both costs
+// one GPU more.
+TEST(Plan, DisaggregatedOptimumTakesDifferentTpsForItsPools) {
+  Scenario s = smallScenario(200);
+  s.workload.input_tokens.value = 8192;
+  s.workload.answer_tokens.value = 64;
+  s.slo.ttft_s = 0.2;
+  PlanOptions o = homogeneousOnly(2, {"h100-sxm-80g"}, 6);
+  o.homogeneous = false;
+  o.disaggregated = true;
+  o.tps = {1, 2};
+  o.prune = false;
+  const PlanResult all = runPlan(s, o);
+  ASSERT_TRUE(all.winner.has_value());
+  const Candidate& w = all.candidates[*all.winner];
+  EXPECT_EQ(w.deployment(), "P 2x h100-sxm-80g/tp2 + D 1x h100-sxm-80g/tp1");
+  EXPECT_EQ(w.gpus, 5);
+  for (std::size_t i = 0; i < all.candidates.size(); ++i)
+    if (all.candidates[i].pools[0].tp == 1) {
+      EXPECT_EQ(all.outcomes[i].attainment, 0) << all.candidates[i].deployment();  // prefill too slow
+    }
+  // Pruned, the same answer.
+  o.prune = true;
+  EXPECT_EQ(runPlan(s, o).winner, all.winner);
+  // One TP for both pools: TP 1 finds nothing, TP 2 costs a GPU more.
+  o.tps = {1};
+  EXPECT_FALSE(runPlan(s, o).winner.has_value());
+  o.tps = {2};
+  const PlanResult tp2 = runPlan(s, o);
+  ASSERT_TRUE(tp2.winner.has_value());
+  EXPECT_EQ(tp2.candidates[*tp2.winner].deployment(), "P 2x h100-sxm-80g/tp2 + D 1x h100-sxm-80g/tp2");
+  EXPECT_GT(tp2.candidates[*tp2.winner].usdPerHour, w.usdPerHour);
+}
+
+// Sharded search: N shards, merged, give the one-process plan's outcomes,
+// winner, front and files (plan.json but for wall_s), whatever N.
+TEST(Plan, MergedShardsGiveTheOneProcessPlan) {
+  PlanOptions o = homogeneousOnly(20, {"l40s-48g", "h100-sxm-80g", "a100-40g"}, 6);
+  o.tps = {1, 2};
+  o.mixed = true;
+  o.disaggregated = true;
+  const PlanResult one = runPlan(smallScenario(), o);
+  ASSERT_TRUE(one.winner.has_value());
+  std::size_t costBound = 0;
+  for (const Outcome& x : one.outcomes) costBound += x.status == Status::CostBound;
+  ASSERT_GT(costBound, 0u) << "the case should exercise the cost bound";
+  auto withoutWall = [](nlohmann::ordered_json j) {
+    j.erase("wall_s");
+    return j.dump();
+  };
+  for (int n : {1, 3, 4}) {
+    SCOPED_TRACE("shards " + std::to_string(n));
+    std::vector<std::pair<std::string, nlohmann::json>> recs;
+    std::size_t simulated = 0;
+    for (int k = n - 1; k >= 0; --k) {  // any order
+      PlanShardReport rep;
+      const auto rec = runPlanShard(smallScenario(), o, k, n, {}, nullptr, &rep);
+      simulated += rep.simulated;
+      // Through text, as the files carry it.
+      recs.emplace_back(planShardFileName(k, n), nlohmann::json::parse(rec.dump(1)));
+    }
+    EXPECT_GE(simulated, one.simulated);  // shards' own bounds are looser
+    PlanOptions merged;
+    const PlanResult m = mergePlanShards(recs, &merged);
+    EXPECT_EQ(m.winner, one.winner);
+    EXPECT_EQ(m.pareto, one.pareto);
+    EXPECT_EQ(m.simulated, one.simulated);
+    EXPECT_EQ(candidatesCsv(m), candidatesCsv(one));
+    EXPECT_EQ(paretoCsv(m), paretoCsv(one));
+    EXPECT_EQ(withoutWall(planJson(m, merged)), withoutWall(planJson(one, o)));
+  }
+}
+
+TEST(Plan, MergeRejectsMissingDuplicateAndForeignShards) {
+  PlanOptions o = homogeneousOnly(20, {"l40s-48g", "h100-sxm-80g"}, 3);
+  auto shard = [&](const PlanOptions& opt, int k, int n) {
+    return std::make_pair("dir" + std::to_string(k) + "/" + planShardFileName(k, n),
+                          nlohmann::json::parse(runPlanShard(smallScenario(), opt, k, n).dump()));
+  };
+  auto expectError = [](const std::vector<std::pair<std::string, nlohmann::json>>& recs, const std::string& what) {
+    try {
+      (void)mergePlanShards(recs);
+      ADD_FAILURE() << "no error; expected " << what;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  const auto s0 = shard(o, 0, 3), s1 = shard(o, 1, 3), s2 = shard(o, 2, 3);
+  EXPECT_NO_THROW((void)mergePlanShards({s0, s1, s2}));
+  expectError({s0, s2}, "shard 1/3 is missing");
+  expectError({s0, s1, s2, s1}, "shard 1/3 appears twice");
+  PlanOptions other = o;
+  other.rate = 21;
+  expectError({s0, shard(other, 1, 3), s2}, "dir1/plan-shard-1-of-3.json: belongs to another plan");
+  expectError({s0, s1, s2, shard(o, 1, 4)}, "dir1/plan-shard-1-of-4.json: shard 1/4 does not fit");
+  auto bad = s1;
+  bad.second["outcomes"].erase(0);
+  expectError({s0, bad, s2}, "dir1/plan-shard-1-of-3.json: shard 1/3 lacks candidate");
+  bad = s1;
+  bad.second.erase("format");
+  expectError({s0, bad, s2}, "dir1/plan-shard-1-of-3.json: not a plan shard");
 }
 
 TEST(Plan, BadOptionsNameTheFlag) {
