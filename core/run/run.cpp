@@ -47,6 +47,7 @@ std::unique_ptr<CostModel> makeCostModel(const Scenario& s) {
   auto cost = std::make_unique<CostModel>(gpu, model, s.cluster.tp, c, precision,
                                           parseAllReduceMode(s.cluster.allreduce));
   cost->setAsyncScheduling(makeFrontEnd(s).async_scheduling);
+  cost->setMaxSeqs(s.cluster.max_num_seqs);  // sliding-window capacity: at most this many windows
   cost->setMoe(makeMoeDeployment(s));
   return cost;
 }
