@@ -546,7 +546,7 @@ ExperimentResult plannerCost(const ExperimentOptions& o) {
                                        s.cluster.block_size) *
                 s.cluster.block_size;
   const QoeModel q = fitQoe(profileQoe(*cost, po));
-  const PlanCosts pc{q, static_cast<double>(cost->kvBytesPerToken()) / 50e9};
+  const PlanCosts pc{q, static_cast<double>(cost->kvBytesPerToken()) / 50e9, {}};
   Rng rng(o.seed.value_or(1));
   std::vector<int> es = {4, 8, 16};
   std::vector<std::int64_t> ctxs = {8192, 32768, 131072};
