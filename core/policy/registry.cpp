@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cost/pricing.h"
 #include "policy/families.h"
 #include "policy/routers.h"
 #include "util/error.h"
@@ -78,13 +79,40 @@ double Knobs::get(const std::string& name) const {
 
 namespace {
 
+// size-bucket: each pool's price per instance-hour (its GPUs x the pool's,
+// the cluster's or the GPU's list price), checked before anything runs.
+std::vector<double> sizeBucketPrices(const Scenario& s) {
+  const ClusterSpec& c = s.cluster;
+  if (c.pools.size() < 2)
+    throw InputError("policy.router: size-bucket routes between mixed pools; give cluster.pools two or more pools");
+  std::vector<double> usd;
+  for (std::size_t i = 0; i < c.pools.size(); ++i) {
+    const PoolSpec& p = c.pools[i];
+    double perGpu = 0;
+    if (const auto set = p.price_usd_per_gpu_hour ? p.price_usd_per_gpu_hour : c.price_usd_per_gpu_hour)
+      perGpu = *set;
+    else if (const GpuPrice* g = gpuPrice(p.gpu))
+      perGpu = g->usdPerGpuHour;
+    else
+      throw InputError("cluster.pools[" + std::to_string(i) +
+                       "].price_usd_per_gpu_hour: the size-bucket router needs " + "a price for '" + p.gpu +
+                       "' (no list price known)");
+    usd.push_back(perGpu * p.tp);
+  }
+  return usd;
+}
+
 PolicyBundle buildPolicy(const PolicySpec& spec, const Scenario* scenario) {
   const PolicyInfo& info = policyInfo(spec.id);
   const Knobs knobs(info, spec.knobs);
   PolicyBundle b;
   // The router first, so a bad policy.router is reported before anything is built.
   std::unique_ptr<GlobalPolicy> router;
-  if (info.usesRouter) router = std::make_unique<RouterPolicy>(parseRouter(spec.router), spec.prefix_weight);
+  if (info.usesRouter) {
+    auto rp = std::make_unique<RouterPolicy>(parseRouter(spec.router), spec.prefix_weight);
+    if (scenario && parseRouter(spec.router) == RouterKind::SizeBucket) rp->setPoolPrices(sizeBucketPrices(*scenario));
+    router = std::move(rp);
+  }
   b = info.make(PolicyContext{spec, knobs, scenario});
   if (info.usesRouter && !b.global) b.global = std::move(router);
   return b;

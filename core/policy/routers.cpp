@@ -1,6 +1,7 @@
 #include "policy/routers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <typeinfo>
 #include <vector>
 
@@ -12,8 +13,8 @@
 namespace sl {
 namespace {
 const std::vector<std::string>& routerIds() {
-  static const std::vector<std::string> ids = {"round-robin", "least-loaded",  "least-kv",        "random",
-                                               "power-of-two", "prefix-aware", "session-affinity"};
+  static const std::vector<std::string> ids = {"round-robin",  "least-loaded", "least-kv",         "random",
+                                               "power-of-two", "prefix-aware", "session-affinity", "size-bucket"};
   return ids;
 }
 }  // namespace
@@ -28,7 +29,8 @@ RouterKind parseRouter(const std::string& id) {
     if (ids[i] == id) return static_cast<RouterKind>(i);
   std::string msg = "policy.router: unknown router '" + id + "'";
   if (auto s = didYouMean(id, ids)) msg += " (did you mean '" + *s + "'?)";
-  msg += "; known: round-robin, least-loaded, least-kv, random, power-of-two, prefix-aware, session-affinity";
+  msg +=
+      "; known: round-robin, least-loaded, least-kv, random, power-of-two, prefix-aware, session-affinity, size-bucket";
   throw InputError(msg);
 }
 
@@ -93,6 +95,8 @@ int RouterPolicy::route(const Request& r) {
     case RouterKind::LeastKv: return leastLoaded();
     case RouterKind::PrefixAware: return prefixAware(r);
     case RouterKind::SessionAffinity: return sessionAffinity(r);
+    case RouterKind::SizeBucket:
+      return sizeBucketRoute(r);
   }
   return 0;
 }
@@ -138,6 +142,200 @@ int RouterPolicy::sessionAffinity(const Request& r) {
   const int i = leastLoaded();
   sessions_.emplace(key, i);
   return i;
+}
+
+// ---- size-bucket (Mélange's allocation as a router)
+
+int sizeBucket(int input, int output) {
+  const auto side = [](int n) {
+    int k = 0;
+    for (int edge = 16; k < kSizeBucketsPerSide - 1 && n >= edge; edge *= 2) ++k;
+    return k;
+  };
+  return side(input) * kSizeBucketsPerSide + side(output);
+}
+
+std::pair<double, double> sizeBucketLengths(int bucket) {
+  // [1, 16): 4; [lo, 2 lo): lo x sqrt 2, the last (open-ended) one as a doubling.
+  const auto mid = [](int k) { return k == 0 ? 4.0 : 8.0 * std::pow(2.0, k) * std::sqrt(2.0); };
+  return {mid(bucket / kSizeBucketsPerSide), mid(bucket % kSizeBucketsPerSide)};
+}
+
+BucketPerf bucketThroughput(const CostModel& cost, double input, double output, double tpotS, double kvTokens,
+                            int maxSeqs) {
+  const double ctx = input + output / 2;
+  // Each step carries the decodes and, on average, b x input / output
+  // prompt tokens (mixed batching: prompts ride along with the decodes).
+  const auto tpot = [&](int b) {
+    BatchShape d;
+    for (int k = 0; k < b; ++k) addDecodeSeq(d, ctx);
+    addPrefillChunk(d, b * input / output);
+    return cost.iterationSeconds(d);
+  };
+  const int kvMax = static_cast<int>(std::min<double>(maxSeqs, std::floor(kvTokens / (input + output))));
+  BucketPerf p;
+  if (kvMax < 1) {  // one request does not fit: no service
+    p.rps = 1e-9;
+    return p;
+  }
+  if (tpot(1) > tpotS) {
+    p.batch = 1;
+    p.rps = 1 / (output * tpot(1));
+    return p;
+  }
+  int lo = 1, hi = kvMax;  // tpot(lo) within the SLO; it grows with the batch
+  while (lo < hi) {
+    const int m = lo + (hi - lo + 1) / 2;
+    if (tpot(m) <= tpotS)
+      lo = m;
+    else
+      hi = m - 1;
+  }
+  p.batch = lo;
+  p.meetsSlo = true;
+  p.rps = lo / (output * tpot(lo));
+  return p;
+}
+
+BucketAssignment assignBuckets(const std::vector<double>& rate, const std::vector<std::vector<BucketPerf>>& perf,
+                               const std::vector<int>& instances, const std::vector<double>& usdPerInstanceHour) {
+  const std::size_t nb = rate.size(), np = instances.size();
+  const auto cost = [&](std::size_t b, std::size_t p) {
+    const BucketPerf& f = perf[b][p];
+    return usdPerInstanceHour[p] / f.rps * (f.meetsSlo ? 1.0 : 1e6);
+  };
+  const auto cap = [&](std::size_t b, std::size_t p) { return instances[p] * perf[b][p].rps; };
+  BucketAssignment a;
+  a.share.assign(nb, std::vector<double>(np, 0.0));
+  a.utilization.assign(np, 0.0);
+  for (std::size_t b = 0; b < nb; ++b) {
+    std::size_t best = 0;
+    for (std::size_t p = 1; p < np; ++p)
+      if (cost(b, p) < cost(b, best)) best = p;
+    a.share[b][best] = 1;
+    if (rate[b] > 0) a.utilization[best] += rate[b] / cap(b, best);  // a bucket not seen yet has no figures
+  }
+  // Repair: move load off overfull pools, the cheapest move (cost ratio) first.
+  for (std::size_t iter = 0; iter < 4 * (nb + 1) * np; ++iter) {
+    std::size_t p = 0;
+    for (std::size_t q = 1; q < np; ++q)
+      if (a.utilization[q] > a.utilization[p]) p = q;
+    if (a.utilization[p] <= 1 + 1e-12) break;
+    double bestRatio = 0;
+    std::size_t mb = nb, mq = np;
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (a.share[b][p] <= 0 || rate[b] <= 0) continue;
+      for (std::size_t q = 0; q < np; ++q) {
+        if (q == p || a.utilization[q] >= 1 - 1e-12) continue;
+        const double ratio = cost(b, q) / cost(b, p);
+        if (mb == nb || ratio < bestRatio) {
+          bestRatio = ratio;
+          mb = b;
+          mq = q;
+        }
+      }
+    }
+    if (mb == nb) break;  // every other pool full: overloaded whatever the split
+    const double move = std::min(
+        {a.share[mb][p] * rate[mb], (a.utilization[p] - 1) * cap(mb, p), (1 - a.utilization[mq]) * cap(mb, mq)});
+    a.share[mb][p] -= move / rate[mb];
+    a.share[mb][mq] += move / rate[mb];
+    a.utilization[p] -= move / cap(mb, p);
+    a.utilization[mq] += move / cap(mb, mq);
+  }
+  return a;
+}
+
+void RouterPolicy::prepareBuckets() {
+  bucketsReady_ = true;
+  const int n = sim_->numInstances();
+  for (int i = 0; i < n; ++i) pools_ = std::max(pools_, sim_->poolOf(i) + 1);
+  if (pools_ < 2)
+    throw InputError("policy.router: size-bucket routes between mixed pools; give cluster.pools two or more pools");
+  poolInstances_.assign(static_cast<std::size_t>(pools_), 0);
+  poolFirst_.assign(static_cast<std::size_t>(pools_), -1);
+  for (int i = 0; i < n; ++i) {
+    const auto p = static_cast<std::size_t>(sim_->poolOf(i));
+    ++poolInstances_[p];
+    if (poolFirst_[p] < 0) poolFirst_[p] = i;
+  }
+  if (poolUsd_.size() != static_cast<std::size_t>(pools_)) {
+    poolUsd_.assign(static_cast<std::size_t>(pools_), 1.0);
+    for (int p = 0; p < pools_; ++p) {
+      const auto& pc = sim_->config().pools;
+      poolUsd_[static_cast<std::size_t>(p)] =
+          pc.size() > static_cast<std::size_t>(p) ? pc[static_cast<std::size_t>(p)].tp : 1;
+    }
+  }
+  constexpr int nb = kSizeBucketsPerSide * kSizeBucketsPerSide;
+  perf_.assign(nb, std::vector<BucketPerf>(static_cast<std::size_t>(pools_)));
+  perfReady_.assign(nb, false);
+  arrivals_.assign(nb, 0);
+  sent_.assign(nb, std::vector<std::int64_t>(static_cast<std::size_t>(pools_), 0));
+}
+
+void RouterPolicy::reassign() {
+  const double spanS = nsToSeconds(sim_->now() - first_);
+  std::vector<double> rate(arrivals_.size(), 0.0);
+  // Arrivals per second so far; before a span exists, no load (each bucket
+  // to its cheapest pool).
+  for (std::size_t b = 0; b < rate.size(); ++b)
+    rate[b] = spanS > 0 && total_ >= 2 ? static_cast<double>(arrivals_[b]) / spanS : 0.0;
+  assign_ = assignBuckets(rate, perf_, poolInstances_, poolUsd_);
+  for (auto& v : sent_) std::fill(v.begin(), v.end(), 0);
+}
+
+int RouterPolicy::sizeBucketRoute(const Request& r) {
+  if (!bucketsReady_) prepareBuckets();
+  const int b = sizeBucket(r.input, r.outputLen());
+  const auto bi = static_cast<std::size_t>(b);
+  const bool fresh = !perfReady_[bi];
+  if (fresh) {
+    perfReady_[bi] = true;
+    const auto [in, out] = sizeBucketLengths(b);
+    const SloSpec& slo = sim_->config().slo;
+    const double tpot = slo.tpot_s ? *slo.tpot_s : slo.qoe_tpot_s;
+    for (int p = 0; p < pools_; ++p) {
+      const Instance& inst = sim_->instance(poolFirst_[static_cast<std::size_t>(p)]);
+      const InstanceConfig& c = inst.config();
+      perf_[bi][static_cast<std::size_t>(p)] =
+          bucketThroughput(inst.cost(), in, out, tpot, static_cast<double>(c.gpuBlocks) * c.blockSize, c.maxNumSeqs);
+    }
+  }
+  if (total_ == 0) first_ = sim_->now();
+  ++arrivals_[bi];
+  ++total_;
+  // The load estimate settles as arrivals come: reassign on each of the
+  // first 64 arrivals, then every 32, and on a bucket's first request.
+  if (fresh || total_ <= 64 || total_ % 32 == 0) reassign();
+  // The pool furthest behind its share of this bucket's requests.
+  const auto& share = assign_.share[bi];
+  auto& sent = sent_[bi];
+  std::int64_t all = 0;
+  for (auto s : sent) all += s;
+  int pool = 0;
+  double most = -1e300;
+  for (int p = 0; p < pools_; ++p) {
+    const auto pi = static_cast<std::size_t>(p);
+    if (share[pi] <= 0) continue;
+    const double deficit = share[pi] * static_cast<double>(all + 1) - static_cast<double>(sent[pi]);
+    if (deficit > most) {
+      most = deficit;
+      pool = p;
+    }
+  }
+  ++sent[static_cast<std::size_t>(pool)];
+  int best = -1;
+  double bestLoad = 0;
+  for (int i = 0; i < sim_->numInstances(); ++i) {
+    if (sim_->poolOf(i) != pool) continue;
+    const double l = score(i);
+    if (best < 0 || l < bestLoad) {
+      best = i;
+      bestLoad = l;
+    }
+  }
+  return best;
 }
 
 }  // namespace sl

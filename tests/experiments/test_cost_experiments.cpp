@@ -212,3 +212,36 @@ TEST(CostExperiments, MelangeGpuPresetsPriced) {
 
 }  // namespace
 }  // namespace sl::exp
+
+// melange-mix-size-bucket (issue 49 item 4b): melange-mix's columns
+// unchanged, plus the cheapest mix meeting the SLO under the size-bucket
+// router, cheaper than the best homogeneous deployment when found.
+namespace sl::exp {
+namespace {
+
+TEST(CostExperiments, MelangeMixSizeBucketQuick) {
+  if (!arrowTracesDir()) GTEST_SKIP() << "no ../shared/traces";
+  const ExperimentResult plain = runQuick("melange-mix");
+  const ExperimentResult a = runQuick("melange-mix-size-bucket");
+  EXPECT_EQ(a.table.csv(), runQuick("melange-mix-size-bucket").table.csv());
+  const Table& t = a.table;
+  ASSERT_EQ(t.rows.size(), plain.table.rows.size());
+  ASSERT_EQ(t.columns.size(), plain.table.columns.size() + 4);
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    for (std::size_t c = 0; c < plain.table.columns.size(); ++c)
+      EXPECT_EQ(t.rows[r][c], plain.table.rows[r][c]) << plain.table.columns[c];
+    const double h = cell(t, r, "homogeneous_usd_h");
+    const double saving = cell(t, r, "size_bucket_saving_pct");
+    if (str(t, r, "best_size_bucket_mix") == "none cheaper") {
+      EXPECT_EQ(saving, 0.0);
+    } else {
+      const double m = cell(t, r, "size_bucket_usd_h");
+      EXPECT_LT(m, h);
+      EXPECT_NEAR(saving, (1 - m / h) * 100, 0.06);
+      EXPECT_GT(cell(t, r, "size_bucket_runs"), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sl::exp

@@ -9,6 +9,8 @@
 
 #include "experiments/arrow/arrow_experiments.h"
 #include "plan/plan.h"
+#include "plan/plan_detail.h"
+#include "run/execute.h"
 #include "run/run.h"
 #include "sweep/capacity.h"
 #include "util/error.h"
@@ -363,7 +365,41 @@ Cheapest cheapest(const plan::PlanResult& r, plan::Kind kind) {
   return c;
 }
 
-ExperimentResult melangeMix(const ExperimentOptions& o) {
+/// The cheapest of plan's two-type mixes cheaper than `below` (all when NaN)
+/// that meets the target with the size-bucket router instead of the plan's:
+/// mixes tried cheapest first (plan's order on ties), unfit and roofline-
+/// pruned ones skipped. `runs`: simulations made.
+Cheapest cheapestSizeBucket(const plan::PlanResult& r, double below, double target, int& runs) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const plan::Status st = r.outcomes[i].status;
+    if (r.candidates[i].kind != plan::Kind::Mixed || st == plan::Status::Unfit || st == plan::Status::Pruned) continue;
+    if (!std::isnan(below) && r.candidates[i].usdPerHour >= below) continue;
+    order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return r.candidates[a].usdPerHour < r.candidates[b].usdPerHour;
+  });
+  Cheapest c;
+  runs = 0;
+  for (std::size_t i : order) {
+    Scenario s = plan::candidateScenario(r.base, r.candidates[i]);
+    s.policy.router = "size-bucket";
+    auto prepared = prepareRun(s, "melange size-bucket: " + r.candidates[i].deployment());
+    const RunResult run = executeRun(*prepared, RunOptions{});
+    ++runs;
+    const double att = plan::detail::attainmentOf(run.summary);
+    if (att >= target) {
+      c.deployment = r.candidates[i].deployment();
+      c.usd = r.candidates[i].usdPerHour;
+      c.attainment = att;
+      break;
+    }
+  }
+  return c;
+}
+
+ExperimentResult melangeMix(const ExperimentOptions& o, bool sizeBucket) {
   const ArrowTrace* conv = nullptr;
   for (const ArrowTrace& t : arrowTraces())
     if (t.key == "azure-conv") conv = &t;
@@ -385,7 +421,11 @@ ExperimentResult melangeMix(const ExperimentOptions& o) {
   ExperimentResult res;
   res.table.columns = {"rate_rps",    "best_homogeneous", "homogeneous_usd_h", "best_mixed",
                        "mixed_usd_h", "saving_pct",       "candidates",        "simulated"};
-  std::string csv = "rate_rps,homogeneous_usd_h,mixed_usd_h,saving_pct\n";
+  if (sizeBucket)
+    for (const char* c : {"best_size_bucket_mix", "size_bucket_usd_h", "size_bucket_saving_pct", "size_bucket_runs"})
+      res.table.columns.push_back(c);
+  std::string csv = std::string("rate_rps,homogeneous_usd_h,mixed_usd_h,saving_pct") +
+                    (sizeBucket ? ",size_bucket_usd_h,size_bucket_saving_pct" : "") + "\n";
   for (double rate : rates) {
     plan::PlanOptions po;
     po.rate = rate;
@@ -399,11 +439,30 @@ ExperimentResult melangeMix(const ExperimentOptions& o) {
     const Cheapest h = cheapest(r, plan::Kind::Homogeneous), m = cheapest(r, plan::Kind::Mixed);
     const bool mixedWins = !std::isnan(m.usd) && (std::isnan(h.usd) || m.usd < h.usd);
     const double saving = mixedWins && !std::isnan(h.usd) ? (1 - m.usd / h.usd) * 100 : 0.0;
-    res.table.addRow({num(rate, 0), h.deployment, std::isnan(h.usd) ? "-" : num(h.usd, 2),
-                      mixedWins ? m.deployment : "none cheaper", mixedWins ? num(m.usd, 2) : "-", num(saving, 1),
-                      std::to_string(r.candidates.size()), std::to_string(r.simulated)});
+    std::vector<std::string> row = {num(rate, 0),
+                                    h.deployment,
+                                    std::isnan(h.usd) ? "-" : num(h.usd, 2),
+                                    mixedWins ? m.deployment : "none cheaper",
+                                    mixedWins ? num(m.usd, 2) : "-",
+                                    num(saving, 1),
+                                    std::to_string(r.candidates.size()),
+                                    std::to_string(r.simulated)};
     csv += num(rate, 0) + "," + (std::isnan(h.usd) ? "" : num(h.usd, 3)) + "," + (mixedWins ? num(m.usd, 3) : "") +
-           "," + num(saving, 2) + "\n";
+           "," + num(saving, 2);
+    if (sizeBucket) {
+      if (o.onRun) o.onRun("size-bucket mixes at " + num(rate, 0) + " req/s");
+      int runs = 0;
+      const Cheapest b = cheapestSizeBucket(r, h.usd, po.target, runs);
+      const bool found = !std::isnan(b.usd);
+      const double bSaving = found && !std::isnan(h.usd) ? (1 - b.usd / h.usd) * 100 : 0.0;
+      row.push_back(found ? b.deployment : "none cheaper");
+      row.push_back(found ? num(b.usd, 2) : "-");
+      row.push_back(num(bSaving, 1));
+      row.push_back(std::to_string(runs));
+      csv += "," + (found ? num(b.usd, 3) : "") + "," + num(bSaving, 2);
+    }
+    csv += "\n";
+    res.table.addRow(std::move(row));
   }
   res.charts.push_back({"melange_mix.csv",
                         csv,
@@ -422,6 +481,14 @@ ExperimentResult melangeMix(const ExperimentOptions& o) {
   res.notes.push_back(
       "Mélange's own setting differs: Llama-2-7B, an ILP over request-size buckets routed to GPU types; here the "
       "router does not route by size.");
+  if (sizeBucket)
+    res.notes.push_back(
+        "size_bucket columns: every two-type mix cheaper than the best homogeneous deployment (unfit and roofline-"
+        "pruned ones skipped) rerun with the size-bucket router (docs/policies/baselines.md, Routers: each (input x "
+        "output) "
+        "length bucket to the pool with the lowest cost per request within the TPOT SLO by the cost model, load "
+        "moved off overfull pools by cost ratio, the true output length known), cheapest first, until one meets the "
+        "target; size_bucket_runs: the mixes run.");
   return res;
 }
 
@@ -520,7 +587,14 @@ void addCostExperiments(std::vector<Experiment>& out) {
        "Llama-3.1-8B on the Azure 2023 conversation trace's lengths (Poisson arrivals) at 2-32 req/s: plan's "
        "search over L4, A10G, L40S, A100-80G and H100 SXM, homogeneous and two-type mixed, for the cheapest deployment "
        "with 90 % of requests within TTFT 1 s and TPOT 40 ms; the saving of the best mix.",
-       melangeMix});
+       [](const ExperimentOptions& o) { return melangeMix(o, false); }});
+  out.push_back(
+      {"melange-mix-size-bucket", "Mélange",
+       "melange-mix with Mélange's allocation: requests routed to GPU types by size bucket",
+       "melange-mix's table plus, at each rate, the cheapest two-type mix meeting the SLO when routed by the "
+       "size-bucket router (each input x output length bucket to the GPU type serving it most cheaply within the "
+       "TPOT SLO by the cost model, as Mélange's ILP) instead of the speed-weighing least-loaded router.",
+       [](const ExperimentOptions& o) { return melangeMix(o, true); }});
 }
 
 }  // namespace sl::exp
