@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "cost/operator_fit.h"
 #include "cost/suggest.h"
 #include "util/error.h"
 
@@ -306,6 +307,8 @@ void CostModel::applyMoe() {
   gridN_.clear();
   gridExpert_.clear();
   gridA2a_.clear();
+  gridA2aNormal_.clear();
+  remoteNodes_ = 0;
   if (!model_.isMoe()) return;
   const double rankGpus = tpd / moe_.ep;  // each rank's experts are tensor parallel over these
   const double layers = model_.moeLayers();
@@ -313,10 +316,13 @@ void CostModel::applyMoe() {
   const double Fe = p_.experts.value_or(p_.weights) == DType::FP8 ? gpu_.fp8FlopsPerSec() : F;
   expertPair_ = layers * 2.0 * static_cast<double>(model_.expertParams()) / (rankGpus * Fe * c_.eta_c);
   expertRead_ =
-      layers * static_cast<double>(model_.expertParams()) * expertBytesPerParam() / (rankGpus * BW * c_.eta_w);
+      layers * static_cast<double>(model_.expertParams()) * expertBytesPerParam() /
+      (rankGpus * BW * expertWeightReadEta(gpu_, c_));  // the H100 expert GEMM fit (operator_fit.h)
   a2aBytesPerToken_ = static_cast<double>(model_.experts_per_token) * model_.hidden;
   const std::vector<double> q = expertSelection(moe_.routing, E, model_.experts_per_token, "cluster.moe_routing.path");
   placement_ = ExpertPlacement(q, moe_.ep, moe_.redundant, moe_.placement);
+  if (moe_.attentionDp && moe_.ep > moe_.gpusPerNode)
+    remoteNodes_ = placement_.expectedRemoteNodes(moe_.gpusPerNode, model_.expert_groups, model_.topk_groups);
   balanced_ = moe_.routing.kind == RoutingKind::Balanced && moe_.redundant == 0;
   if (balanced_) return;
   // Skewed routing: O(E) per N, so tabulate over N (every integer to 64,
@@ -324,7 +330,8 @@ void CostModel::applyMoe() {
   for (double n = 1; n <= kGridMax; n = n < 64 ? n + 1 : std::ceil(n * 1.05)) gridN_.push_back(n);
   for (double n : gridN_) {
     gridExpert_.push_back(expertSecondsExact(n));
-    gridA2a_.push_back(allToAllSecondsExact(n));
+    gridA2a_.push_back(allToAllSecondsExact(n, false));
+    gridA2aNormal_.push_back(allToAllSecondsExact(n, true));
   }
 }
 
@@ -395,13 +402,22 @@ double CostModel::expertSecondsExact(double N) const {
   return worst;
 }
 
-double CostModel::allToAllSecondsExact(double N) const {
+double CostModel::allToAllSecondsExact(double N, bool normalKernels) const {
   if (!model_.isMoe() || !moe_.attentionDp || moe_.ep <= 1 || N <= 0) return 0.0;
   // Each GPU dispatches its N/tp tokens to their k experts (fp8 by default)
   // and gets them back in bf16; the busiest rank receives imbalance × the mean.
-  const double perGpu = N / tp_ * a2aBytesPerToken_ * placement_.imbalance(N);
   const AllToAllModel& m = AllToAllModel::builtin();
   const double link = gpu_.intraNodeLinkBytesPerSec();
+  if (normalKernels && moe_.ep > moe_.gpusPerNode) {  // once per remote node, then NVLink
+    const double tokenBytes = N / tp_ * model_.hidden * placement_.imbalance(N);
+    const int k = model_.experts_per_token;
+    const auto one = [&](double bytes) {
+      return m.dedupSeconds(tokenBytes * bytes, k, remoteNodes_, moe_.ep, moe_.gpusPerNode, link,
+                            moe_.nicBytesPerSecPerGpu);
+    };
+    return model_.moeLayers() * (one(moe_.dispatchBytes) + one(2));
+  }
+  const double perGpu = N / tp_ * a2aBytesPerToken_ * placement_.imbalance(N);
   const double one =
       m.seconds(perGpu * moe_.dispatchBytes, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu) +
       m.seconds(perGpu * 2, moe_.ep, moe_.gpusPerNode, link, moe_.nicBytesPerSecPerGpu);
@@ -425,11 +441,12 @@ double CostModel::expertSeconds(double N) const {
   return v >= 0 ? v : expertSecondsExact(N);
 }
 
-double CostModel::allToAllSeconds(double N) const {
+double CostModel::allToAllSeconds(double N, bool normalKernels) const {
   if (!moe_.attentionDp || N <= 0) return 0.0;
-  if (gridN_.empty()) return allToAllSecondsExact(N);
-  const double v = fromGrid(gridA2a_, N);
-  return v >= 0 ? v : allToAllSecondsExact(N);
+  const bool normal = normalKernels && moe_.ep > moe_.gpusPerNode;  // within a node the two agree
+  if (gridN_.empty()) return allToAllSecondsExact(N, normal);
+  const double v = fromGrid(normal ? gridA2aNormal_ : gridA2a_, N);
+  return v >= 0 ? v : allToAllSecondsExact(N, normal);
 }
 
 double CostModel::expertReplicasTouched(double N) const {
@@ -482,6 +499,14 @@ double CostModel::kernelHeterogeneity(const BatchShape& b) const {
   return std::max({1.0, rho, 1.0 + 0.5 * rho * (1.0 - 1.0 / w)});
 }
 
+double CostModel::dpRankImbalance(const BatchShape& b) const {
+  if (!moe_.attentionDp || tp_ <= 1 || b.decode_seqs < 1 || b.decode_ctx_sum <= 0) return 1.0;
+  const double n = b.decode_seqs, tp = tp_;
+  const double c = std::ceil(n / tp);
+  const double z = std::sqrt(2.0 * std::log(std::min(n, tp)));
+  return std::max(1.0, tp / n * (c + z * decodeContextCv(b) * std::sqrt(c)));
+}
+
 double CostModel::heterogeneity(const BatchShape& b) const {
   if (c_.hetero == HeteroMode::Kernel) return kernelHeterogeneity(b);
   if (b.decode_seqs < 2 || b.decode_ctx_sum <= 0) return 1.0;
@@ -496,9 +521,10 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
   r.heterogeneity_h = heterogeneity(b);
   r.linear_s = std::max(linComputePerToken_ * N, linWeights_);
   r.expert_s = expertSeconds(N);
-  r.a2a_s = allToAllSeconds(N);
+  const bool normalA2a = b.prefill_tokens > 0;  // DeepEP's normal kernels (cost/moe.h)
+  r.a2a_s = allToAllSeconds(N, normalA2a);
   r.prefill_attn_s = prefillAttnSeconds(b);
-  r.decode_attn_s = r.heterogeneity_h * decodeReadSeconds(b);
+  r.decode_attn_s = r.heterogeneity_h * dpRankImbalance(b) * decodeReadSeconds(b);
   // Data-parallel attention with per-rank schedulers: each rank's own sequences, in parallel.
   const double seqShare = moe_.attentionDp && moe_.perRankScheduler ? static_cast<double>(seqs) / tp_ : seqs;
   r.overhead_s = overheadFixed_ + overheadPerSeq_ * seqShare;
@@ -514,7 +540,7 @@ CostBreakdown CostModel::breakdown(const BatchShape& b) const {
     r.expert_s = 2 * sigma * expH;
     r.prefill_attn_s *= sigma;
     r.decode_attn_s *= sigma;
-    r.a2a_s = twoBatchOverlapSeconds(C, allToAllSeconds(N / 2), model_.moeLayers()) - 2 * C;
+    r.a2a_s = twoBatchOverlapSeconds(C, allToAllSeconds(N / 2, normalA2a), model_.moeLayers()) - 2 * C;
   }
   r.total_s = r.overhead_s + r.linear_s + r.expert_s + r.a2a_s + r.prefill_attn_s + r.decode_attn_s + r.comm_s;
   if (async_) {
@@ -531,7 +557,7 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
   if (N <= 0 && seqs <= 0) return 0.0;
   const double h = heterogeneity(b);
   const double prefill = prefillAttnSeconds(b);
-  const double decode = h * decodeReadSeconds(b);
+  const double decode = h * decodeReadSeconds(b) * (moe_.attentionDp ? dpRankImbalance(b) : 1.0);
   const double seqShare =
       moe_.attentionDp && moe_.perRankScheduler ? static_cast<double>(seqs) / tp_ : seqs;  // as in breakdown()
   const double overhead = overheadFixed_ + overheadPerSeq_ * seqShare;
@@ -540,10 +566,11 @@ double CostModel::iterationSeconds(const BatchShape& b) const {
     const double sigma = tboComputeSlowdown(gpu_.sm_count, b.prefill_tokens > 0);
     const double C =
         sigma * (std::max(linComputePerToken_ * N / 2, linWeights_) + expertSeconds(N / 2) + (prefill + decode) / 2);
-    total = overhead + twoBatchOverlapSeconds(C, allToAllSeconds(N / 2), model_.moeLayers()) + commSeconds(N);
+    total = overhead + twoBatchOverlapSeconds(C, allToAllSeconds(N / 2, b.prefill_tokens > 0), model_.moeLayers()) +
+            commSeconds(N);
   } else {
-    const double linear =
-        std::max(linComputePerToken_ * N, linWeights_) + (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N) : 0.0);
+    const double linear = std::max(linComputePerToken_ * N, linWeights_) +
+                          (model_.isMoe() ? expertSeconds(N) + allToAllSeconds(N, b.prefill_tokens > 0) : 0.0);
     total = overhead + linear + prefill + decode + commSeconds(N);
   }
   if (async_) {  // max(CPU part, GPU part)

@@ -221,7 +221,13 @@ public:
   /// The routed experts' time for a step of N tokens (CostBreakdown::expert_s).
   double expertSeconds(double N) const;
   /// The all-to-all's time for a step of N tokens (CostBreakdown::a2a_s).
-  double allToAllSeconds(double N) const;
+  /// `normalKernels` (a step with prefill tokens): DeepEP's normal kernels,
+  /// which send a token once to each remote node it needs
+  /// (AllToAllModel::dedupSeconds); else the low-latency kernels, one copy per
+  /// token-expert pair (AllToAllModel::seconds).
+  double allToAllSeconds(double N, bool normalKernels = false) const;
+  /// Normal kernels: expected remote nodes per token (0 within one node).
+  double remoteNodesPerToken() const { return remoteNodes_; }
   /// Routed experts (replicas counted) that N tokens touch in one MoE layer
   /// under the deployment's routing: Σ over ranks of rankTouched(r, N)
   /// (balanced: expertsTouched(N)). 0 for a dense model.
@@ -246,6 +252,14 @@ public:
   /// sequences' critical path (length-biased mean Σ L²/Σ L) over the per-slot
   /// work: h = max(ρ, 1 + ρ/2 · (1 − 1/w)); 1 with no decode context.
   double kernelHeterogeneity(const BatchShape& b) const;
+  /// Data-parallel attention: the busiest rank's decode KV read over the mean
+  /// rank's (docs/cost-model.md "Data-parallel ranks' imbalance"). The n
+  /// decode sequences spread round-robin over the tp ranks, at most c =
+  /// ⌈n/tp⌉ a rank; the busiest rank's Σ L ≈ c·L̄ + z·σ_L·√c with z =
+  /// √(2 ln min(n, tp)) (the largest of roughly normal sums, as the expert
+  /// straggler), over the mean rank's n·L̄/tp: (tp/n)·(c + z·CV·√c), ≥ 1. 1
+  /// without data-parallel attention or decode sequences. O(1).
+  double dpRankImbalance(const BatchShape& b) const;
   /// H = ⌈kv_heads / tp⌉ (≥ 1), the CTAs one sequence gives per GPU without split.
   int attentionCtasPerSeq() const { return ctasPerSeq_; }
   /// P: SMs × attn_ctas_per_sm.
@@ -359,6 +373,8 @@ private:
   double weightsPerGpu_ = 0;                          // weightBytesPerGpu()
   double a2aBytesPerToken_ = 0;                       // dispatch: k · hidden · dispatch bytes (combine: 2 bytes)
   std::vector<double> gridN_, gridExpert_, gridA2a_;  // skewed routing: the terms tabulated over N
+  std::vector<double> gridA2aNormal_;                 // the same, normal kernels
+  double remoteNodes_ = 0;                            // ExpertPlacement::expectedRemoteNodes
   void applyMoe();                                    // (re)computes the members above from moe_
   double expertBytesPerParam() const;
   /// How many ways an instance's KV splits over its GPUs (kvBytesPerTokenPerGpu).
@@ -368,7 +384,7 @@ private:
     return tp_ > model_.kv_heads && model_.kv_heads > 0 ? model_.kv_heads : tp_;
   }                 // the routed experts' dtype: 2 (bf16), 1 (fp8), 0.53125 (mxfp4)
   double expertSecondsExact(double N) const;
-  double allToAllSecondsExact(double N) const;
+  double allToAllSecondsExact(double N, bool normalKernels) const;
   double fromGrid(const std::vector<double>& y, double N) const;
   double prefillPerUnit_;      // 4·layers·q_heads·head_dim / (tp·F·η_a)
   double decodePerToken_;      // kv_bytes / (tp·BW·η_kv); with a window the full layers' bytes only

@@ -190,6 +190,82 @@ double ExpertPlacement::imbalance(double N) const {
   return total > 0 ? worst / (total / ranks()) : 1.0;
 }
 
+namespace {
+
+// e_0 … e_kmax of x (elementary symmetric polynomials).
+std::vector<double> elementarySymmetric(const std::vector<double>& x, int kmax) {
+  std::vector<double> e(static_cast<std::size_t>(kmax) + 1, 0.0);
+  e[0] = 1.0;
+  for (double v : x)
+    for (int d = kmax; d >= 1; --d) e[d] += e[d - 1] * v;
+  return e;
+}
+
+double binomial(int n, int k) {
+  if (k < 0 || k > n) return 0.0;
+  double c = 1.0;
+  for (int i = 1; i <= k; ++i) c = c * (n - k + i) / i;
+  return c;
+}
+
+}  // namespace
+
+std::vector<double> ExpertPlacement::nodeHitChances(int gpn, int groups, int topkGroups) const {
+  const int E = experts(), ep = ranks();
+  gpn = std::max(1, gpn);
+  const int nodes = (ep + gpn - 1) / gpn;
+  std::vector<double> hits(static_cast<std::size_t>(nodes), 0.0);
+  if (E == 0 || ep == 0) return hits;
+  double ksum = 0;
+  for (double x : q_) ksum += x;
+  const int k = static_cast<int>(std::lround(ksum));
+  bool balanced = true;
+  for (double x : q_) balanced = balanced && std::abs(x - q_[0]) <= 1e-12 * std::max(1.0, q_[0]);
+  int G = groups, M = topkGroups;
+  if (G <= 0 || M <= 0 || M >= G || E % G != 0) G = M = 1;
+  const int g = E / G;
+  // a[e] on node j: the share of e's replicas there.
+  std::vector<std::vector<double>> onNode(static_cast<std::size_t>(nodes), std::vector<double>(E, 0.0));
+  for (int r = 0; r < ep; ++r)
+    for (int e : rankE_[r]) onNode[r / gpn][e] += 1.0 / replicas_[e];
+  for (int j = 0; j < nodes; ++j) {
+    const std::vector<double>& a = onNode[j];
+    double miss = 0;
+    if (balanced) {
+      // DP over groups: dp[m][d] = Σ over m-subsets of the groups so far of e_d(x over their union).
+      std::vector<std::vector<double>> dp(M + 1, std::vector<double>(k + 1, 0.0));
+      dp[0][0] = 1.0;
+      for (int gi = 0; gi < G; ++gi) {
+        std::vector<double> x(a.begin() + gi * g, a.begin() + (gi + 1) * g);
+        for (double& v : x) v = 1.0 - v;
+        const std::vector<double> eg = elementarySymmetric(x, k);
+        for (int m = std::min(M, gi + 1); m >= 1; --m)
+          for (int d = k; d >= 0; --d)
+            for (int d1 = 0; d1 <= d; ++d1) dp[m][d] += dp[m - 1][d - d1] * eg[d1];
+      }
+      miss = dp[M][k] / (binomial(G, M) * binomial(M * g, k));
+    } else {
+      std::vector<double> pi(G, 1.0);
+      const double scale = static_cast<double>(G) / M;
+      for (int e = 0; e < E; ++e) pi[e / g] *= 1.0 - std::min(1.0, q_[e] * scale) * a[e];
+      miss = elementarySymmetric(pi, M)[M] / binomial(G, M);
+    }
+    hits[j] = std::clamp(1.0 - miss, 0.0, 1.0);
+  }
+  return hits;
+}
+
+double ExpertPlacement::expectedNodes(int gpn, int groups, int topkGroups) const {
+  const std::vector<double> h = nodeHitChances(gpn, groups, topkGroups);
+  return std::accumulate(h.begin(), h.end(), 0.0);
+}
+
+double ExpertPlacement::expectedRemoteNodes(int gpn, int groups, int topkGroups) const {
+  const std::vector<double> h = nodeHitChances(gpn, groups, topkGroups);
+  if (h.size() <= 1) return 0.0;
+  return (1.0 - 1.0 / static_cast<double>(h.size())) * std::accumulate(h.begin(), h.end(), 0.0);
+}
+
 double twoBatchOverlapSeconds(double computeHalf, double commHalf, int moeLayers) {
   if (moeLayers <= 0) return 2.0 * (computeHalf + commHalf);
   return 2.0 * std::max(computeHalf, commHalf) + std::min(computeHalf, commHalf) / moeLayers;
@@ -279,6 +355,16 @@ double AllToAllModel::seconds(double bytes, int ep, int gpn, double nvlinkBps, d
   const double nvlTime = nvlinkBps > 0 ? bytes * (local - 1) / e / (nvlinkBps * fits_[0].eta) : 0.0;
   if (ep <= gpn) return nvlTime + fits_[0].latency_us * 1e-6;
   const double nicTime = bytes * (e - gpn) / e / (nicBps * fits_[1].eta);
+  return std::max(nvlTime, nicTime) + fits_[1].latency_us * 1e-6;
+}
+
+double AllToAllModel::dedupSeconds(double tokenBytes, int k, double remoteNodes, int ep, int gpn, double nvlinkBps,
+                                   double nicBps) const {
+  if (ep <= gpn) return seconds(tokenBytes * k, ep, gpn, nvlinkBps, nicBps);
+  if (ep <= 1 || tokenBytes <= 0) return 0.0;
+  const double g = std::max(1, gpn);
+  const double nvlTime = nvlinkBps > 0 ? tokenBytes * k * (g - 1) / g / (nvlinkBps * fits_[0].eta) : 0.0;
+  const double nicTime = tokenBytes * remoteNodes / (nicBps * fits_[1].eta);
   return std::max(nvlTime, nicTime) + fits_[1].latency_us * 1e-6;
 }
 

@@ -88,6 +88,24 @@ class ExpertPlacement {
   double imbalance(double N) const;
   /// z = √(2 ln ep) (0 for one rank).
   double stragglerZ() const { return z_; }
+  /// The chance that one token sends at least one of its experts to node j
+  /// (ranks r·gpusPerNode … on node r / gpusPerNode), per node. A token picks
+  /// `topkGroups` of `groups` contiguous expert groups uniformly (node-limited
+  /// routing; groups ≤ 0 or topkGroups ≥ groups: no limit), then its k experts
+  /// in them; a replicated expert's token goes to one of its replicas
+  /// uniformly. Balanced selection (every q equal): exact, k distinct experts
+  /// uniformly: P(miss j) = Σ_T e_k(x over T) / (C(G, M) · C(M·E/G, k)) with
+  /// x_e = 1 − (e's replicas on j)/(e's replicas) and e_k the elementary
+  /// symmetric polynomial (for one group and x ∈ {0, 1}: C(E − m_j, k)/C(E, k)).
+  /// Skewed selection: independent picks at the same marginals inside the
+  /// chosen groups, P(miss j) = e_M(π)/C(G, M) with π_g = Π_{e∈g} (1 − min(1,
+  /// q_e·G/M)·a_e,j) (an approximation).
+  std::vector<double> nodeHitChances(int gpusPerNode, int groups, int topkGroups) const;
+  /// Expected distinct nodes a token's experts land on: Σ_j P(hit j).
+  double expectedNodes(int gpusPerNode, int groups, int topkGroups) const;
+  /// Expected distinct nodes other than the token's own, its GPU uniform over
+  /// the ranks: (1 − 1/nodes) · Σ_j P(hit j) (equal nodes).
+  double expectedRemoteNodes(int gpusPerNode, int groups, int topkGroups) const;
 
  private:
   std::vector<double> q_;
@@ -123,6 +141,16 @@ class AllToAllModel {
   /// share (min(ep, gpn) − 1)/ep crosses NVLink, (ep − gpn)/ep the NIC (gpn =
   /// GPUs per node); the slower of the two plus its domain's latency.
   double seconds(double bytes, int ep, int gpusPerNode, double nvlinkBytesPerSec, double nicBytesPerSecPerGpu) const;
+  /// DeepEP's normal (prefill) kernels across nodes, deduplicated per node:
+  /// each token goes over the NIC once to each remote node its experts are
+  /// on (`remoteNodes` on average, ExpertPlacement::expectedRemoteNodes) and
+  /// is forwarded inside that node over NVLink. `tokenBytes` = a GPU's
+  /// tokens × hidden × element size. NIC: tokenBytes · remoteNodes /
+  /// (NIC_gpu · η_rdma); NVLink: tokenBytes · k · (gpn − 1)/gpn / (NVLink ·
+  /// η_nvl) (the pairs for the own node's other GPUs and the forwarded
+  /// ones); the slower plus L_rdma. ep ≤ gpn: seconds(tokenBytes · k, ...).
+  double dedupSeconds(double tokenBytes, int k, double remoteNodes, int ep, int gpusPerNode, double nvlinkBytesPerSec,
+                      double nicBytesPerSecPerGpu) const;
 
  private:
   AllToAllModel();

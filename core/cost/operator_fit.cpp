@@ -409,4 +409,185 @@ nlohmann::json OperatorFitReport::toJson() const {
 
 nlohmann::json operatorErrorsJson(const std::vector<OperatorGroupError>& v) { return errorsJson(v); }
 
+// ------------------------------------------------------- MoE expert GEMM
+
+std::vector<ExpertGemmPoint> parseExpertGemmCsv(std::istream& raw, const std::string& name) {
+  std::stringstream in;
+  for (std::string l; std::getline(raw, l);) {
+    const std::string_view t = trimView(l);
+    in << (!t.empty() && t.front() == '#' ? std::string() : l) << '\n';
+  }
+  static const std::array<const char*, 6> names = {"gemm", "tokens", "tp", "hidden", "intermediate", "latency_ns"};
+  const std::string needed = "gemm,tokens,tp,hidden,intermediate,latency_ns";
+  CsvReader reader(in, name);
+  std::vector<std::string> f;
+  if (!reader.next(f)) throw InputError(name + ": empty file: expected a header row naming " + needed);
+  std::array<int, 6> col{};
+  col.fill(-1);
+  for (std::size_t i = 0; i < f.size(); ++i)
+    for (std::size_t c = 0; c < names.size(); ++c)
+      if (trimView(f[i]) == names[c]) {
+        if (col[c] >= 0) throw InputError(reader.where() + ": column '" + names[c] + "' appears twice");
+        col[c] = static_cast<int>(i);
+      }
+  for (std::size_t c = 0; c < names.size(); ++c)
+    if (col[c] < 0)
+      throw InputError(reader.where() + ": header lacks column '" + names[c] + "' (needed: " + needed + ")");
+  const std::size_t width = f.size();
+
+  struct Acc {
+    ExpertGemmPoint p;
+    std::array<bool, 3> seen{};
+    std::string where;
+  };
+  std::vector<Acc> acc;  // in first-seen order
+  while (reader.next(f)) {
+    const std::string where = reader.where();
+    if (f.size() != width)
+      throw InputError(where + ": expected " + std::to_string(width) + " fields like the header, got " +
+                       std::to_string(f.size()));
+    auto text = [&](std::size_t c) { return std::string(trimView(f[static_cast<std::size_t>(col[c])])); };
+    auto number = [&](std::size_t c, double minimum) {
+      const std::string t = text(c);
+      const auto d = parseDouble(t);
+      if (!d || !std::isfinite(*d)) throw InputError(where + ": " + names[c] + ": not a number: '" + t + "'");
+      if (*d != std::floor(*d) || *d > 1e12)
+        throw InputError(where + ": " + names[c] + ": must be a whole number (got " + t + ")");
+      if (*d < minimum)
+        throw InputError(where + ": " + names[c] + ": must be >= " + formatFixed(minimum, 0) + " (got " + t + ")");
+      return *d;
+    };
+    const std::string g = text(0);
+    int gi = -1;
+    if (g == "expert.w1")
+      gi = 0;
+    else if (g == "expert.w2")
+      gi = 1;
+    else if (g == "expert.w3")
+      gi = 2;
+    else
+      throw InputError(where + ": gemm: unknown expert GEMM '" + g + "' (known: expert.w1, expert.w2, expert.w3)");
+    ExpertGemmPoint p;
+    p.tokens = number(1, 1);
+    p.tp = static_cast<int>(number(2, 1));
+    p.hidden = static_cast<int>(number(3, 1));
+    p.intermediate = static_cast<int>(number(4, 1));
+    const double ns = number(5, 1);
+    auto it =
+        std::find_if(acc.begin(), acc.end(), [&](const Acc& a) { return a.p.tp == p.tp && a.p.tokens == p.tokens; });
+    if (it == acc.end()) {
+      acc.push_back({p, {}, where});
+      it = acc.end() - 1;
+    } else if (it->p.hidden != p.hidden || it->p.intermediate != p.intermediate) {
+      throw InputError(where + ": hidden/intermediate differ from " + it->where + " (same tp and tokens)");
+    }
+    if (it->seen[static_cast<std::size_t>(gi)])
+      throw InputError(where + ": gemm: " + g + " appears twice for tp " + std::to_string(p.tp) + ", tokens " +
+                       formatFixed(p.tokens, 0));
+    it->seen[static_cast<std::size_t>(gi)] = true;
+    it->p.seconds += ns * 1e-9;
+  }
+  std::vector<ExpertGemmPoint> out;
+  for (const Acc& a : acc) {
+    for (std::size_t i = 0; i < 3; ++i)
+      if (!a.seen[i])
+        throw InputError(a.where + ": tp " + std::to_string(a.p.tp) + ", tokens " + formatFixed(a.p.tokens, 0) +
+                         ": lacks expert.w" + std::to_string(i + 1) + " (each point needs w1, w2 and w3)");
+    out.push_back(a.p);
+  }
+  if (out.empty()) throw InputError(name + ": no expert GEMM rows after the header");
+  return out;
+}
+
+std::vector<ExpertGemmPoint> readExpertGemmCsv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open expert GEMM profile");
+  return parseExpertGemmCsv(in, path);
+}
+
+OperatorWork expertGemmWork(const GpuSpec& gpu, const ExpertGemmPoint& p, double dtypeBytes) {
+  const double P = 3.0 * static_cast<double>(p.hidden) * p.intermediate;
+  OperatorWork w;
+  w.xc = 2.0 * P * p.tokens / gpu.flopsPerSec();
+  w.xw = P * dtypeBytes / gpu.hbmBytesPerSec();
+  return w;
+}
+
+double predictExpertGemm(const GpuSpec& gpu, double eta_c, double eta_w, const ExpertGemmPoint& p) {
+  const OperatorWork w = expertGemmWork(gpu, p);
+  return std::max(w.xc / eta_c, w.xw / eta_w);
+}
+
+ExpertGemmFit fitExpertGemm(const GpuSpec& gpu, const std::vector<ExpertGemmPoint>& points) {
+  if (points.empty()) throw InputError("expert GEMM fit: no points");
+  ExpertGemmFit fit;
+  fit.points = static_cast<std::int64_t>(points.size());
+  double a = 1.0 / CostCoefficients{}.eta_c, b = 1.0 / CostCoefficients{}.eta_w;  // 1/η start: the dense defaults
+  std::vector<char> branch(points.size(), 2);
+  for (int it = 1; it <= 100; ++it) {
+    fit.iterations = it;
+    std::vector<char> next(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const OperatorWork w = expertGemmWork(gpu, points[i]);
+      next[i] = a * w.xc > b * w.xw ? 1 : 0;
+    }
+    if (next == branch) {
+      fit.converged = true;
+      break;
+    }
+    branch = next;
+    // Relative residuals (x/t)·(1/η) − 1: the two branches' unknowns are
+    // separate, so each is a one-variable least squares: 1/η = Σ(x/t) / Σ(x/t)².
+    double sc = 0, scc = 0, sw = 0, sww = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const OperatorWork w = expertGemmWork(gpu, points[i]);
+      const double t = points[i].seconds;
+      if (branch[i]) {
+        sc += w.xc / t;
+        scc += (w.xc / t) * (w.xc / t);
+      } else {
+        sw += w.xw / t;
+        sww += (w.xw / t) * (w.xw / t);
+      }
+    }
+    if (scc <= 0 || sww <= 0)
+      throw InputError(std::string("expert GEMM fit: no point on the ") + (scc <= 0 ? "compute" : "weight-read") +
+                       " branch, so its efficiency is not determined by the data");
+    a = sc / scc;
+    b = sw / sww;
+  }
+  fit.eta_c = 1.0 / a;
+  fit.eta_w = 1.0 / b;
+  fit.computePoints = std::count(branch.begin(), branch.end(), char{1});
+  return fit;
+}
+
+ExpertGemmError expertGemmError(const GpuSpec& gpu, double eta_c, double eta_w,
+                                const std::vector<ExpertGemmPoint>& points) {
+  ExpertGemmError e;
+  e.points = static_cast<std::int64_t>(points.size());
+  if (points.empty()) return e;
+  std::vector<double> abs;
+  for (const ExpertGemmPoint& p : points)
+    abs.push_back(std::fabs(predictExpertGemm(gpu, eta_c, eta_w, p) - p.seconds) / p.seconds * 100.0);
+  double sum = 0;
+  for (double v : abs) sum += v;
+  e.meanAbsPct = sum / static_cast<double>(abs.size());
+  e.maxAbsPct = *std::max_element(abs.begin(), abs.end());
+  std::sort(abs.begin(), abs.end());
+  const std::size_t n = abs.size();
+  e.medianAbsPct = n % 2 ? abs[n / 2] : (abs[n / 2 - 1] + abs[n / 2]) / 2.0;
+  return e;
+}
+
+bool isHopperPreset(const GpuSpec& gpu) {
+  static const std::array<const char*, 7> ids = {"h100-sxm-80g", "h100-96g", "h100-nvl-94g", "h100-pcie-80g",
+                                                 "h800-80g",     "h20-141g", "h200-sxm-141g"};
+  return std::find(ids.begin(), ids.end(), gpu.id) != ids.end();
+}
+
+double expertWeightReadEta(const GpuSpec& gpu, const CostCoefficients& c) {
+  return isHopperPreset(gpu) && c.eta_w == CostCoefficients{}.eta_w ? kH100ExpertGemmEtaW : c.eta_w;
+}
+
 }  // namespace sl

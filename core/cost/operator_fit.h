@@ -116,4 +116,64 @@ std::vector<OperatorGroupError> operatorErrors(const std::vector<OperatorRow>& r
                                                const std::vector<double>& predicted,
                                                const std::vector<char>& computeBranch);
 
+// ------------------------------------------------- MoE expert GEMM (issue 47)
+//
+// One routed expert's FFN GEMMs (gate, up, down: 3·hidden·intermediate
+// parameters) on the `tokens` tokens routed to it, one GPU:
+//   max(2·3·h·f·N / (F·η_c), 3·h·f·dtype / (BW·η_w))
+// the per-expert form of the cost model's expert term (docs/cost-model.md
+// "Cost of a MoE layer"). Data: resources/profiles/h100-mixtral-expert-gemm.csv.
+
+/// The three GEMMs of one expert at one token count, summed (a point of the fit).
+struct ExpertGemmPoint {
+  int tp = 1;         ///< the profile's tp column (the expert itself is not split)
+  double tokens = 0;  ///< tokens routed to the expert
+  int hidden = 0, intermediate = 0;
+  double seconds = 0;  ///< w1 + w2 + w3 kernel time
+};
+
+/// Reads the CSV (header: gemm,tokens,tp,hidden,intermediate,latency_ns; '#'
+/// lines are comments) and sums expert.w1, expert.w2, expert.w3 of each
+/// (tp, tokens). InputError "NAME:LINE: column: ..." on a bad row, or naming
+/// the (tp, tokens) that lacks one of the three GEMMs or repeats one.
+std::vector<ExpertGemmPoint> parseExpertGemmCsv(std::istream& in, const std::string& name);
+std::vector<ExpertGemmPoint> readExpertGemmCsv(const std::string& path);
+
+/// Roofline work of a point at η = 1 (seconds): compute xc, weight read xw.
+OperatorWork expertGemmWork(const GpuSpec& gpu, const ExpertGemmPoint& p, double dtypeBytes = 2);
+/// max(xc/η_c, xw/η_w).
+double predictExpertGemm(const GpuSpec& gpu, double eta_c, double eta_w, const ExpertGemmPoint& p);
+
+struct ExpertGemmFit {
+  double eta_c = 0, eta_w = 0;
+  std::int64_t points = 0, computePoints = 0;  ///< points fitted, and those on the compute branch
+  int iterations = 0;
+  bool converged = false;
+};
+/// Fits (1/η_c, 1/η_w) by relative (1/seconds-weighted) least squares with
+/// no intercept, alternating each point's compute/weight branch assignment
+/// until it no longer changes. InputError when `points` is empty or one
+/// branch gets no point (then its η is not determined by the data).
+ExpertGemmFit fitExpertGemm(const GpuSpec& gpu, const std::vector<ExpertGemmPoint>& points);
+
+/// |pred − meas| / meas × 100 over the points: median, mean, max.
+struct ExpertGemmError {
+  std::int64_t points = 0;
+  double medianAbsPct = 0, meanAbsPct = 0, maxAbsPct = 0;
+};
+ExpertGemmError expertGemmError(const GpuSpec& gpu, double eta_c, double eta_w,
+                                const std::vector<ExpertGemmPoint>& points);
+
+/// The expert GEMM fit on H100 (fitExpertGemm on every other tp-1 token
+/// count of resources/profiles/h100-mixtral-expert-gemm.csv): η_c 0.7015
+/// (the dense 0.70 stands), η_w 0.799.
+constexpr double kH100ExpertGemmEtaW = 0.799;
+/// Hopper GPU presets (h100-*, h800, h20, h200): the kernels of the H100 fit.
+bool isHopperPreset(const GpuSpec& gpu);
+/// Weight-read efficiency of the routed experts' GEMMs (docs/cost-model.md
+/// "Cost of a MoE layer"): kH100ExpertGemmEtaW on a Hopper preset while the
+/// run's η_w is the built-in default (no profile, engine preset or
+/// cluster.cost gave a better one); otherwise the run's η_w.
+double expertWeightReadEta(const GpuSpec& gpu, const CostCoefficients& c);
+
 }  // namespace sl

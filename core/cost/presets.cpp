@@ -182,7 +182,7 @@ void parseModelVariants(const FileReader& r, ModelSpec& m) {
   if (const json* o = object("moe")) {
     const FileReader x{wheres.emplace_back(r.file + ": moe"), *o};
     x.checkKeys({"experts", "experts_per_token", "shared_experts", "expert_intermediate", "dense_layers",
-                 "moe_layer_step"});
+                 "moe_layer_step", "expert_groups", "topk_groups"});
     m.experts = x.positiveInt("experts");
     m.experts_per_token = x.positiveInt("experts_per_token");
     if (m.experts_per_token > m.experts) x.fail("experts_per_token", "must be <= experts (" + std::to_string(m.experts) + ")");
@@ -190,6 +190,14 @@ void parseModelVariants(const FileReader& r, ModelSpec& m) {
     m.expert_intermediate = x.positiveInt("expert_intermediate");
     m.dense_layers = x.intIn("dense_layers", 0, m.layers - 1, "an integer in [0, layers)");
     m.moe_layer_step = x.positiveInt("moe_layer_step");
+    if (o->contains("expert_groups") || o->contains("topk_groups")) {
+      m.expert_groups = x.positiveInt("expert_groups");
+      if (m.experts % m.expert_groups != 0)
+        x.fail("expert_groups", "must divide experts (" + std::to_string(m.experts) + ")");
+      m.topk_groups = x.intIn("topk_groups", 1, m.expert_groups, "an integer in [1, expert_groups]");
+      if (m.topk_groups * (m.experts / m.expert_groups) < m.experts_per_token)
+        x.fail("topk_groups", "its groups hold fewer experts than experts_per_token");
+    }
   } else if (r.j.contains("published_active_params_b")) {
     r.fail("published_active_params_b", "goes with a \"moe\" object");
   }

@@ -91,6 +91,11 @@ struct ModelSpec {
   int expert_intermediate = 0;  ///< FFN width of one expert (routed and shared alike)
   int dense_layers = 0;         ///< leading layers with a dense FFN of `intermediate`
   int moe_layer_step = 1;       ///< after those, every step-th layer is MoE, the others dense
+  /// Node-limited (group-limited) routing (DeepSeek-V3 config n_group /
+  /// topk_group): the experts split into `expert_groups` contiguous groups and
+  /// a token picks its experts inside `topk_groups` of them. 0: no limit.
+  int expert_groups = 0;
+  int topk_groups = 0;
   // Multi-head latent attention (DeepSeek; the preset's "mla" object).
   // kv_lora_rank == 0: none. The KV cache holds kv_lora_rank + qk_rope_head_dim
   // values per token and layer (one latent for all heads).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost_model.h"
+#include "cost/operator_fit.h"
 #include "cost/presets.h"
 #include "util/error.h"
 
@@ -121,6 +122,7 @@ TEST(Moe, DecodeStepReadsTheTouchedExperts) {
   const ModelSpec& m = reg().model("qwen3-30b-a3b");
   const CostModel cm(gpu, m, 1, CostCoefficients{});
   const double other = 3082162176.0, routed = 57982058496.0, bw = 3.35e12 * 0.90;
+  const double bwE = 3.35e12 * kH100ExpertGemmEtaW;  // the experts' read: the H100 expert GEMM fit
   BatchShape one, eight;
   addDecodeSeq(one, 1024);
   for (int i = 0; i < 8; ++i) addDecodeSeq(eight, 1024);
@@ -130,10 +132,10 @@ TEST(Moe, DecodeStepReadsTheTouchedExperts) {
   // both memory bound at small batch, so the reads add up.
   const auto linear = [&](const BatchShape& b) { return cm.breakdown(b).linear_s + cm.breakdown(b).expert_s; };
   EXPECT_NEAR(cm.breakdown(one).linear_s, other / bw, 1e-12);
-  EXPECT_NEAR(cm.breakdown(one).expert_s, routed * 8.0 / 128.0 / bw, 1e-12);
-  EXPECT_NEAR(linear(one) * 1e3, 2.2242, 1e-4);
-  EXPECT_NEAR(linear(eight), (other + routed * frac8) / bw, 1e-12);
-  EXPECT_NEAR(linear(eight) * 1e3, 8.778, 1e-3);
+  EXPECT_NEAR(cm.breakdown(one).expert_s, routed * 8.0 / 128.0 / bwE, 1e-12);
+  EXPECT_NEAR(linear(one) * 1e3, 2.3762, 1e-4);
+  EXPECT_NEAR(linear(eight), other / bw + routed * frac8 / bwE, 1e-12);
+  EXPECT_NEAR(linear(eight) * 1e3, 9.758, 1e-3);
   // 600 tokens: the non-expert part is compute bound (2 · 1 229 717 504
   // active non-expert parameters incl. LM head · 600 / (989e12 · 0.7) =
   // 2.132 ms > its 1.022 ms read) while the experts are still read bound
@@ -142,15 +144,17 @@ TEST(Moe, DecodeStepReadsTheTouchedExperts) {
   addPrefillChunk(mid, 600);
   const double nonExpert = 2.0 * (3041656832.0 - 48.0 * 8 * 4718592) * 600 / (989e12 * 0.70);
   EXPECT_NEAR(cm.breakdown(mid).linear_s, nonExpert, 1e-12);
-  EXPECT_NEAR(cm.breakdown(mid).expert_s, routed * (1 - std::pow(1 - 8.0 / 128, 600)) / bw, 1e-12);
+  EXPECT_NEAR(cm.breakdown(mid).expert_s, routed * (1 - std::pow(1 - 8.0 / 128, 600)) / bwE, 1e-12);
   EXPECT_NEAR(nonExpert * 1e3, 2.1315, 1e-4);
   // A large prefill touches every expert: the whole model is read once.
   BatchShape big;
   big.prefill_seqs = 1;
   big.prefill_tokens = 4096;
   big.prefill_attn = 4096.0 * 2048;
-  EXPECT_NEAR(linear(big), 2.0 * 3041656832.0 * 4096 / (989e12 * 0.70), 1e-9);
-  EXPECT_NEAR(linear(big) * 1e3, 35.99, 0.01);
+  // At the experts' η_w 0.799 their read (21.66 ms) just exceeds their
+  // compute (21.45 ms): non-expert compute + the whole experts' read.
+  EXPECT_NEAR(linear(big), 2.0 * (3041656832.0 - 48.0 * 8 * 4718592) * 4096 / (989e12 * 0.70) + routed / bwE, 1e-9);
+  EXPECT_NEAR(linear(big) * 1e3, 36.21, 0.01);
   // The fast path agrees with the breakdown.
   EXPECT_DOUBLE_EQ(cm.iterationSeconds(eight), cm.breakdown(eight).total_s);
   // KV capacity counts every expert's weights (61.06 GB of the 80 GiB).
