@@ -143,8 +143,11 @@ class TestPoolView : public QObject {
     // $ per million output tokens at the readout's throughput (its
     // arithmetic: perMillionTokensByHand).
     QVERIFY2(text.contains("/M tok") && !text.contains(QStringLiteral("—")), qPrintable(text));
-    QVERIFY2(w.findChild<QLabel*>("CostReadout")->toolTip().contains("resources/pricing"),
-             qPrintable(w.findChild<QLabel*>("CostReadout")->toolTip()));
+    const QString tip = w.findChild<QLabel*>("CostReadout")->toolTip();
+    QVERIFY2(tip.contains("resources/pricing"), qPrintable(tip));
+    // The live run feeds the input tokens and the SLO-meeting finishes.
+    QVERIFY2(tip.contains("per million input tokens") && tip.contains("requests meeting the SLO per dollar"),
+             qPrintable(tip));
     QVERIFY(w.width() <= size.width());
   }
 
@@ -170,10 +173,16 @@ class TestPoolView : public QObject {
     // Output tokens per joule at board power: 700 W an H100, 400 W an A100.
     const double watts = 8 * *gpuBoardPowerW("h100-sxm-80g") + 16 * *gpuBoardPowerW("a100-80g");
     QVERIFY(std::abs(*c.tokensPerJoule() - (30'000 / 10.5) / watts) < 1e-12);
+    // Goodput per dollar: two requests within the SLO in the window [0, 10.5].
+    c.recordMet(0, 3.0);
+    c.recordMet(0, 9.0);
+    QVERIFY(std::abs(*c.goodputPerUsd() - 2 / 10.5 * 3600 / perHour) < 1e-9);
+    QVERIFY(c.toolTip().contains("requests meeting the SLO per dollar"));
     // The window rolls: only the last 10 simulated seconds count.
     c.record(0, 20, 30'000 + 10 * 1000);
     c.record(0, 30, 30'000 + 20 * 1000);
     QCOMPARE(*c.tokensPerS(), 1000.0);
+    QCOMPARE(*c.goodputPerUsd(), 0.0);  // both finished before the window [20, 30]
     // A new run (generation) starts afresh.
     c.record(1, 0, 0);
     c.record(1, 4, 400);

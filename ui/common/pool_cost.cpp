@@ -121,16 +121,34 @@ void CostReadout::setScenario(const Scenario& s) {
   inTps_.reset();
 }
 
+void CostReadout::restart(int generation) {
+  generation_ = generation;
+  samples_.clear();
+  met_.clear();
+  tps_.reset();
+  inTps_.reset();
+}
+
+void CostReadout::recordMet(int generation, double finishS) {
+  if (generation != generation_) restart(generation);
+  met_.push_back(finishS);
+}
+
+std::optional<double> CostReadout::goodputPerUsd() const {
+  if (samples_.empty() || !metrics_.usdPerHour || *metrics_.usdPerHour <= 0) return std::nullopt;
+  const double now = samples_.back().clockS;
+  const double t0 = samples_.size() >= 2 ? samples_.front().clockS : 0.0;  // the throughput's window
+  if (now <= t0) return std::nullopt;
+  const auto n = std::count_if(met_.begin(), met_.end(), [&](double t) { return t > t0 && t <= now; });
+  return static_cast<double>(n) / (now - t0) * 3600.0 / *metrics_.usdPerHour;
+}
+
 void CostReadout::record(int generation, double clockS, std::int64_t tokens, std::int64_t inputTokens) {
-  if (generation != generation_ || (!samples_.empty() && clockS < samples_.back().clockS)) {
-    generation_ = generation;
-    samples_.clear();
-    tps_.reset();
-    inTps_.reset();
-  }
+  if (generation != generation_ || (!samples_.empty() && clockS < samples_.back().clockS)) restart(generation);
   if (samples_.empty() || clockS > samples_.back().clockS) samples_.push_back({clockS, tokens, inputTokens});
   // Keep one sample at or before the window's start.
   while (samples_.size() > 2 && samples_[1].clockS <= clockS - kWindowS) samples_.pop_front();
+  while (!met_.empty() && met_.front() <= samples_.front().clockS && samples_.size() >= 2) met_.pop_front();
   if (samples_.size() < 2) {  // one frame so far (a run to t): the average since t = 0
     if (clockS > 0) {
       tps_ = static_cast<double>(tokens) / clockS;
@@ -195,6 +213,9 @@ QString CostReadout::toolTip() const {
     t += tr("\n— : no price known for %1; set cluster.price_usd_per_gpu_hour (or the pool's) in the scenario.")
              .arg(missing.join(", "));
   }
+  if (const auto gpd = goodputPerUsd())
+    t += tr("\n%1 requests meeting the SLO per dollar (finished within the SLO over the same window × 3600 ÷ $/hour).")
+             .arg(*gpd, 0, 'f', 1);
   if (const auto tpj = tokensPerJoule())
     t += tr("\n%1 output tokens per joule at the GPUs' board power (a lower bound: idle GPUs draw less).")
              .arg(*tpj, 0, 'f', 2);

@@ -67,6 +67,11 @@ class CostReadout {
   std::optional<double> usdPerMillionInputTokens() const;
   /// Output tokens per joule at board power (unset: a GPU's power unknown).
   std::optional<double> tokensPerJoule() const;
+  /// A request that finished at `finishS` meeting the SLO.
+  void recordMet(int generation, double finishS);
+  /// Requests meeting the SLO per dollar over the same window (goodput ×
+  /// 3600 ÷ $/hour); unset without a price or before a frame.
+  std::optional<double> goodputPerUsd() const;
   /// The readout, longest form first: "3.1 k tok/s · $109.93/h · $9.84/M tok",
   /// "$109.93/h · $9.84/M tok", "$109.93/h".
   QStringList forms() const;
@@ -74,6 +79,7 @@ class CostReadout {
   const std::vector<PoolGroup>& pools() const { return pools_; }
 
  private:
+  void restart(int generation);
   std::vector<PoolGroup> pools_;
   std::vector<PoolCost> costs_;
   CostMetrics metrics_;  // at 0 tok/s: $/hour and the missing prices
@@ -82,6 +88,7 @@ class CostReadout {
     std::int64_t tokens, input;
   };
   std::deque<Sample> samples_;
+  std::deque<double> met_;  // finish times of SLO-meeting requests in the window
   int generation_ = -1;
   std::optional<double> tps_, inTps_;
 };

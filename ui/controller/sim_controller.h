@@ -36,6 +36,7 @@ struct FinishedPoint {
   double tpotS = -1;
   double e2eS = -1;
   double qoe = -1;
+  bool sloMet = false;  // meets every SLO the scenario sets (metrics/summary.h meetsSlo)
 };
 
 /// The running policy's cluster-level values at one probe

@@ -13,6 +13,7 @@
 #include "engine/policy_api.h"
 #include "engine/request.h"
 #include "metrics/request_record.h"
+#include "metrics/summary.h"
 #include "util/error.h"
 
 namespace sl::ui {
@@ -46,49 +47,50 @@ template <class T> void keepNewest(std::vector<T>& v, std::size_t cap) {
 // GUI watches, and what it shows is what the eager path would show.
 class SimCollector final : public SimObserver {
 public:
-  SimCollector(TimelineStore& store, Simulator& sim)
-      : store_(store), policy_(&sim.globalPolicy()), sim_(sim) {}
-  bool laneSafe() const override { return true; }
-  void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
-    store_.onEvent(e, r, instance, t, sim_.cachedPromptTokens(r));
-    AnimationNote n;
-    n.time = t;
-    n.requestId = r.id;
-    n.instance = instance;
-    n.afterThink = r.reasoning > 0 && r.generated >= r.reasoning;
-    switch (e) {
-      case RequestEvent::Preempted:
-        n.kind = r.state == ReqState::Swapped ? AnimationNote::Kind::PreemptedSwap
-                                              : AnimationNote::Kind::PreemptedRecompute;
-        break;
-      case RequestEvent::HandoffStart:
-        handingOff_.insert(r.id);  // its next KV copy is the hand-off
-        return;
-      case RequestEvent::MigrationStart:
-        n.kind = AnimationNote::Kind::MigrationStart;
-        n.handoff = handingOff_.count(r.id) > 0;
-        migrationSource_[r.id] = instance;
-        break;
-      case RequestEvent::MigrationEnd: {
-        n.kind = AnimationNote::Kind::MigrationEnd;
-        n.handoff = handingOff_.erase(r.id) > 0;
-        if (auto it = migrationSource_.find(r.id); it != migrationSource_.end()) {
-          n.other = it->second;
-          migrationSource_.erase(it);
-        }
-        break;
-      }
-      case RequestEvent::Aborted:
-        handingOff_.erase(r.id);
-        n.kind = AnimationNote::Kind::Aborted;
-        break;
-      case RequestEvent::Finished:
-        handingOff_.erase(r.id);  // kept in place (a hand-off to itself) or done
-        return;
-      default: return;
-    }
-    notes.push_back(n);
-    if (notes.size() > 2 * SimController::kMaxPendingNotes) keepNewest(notes, SimController::kMaxPendingNotes);
+ SimCollector(TimelineStore& store, Simulator& sim, const SloSpec& slo)
+     : store_(store), policy_(&sim.globalPolicy()), sim_(sim), slo_(slo) {}
+ bool laneSafe() const override { return true; }
+ void onRequestEvent(RequestEvent e, const Request& r, int instance, SimTime t) override {
+   store_.onEvent(e, r, instance, t, sim_.cachedPromptTokens(r));
+   AnimationNote n;
+   n.time = t;
+   n.requestId = r.id;
+   n.instance = instance;
+   n.afterThink = r.reasoning > 0 && r.generated >= r.reasoning;
+   switch (e) {
+     case RequestEvent::Preempted:
+       n.kind =
+           r.state == ReqState::Swapped ? AnimationNote::Kind::PreemptedSwap : AnimationNote::Kind::PreemptedRecompute;
+       break;
+     case RequestEvent::HandoffStart:
+       handingOff_.insert(r.id);  // its next KV copy is the hand-off
+       return;
+     case RequestEvent::MigrationStart:
+       n.kind = AnimationNote::Kind::MigrationStart;
+       n.handoff = handingOff_.count(r.id) > 0;
+       migrationSource_[r.id] = instance;
+       break;
+     case RequestEvent::MigrationEnd: {
+       n.kind = AnimationNote::Kind::MigrationEnd;
+       n.handoff = handingOff_.erase(r.id) > 0;
+       if (auto it = migrationSource_.find(r.id); it != migrationSource_.end()) {
+         n.other = it->second;
+         migrationSource_.erase(it);
+       }
+       break;
+     }
+     case RequestEvent::Aborted:
+       handingOff_.erase(r.id);
+       n.kind = AnimationNote::Kind::Aborted;
+       break;
+     case RequestEvent::Finished:
+       handingOff_.erase(r.id);  // kept in place (a hand-off to itself) or done
+       return;
+     default:
+       return;
+   }
+   notes.push_back(n);
+   if (notes.size() > 2 * SimController::kMaxPendingNotes) keepNewest(notes, SimController::kMaxPendingNotes);
   }
   void onProbe(const ProbeSample& s) override {
     store_.onProbe(s);
@@ -111,6 +113,7 @@ public:
     if (auto t = r.tpot()) p.tpotS = *t;
     if (auto t = r.e2e()) p.e2eS = *t;
     p.qoe = r.qoe;
+    p.sloMet = meetsSlo(r, slo_);
     finished.push_back(p);
   }
   std::vector<ProbeSample> probes;
@@ -122,6 +125,7 @@ private:
   TimelineStore& store_;
   const GlobalPolicy* policy_;
   const Simulator& sim_;  // cached prompt tokens (prefix caching) for the timelines
+  SloSpec slo_;
   std::map<std::int64_t, int> migrationSource_;  // requests with a copy in flight
   std::set<std::int64_t> handingOff_;             // requests between HandoffStart and their KV's arrival
 };
@@ -169,7 +173,7 @@ void SimWorker::load(std::shared_ptr<LiveRun> run, int generation, std::uint64_t
   laneBlocker_.reset();
   store_->clear();
   decisionsSeen_ = 0;
-  collector_ = std::make_unique<SimCollector>(*store_, run->sim());
+  collector_ = std::make_unique<SimCollector>(*store_, run->sim(), run->prepared->scenario.slo);
   run_ = std::move(run);
   run_->sim().addObserver(collector_.get());
   if (!lanes) {

@@ -322,7 +322,10 @@ void MainWindow::pull(bool force) {
     charts_->clear(static_cast<int>(f->snapshot.instances.size()));
   }
   charts_->addProbes(ctl_->takeProbes());
-  charts_->addFinished(ctl_->takeFinished());
+  std::vector<FinishedPoint> finished = ctl_->takeFinished();
+  for (const FinishedPoint& p : finished)
+    if (p.sloMet) cost_.recordMet(f->generation, p.finishS);  // the readout's goodput per dollar
+  charts_->addFinished(std::move(finished));
   charts_->addPolicySamples(ctl_->takePolicySamples());
   charts_->setChanges(f->changes);
   const bool express = f->running && f->mode == RunMode::Express;
